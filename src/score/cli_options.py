@@ -1,0 +1,121 @@
+"""Option bundles shared by every sqlgold command, so flags stay identical everywhere."""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import click
+
+from .errors import SqlgoldError
+from .executor import ExecutorSettings
+
+DEFAULT_DB = "data/omop/synthea1k.duckdb"
+
+
+def database_options(f: Callable) -> Callable:
+    """``--db`` and ``--schema``."""
+    f = click.option(
+        "--schema",
+        default=None,
+        metavar="NAME",
+        help="Schema holding the CDM tables (default: the only schema with a person table).",
+    )(f)
+    f = click.option(
+        "--db",
+        "db_path",
+        default=DEFAULT_DB,
+        show_default=True,
+        type=click.Path(dir_okay=False, path_type=Path),
+        help="OMOP CDM DuckDB file.",
+    )(f)
+    return f
+
+
+def _parse_today(ctx: click.Context, param: click.Parameter, value: str | None) -> dt.date | None:
+    if value is None:
+        return None
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a date like 2025-12-31") from None
+
+
+def executor_options(f: Callable) -> Callable:
+    """``--timeout``, ``--max-rows``, ``--memory-limit``, ``--threads``, ``--today``."""
+    f = click.option(
+        "--today",
+        callback=_parse_today,
+        default=None,
+        metavar="YYYY-MM-DD",
+        help="Fixed current date: CURRENT_DATE, NOW(), GETDATE() ... become this day.",
+    )(f)
+    f = click.option("--threads", type=click.IntRange(1), default=None, help="DuckDB threads.")(f)
+    f = click.option(
+        "--memory-limit", default="4GB", show_default=True, help="DuckDB memory limit."
+    )(f)
+    f = click.option(
+        "--max-rows",
+        type=click.IntRange(1),
+        default=10_000,
+        show_default=True,
+        help="Row cap: a query returning more rows fails.",
+    )(f)
+    f = click.option(
+        "--timeout",
+        type=click.FloatRange(min=0, min_open=True),
+        default=30.0,
+        show_default=True,
+        help="Wall-clock limit per query, in seconds.",
+    )(f)
+    return f
+
+
+def executor_settings(
+    timeout: float, max_rows: int, memory_limit: str, threads: int | None, today: dt.date | None
+) -> ExecutorSettings:
+    return ExecutorSettings(
+        timeout_seconds=timeout,
+        max_rows=max_rows,
+        memory_limit=memory_limit,
+        threads=threads,
+        today=today,
+    )
+
+
+def quiet_option(f: Callable) -> Callable:
+    return click.option(
+        "--quiet", "-q", is_flag=True, help="No progress bar or progress messages on stderr."
+    )(f)
+
+
+@contextmanager
+def progress_bar(
+    items: list, label: str, quiet: bool, item_show: Callable | None = None
+) -> Iterator:
+    """A click progress bar on stderr, or the bare items when quiet or not a terminal."""
+    if quiet:
+        yield iter(items)
+        return
+    with click.progressbar(
+        items, label=label, file=sys.stderr, item_show_func=item_show, show_pos=True
+    ) as bar:
+        yield bar
+
+
+def handle_errors(f: Callable) -> Callable:
+    """Turn a SqlgoldError into one line on stderr and exit code 1 (no traceback)."""
+
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        try:
+            return f(*args, **kwargs)
+        except SqlgoldError as e:
+            click.echo(f"error: {e}", err=True)
+            sys.exit(1)
+
+    return wrapper

@@ -1,0 +1,300 @@
+"""The only part of sqlgold that runs SQL: read-only, sandboxed, time- and row-limited.
+
+An :class:`Executor` opens an OMOP DuckDB file and exposes every CDM table present as
+``cdm.<table>``, a view over the attached file, whatever schema the file itself uses;
+gold and predicted SQL always say ``cdm.person``.
+
+Hostile SQL is contained by four layers:
+
+1. the sqlglot statement guard (:mod:`score.guard`): one SELECT, nothing that writes,
+   configures or reads files;
+2. DuckDB's own parser must agree: exactly one statement, of type SELECT;
+3. every query runs in a transaction that is always rolled back, so even a statement
+   that slipped past both parsers cannot change what the next query sees;
+4. the file is attached READ_ONLY, the views live in an in-memory catalog, and before
+   any query runs ``enable_external_access`` is switched off (no files, COPY, ATTACH,
+   INSTALL) and the configuration is locked (no SET, no PRAGMA that changes it).
+
+Every query runs under a wall-clock timeout (the connection is interrupted), a row
+cap (rows are streamed and reading stops at the cap) and a memory limit.  A fixed
+"today" rewrites current-date calls to literals first (:mod:`score.fixed_today`).
+
+Failures are :class:`~score.result.QueryError` with a ``kind`` from
+:data:`~score.result.ERROR_KINDS`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from .database import (
+    attach_read_only,
+    cdm_tables_in,
+    compute_fingerprint,
+    find_cdm_schema,
+    quote,
+    read_build_info,
+)
+from .errors import DatabaseError
+from .fixed_today import pin_today
+from .guard import check_statement
+from .result import QueryError, QueryResult
+
+SOURCE_ALIAS = "omop"
+VIEW_SCHEMA = "cdm"
+_BATCH_ROWS = 2048
+
+
+@dataclass(frozen=True)
+class ExecutorSettings:
+    """Limits and context for every query an executor runs."""
+
+    timeout_seconds: float = 30.0
+    max_rows: int = 10_000
+    memory_limit: str = "4GB"
+    threads: int | None = None  # None: DuckDB's default (all cores)
+    today: dt.date | None = None
+
+    def __post_init__(self) -> None:
+        if self.timeout_seconds <= 0:
+            raise ValueError("timeout_seconds must be positive")
+        if self.max_rows < 1:
+            raise ValueError("max_rows must be at least 1")
+
+
+class Executor:
+    """Runs read-only SELECTs on one OMOP database.  Thread-safe: each thread gets its
+    own cursor on the shared database instance.
+
+    >>> with Executor("data/omop/synthea1k.duckdb") as ex:  # doctest: +SKIP
+    ...     ex.execute("SELECT count(*) AS n FROM cdm.person").rows()
+    [(1130,)]
+    """
+
+    def __init__(
+        self,
+        db_path: str | Path,
+        schema: str | None = None,
+        settings: ExecutorSettings | None = None,
+    ) -> None:
+        self.settings = settings or ExecutorSettings()
+        self.db_path = str(db_path)
+        con = duckdb.connect(":memory:")
+        try:
+            con.execute(f"SET memory_limit = '{_setting(self.settings.memory_limit)}'")
+            if self.settings.threads:
+                con.execute(f"SET threads = {int(self.settings.threads)}")
+            attach_read_only(con, db_path, SOURCE_ALIAS)
+            self.schema = find_cdm_schema(con, SOURCE_ALIAS, schema)
+            self.tables = cdm_tables_in(con, SOURCE_ALIAS, self.schema)
+            if "person" not in self.tables:
+                raise DatabaseError(f"schema {self.schema!r} has no person table", path=self.db_path)
+            con.execute(f"CREATE SCHEMA {VIEW_SCHEMA}")
+            for cdm_name, real in sorted(self.tables.items()):
+                source = f"{SOURCE_ALIAS}.{quote(self.schema)}.{quote(real)}"
+                # cdm.<table> is the name gold SQL uses; the same view in the default
+                # schema lets a prediction that leaves out "cdm." read it too.
+                for target in (VIEW_SCHEMA, "main"):
+                    con.execute(
+                        f"CREATE VIEW {target}.{quote(cdm_name)} AS SELECT * FROM {source}"
+                    )
+            self._build_info = read_build_info(con, SOURCE_ALIAS)
+            con.execute("SET enable_external_access = false")
+            con.execute("SET lock_configuration = true")
+        except BaseException:
+            con.close()
+            raise
+        self._con = con
+        self._local = threading.local()
+        self._fingerprint: str | None = None
+        self._lock = threading.Lock()
+
+    # -- context ---------------------------------------------------------------
+    def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._con.close()
+
+    @property
+    def fingerprint(self) -> str:
+        """The database's content fingerprint (stored by ``db build``, else computed once)."""
+        with self._lock:
+            if self._fingerprint is None:
+                stored = self._build_info
+                if stored.get("fingerprint") and stored.get("schema") == self.schema:
+                    self._fingerprint = stored["fingerprint"]
+                else:
+                    self._fingerprint, _ = compute_fingerprint(
+                        self._con.cursor(), SOURCE_ALIAS, self.schema
+                    )
+            return self._fingerprint
+
+    # -- running ---------------------------------------------------------------
+    def _cursor(self) -> duckdb.DuckDBPyConnection:
+        cur = getattr(self._local, "cursor", None)
+        if cur is None:
+            cur = self._con.cursor()
+            self._local.cursor = cur
+        return cur
+
+    def prepare(self, sql: str) -> str:
+        """The SQL that would run for ``sql``: guarded, with a fixed today pinned."""
+        try:
+            tree = check_statement(sql)
+        except QueryError as e:
+            if e.kind != "parse_error":
+                raise
+            tree = None  # sqlglot cannot read it; DuckDB's parser decides below
+        if tree is not None and self.settings.today is not None:
+            pinned, changed = pin_today(tree, self.settings.today)
+            if changed:
+                sql = pinned.sql("duckdb")
+        cur = self._cursor()
+        try:
+            statements = cur.extract_statements(sql)
+        except duckdb.Error as e:
+            raise QueryError("parse_error", _first_line(e)) from None
+        if len(statements) != 1:
+            raise QueryError(
+                "guard_rejected", f"{len(statements)} statements; only one SELECT is allowed"
+            )
+        kind = statements[0].type
+        if kind != duckdb.StatementType.SELECT:
+            raise QueryError(
+                "guard_rejected",
+                f"a {kind.name} statement; only a read-only SELECT is allowed",
+            )
+        return sql
+
+    def execute(self, sql: str) -> QueryResult:
+        """Run one SELECT and return its result, or raise a classified QueryError."""
+        return self._run(self.prepare(sql))
+
+    def try_execute(self, sql: str) -> QueryResult | QueryError:
+        """Like :meth:`execute`, but the error is returned instead of raised."""
+        try:
+            return self.execute(sql)
+        except QueryError as e:
+            return e
+
+    def _run(self, sql: str) -> QueryResult:
+        """Run already-guarded SQL inside a transaction that is always rolled back."""
+        cur = self._cursor()
+        state = _RunState()
+        timer = threading.Timer(self.settings.timeout_seconds, state.interrupt, args=(cur,))
+        timer.daemon = True
+        start = time.perf_counter()
+        reader = None
+        cur.execute("BEGIN TRANSACTION")
+        try:
+            timer.start()
+            try:
+                rel = cur.sql(sql)
+                if rel is None:
+                    raise QueryError("guard_rejected", "the statement returned no result set")
+                names = tuple(rel.columns)
+                types = tuple(str(t) for t in rel.types)
+                reader = rel.to_arrow_reader(_BATCH_ROWS)
+                batches: list[pa.RecordBatch] = []
+                count = 0
+                for batch in reader:
+                    count += batch.num_rows
+                    if count > self.settings.max_rows:
+                        raise QueryError(
+                            "row_cap",
+                            f"more than {self.settings.max_rows} rows (the row cap)",
+                        )
+                    batches.append(batch)
+                table = pa.Table.from_batches(batches, schema=reader.schema)
+            except duckdb.Error as e:
+                if state.stop() and isinstance(e, duckdb.InterruptException):
+                    raise QueryError(
+                        "timeout", f"stopped after {self.settings.timeout_seconds:g} s (the time limit)"
+                    ) from None
+                raise _classify(e) from None
+            finally:
+                state.stop()
+                timer.cancel()
+        finally:
+            if reader is not None:
+                reader.close()
+            _discard_result(cur)
+            cur.execute("ROLLBACK")
+        seconds = time.perf_counter() - start
+        return QueryResult(names, types, table, seconds)
+
+
+class _RunState:
+    """Interrupt a cursor only while its query runs; report whether it fired."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running = True
+        self.fired = False
+
+    def interrupt(self, cur: duckdb.DuckDBPyConnection) -> None:
+        with self._lock:
+            if self._running:
+                self.fired = True
+                cur.interrupt()
+
+    def stop(self) -> bool:
+        with self._lock:
+            self._running = False
+            return self.fired
+
+
+def _discard_result(cur: duckdb.DuckDBPyConnection) -> None:
+    """Drop any unfinished result so the ROLLBACK can run (duckdb 2.0 refuses otherwise)."""
+    try:
+        cur.abort()
+    except duckdb.Error:
+        pass
+
+
+_MISSING_NAME_HINTS = (
+    "not found in FROM clause",
+    "does not have a column named",
+    "Referenced column",
+    "Referenced table",
+    "does not exist",
+)
+
+
+def _classify(e: duckdb.Error) -> QueryError:
+    message = _first_line(e)
+    if isinstance(e, duckdb.ParserException):
+        return QueryError("parse_error", message)
+    if isinstance(e, duckdb.CatalogException):
+        return QueryError("catalog_error", message)
+    if isinstance(e, duckdb.BinderException):
+        if any(h in str(e) for h in _MISSING_NAME_HINTS):
+            return QueryError("catalog_error", message)
+        return QueryError("binder_error", message)
+    if isinstance(e, duckdb.InterruptException):
+        return QueryError("timeout", message)
+    if isinstance(e, duckdb.PermissionException):
+        return QueryError("guard_rejected", f"sandbox: {message}")
+    if isinstance(e, duckdb.InvalidInputException) and "configuration has been locked" in str(e):
+        return QueryError("guard_rejected", f"sandbox: {message}")
+    return QueryError("runtime_error", message)
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
+
+
+def _setting(value: str) -> str:
+    return value.replace("'", "")
