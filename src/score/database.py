@@ -86,9 +86,7 @@ def find_cdm_schema(con: duckdb.DuckDBPyConnection, catalog: str, schema: str | 
     )
 
 
-def cdm_tables_in(
-    con: duckdb.DuckDBPyConnection, catalog: str, schema: str
-) -> dict[str, str]:
+def cdm_tables_in(con: duckdb.DuckDBPyConnection, catalog: str, schema: str) -> dict[str, str]:
     """CDM table name -> the real (case-preserved) table or view name in ``schema``."""
     rows = con.execute(
         "SELECT table_name FROM duckdb_tables() WHERE database_name = ? AND schema_name = ? "
@@ -156,7 +154,9 @@ def read_build_info(con: duckdb.DuckDBPyConnection, catalog: str) -> dict[str, s
 def attach_read_only(con: duckdb.DuckDBPyConnection, path: str | Path, alias: str) -> None:
     path = Path(path)
     if not path.is_file():
-        raise DatabaseError(f"no database file at {path} (build one with `make db`)", path=str(path))
+        raise DatabaseError(
+            f"no database file at {path} (build one with `make db`)", path=str(path)
+        )
     try:
         con.execute(f"ATTACH {_sql_string(str(path))} AS {quote(alias)} (READ_ONLY)")
     except duckdb.Error as e:
@@ -183,7 +183,9 @@ def describe_database(
                 (rows,) = con.execute(
                     f"SELECT count(*) FROM omop.{quote(found)}.{quote(real)}"
                 ).fetchone()
-                infos.append(TableInfo(cdm_name, int(rows), table_columns(con, "omop", found, real)))
+                infos.append(
+                    TableInfo(cdm_name, int(rows), table_columns(con, "omop", found, real))
+                )
             fingerprint, stored_flag = stored["fingerprint"], True
             infos_t = tuple(infos)
         else:

@@ -95,16 +95,16 @@ class Executor:
             self.schema = find_cdm_schema(con, SOURCE_ALIAS, schema)
             self.tables = cdm_tables_in(con, SOURCE_ALIAS, self.schema)
             if "person" not in self.tables:
-                raise DatabaseError(f"schema {self.schema!r} has no person table", path=self.db_path)
+                raise DatabaseError(
+                    f"schema {self.schema!r} has no person table", path=self.db_path
+                )
             con.execute(f"CREATE SCHEMA {VIEW_SCHEMA}")
             for cdm_name, real in sorted(self.tables.items()):
                 source = f"{SOURCE_ALIAS}.{quote(self.schema)}.{quote(real)}"
                 # cdm.<table> is the name gold SQL uses; the same view in the default
                 # schema lets a prediction that leaves out "cdm." read it too.
                 for target in (VIEW_SCHEMA, "main"):
-                    con.execute(
-                        f"CREATE VIEW {target}.{quote(cdm_name)} AS SELECT * FROM {source}"
-                    )
+                    con.execute(f"CREATE VIEW {target}.{quote(cdm_name)} AS SELECT * FROM {source}")
             self._build_info = read_build_info(con, SOURCE_ALIAS)
             con.execute("SET enable_external_access = false")
             con.execute("SET lock_configuration = true")
@@ -220,7 +220,8 @@ class Executor:
             except duckdb.Error as e:
                 if state.stop() and isinstance(e, duckdb.InterruptException):
                     raise QueryError(
-                        "timeout", f"stopped after {self.settings.timeout_seconds:g} s (the time limit)"
+                        "timeout",
+                        f"stopped after {self.settings.timeout_seconds:g} s (the time limit)",
                     ) from None
                 raise _classify(e) from None
             finally:

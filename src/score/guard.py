@@ -139,9 +139,7 @@ def check_statement(sql: str, dialect: str = "duckdb") -> exp.Expression:
     if not isinstance(tree, _ADMITTED_ROOTS):
         if isinstance(tree, exp.Column | exp.Identifier | exp.Literal):
             raise QueryError("guard_rejected", "not a SELECT statement")
-        raise QueryError(
-            "guard_rejected", f"{_describe(tree)}; only a read-only SELECT is allowed"
-        )
+        raise QueryError("guard_rejected", f"{_describe(tree)}; only a read-only SELECT is allowed")
     for node in tree.walk():
         if isinstance(node, _FORBIDDEN_NODES):
             raise QueryError(
@@ -150,14 +148,10 @@ def check_statement(sql: str, dialect: str = "duckdb") -> exp.Expression:
         if isinstance(node, exp.Func):
             name = _function_name(node)
             if name in FORBIDDEN_FUNCTIONS:
-                raise QueryError(
-                    "guard_rejected", f"function {name}() reads outside the database"
-                )
+                raise QueryError("guard_rejected", f"function {name}() reads outside the database")
         if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):
             if node.this.quoted and _looks_like_path(node.this.name) and not node.args.get("db"):
-                raise QueryError(
-                    "guard_rejected", f"'{node.this.name}' names a file, not a table"
-                )
+                raise QueryError("guard_rejected", f"'{node.this.name}' names a file, not a table")
     return tree
 
 

@@ -43,9 +43,9 @@ class QueryError(Exception):
         self.message = message
 
     def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, QueryError)
-            and (self.kind, self.message) == (other.kind, other.message)
+        return isinstance(other, QueryError) and (self.kind, self.message) == (
+            other.kind,
+            other.message,
         )
 
     def __hash__(self) -> int:
@@ -84,7 +84,7 @@ class QueryResult:
         """The rows as Python tuples (computed once, then cached)."""
         if self._rows is None:
             cols = [col.to_pylist() for col in self.table.columns]
-            object.__setattr__(self, "_rows", list(zip(*cols)) if cols else [])
+            object.__setattr__(self, "_rows", list(zip(*cols, strict=True)) if cols else [])
         return self._rows  # type: ignore[return-value]
 
     def column(self, index: int) -> list[Any]:
