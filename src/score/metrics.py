@@ -53,7 +53,7 @@ BREAKDOWNS: dict[str, str] = {
 }
 
 #: Tiers listed in this order first; any other tier follows alphabetically.
-TIER_ORDER: tuple[str, ...] = ("simple", "compositional", "schema_aware")
+TIER_ORDER: tuple[str, ...] = ("simple", "compositional", "schema_aware", "unanswerable")
 
 #: The group name of records whose breakdown key is None.
 NO_GROUP = "(none)"
