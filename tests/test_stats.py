@@ -408,3 +408,9 @@ def test_compare_empty_runs():
     cmp = compare_runs([], [], resamples=50)
     assert cmp["n"] == 0 and cmp["p_value"] == 1.0
     assert cmp["scores"]["ex"] == {"a": None, "b": None, "diff": None, "ci": None}
+
+
+def test_replicates_refuse_unaligned_runs():
+    a = [record("q1", "correct"), record("q2", "correct")]
+    with pytest.raises(ValueError, match="same order"):
+        replicates([a, a[::-1]], [execution_accuracy()], Bootstrap(seed=0, resamples=10))

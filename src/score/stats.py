@@ -37,6 +37,7 @@ from scipy.stats import binomtest
 
 from score.metrics import (
     BREAKDOWNS,
+    COMPONENTS,
     Score,
     check_records,
     components,
@@ -143,22 +144,25 @@ def replicates(
     every run is scored on the same drawn questions. With no records, every replicate
     is NaN.
     """
+    order = [r["task_id"] for r in runs[0]]
+    if any([r["task_id"] for r in recs] != order for recs in runs[1:]):
+        raise ValueError("paired runs must list the same questions in the same order")
     clusters, n_q = question_index(runs[0])
     if n_q == 0:
         nan = np.full(boot.resamples, np.nan)
         return [{s.name: nan for s in scores} for _ in runs]
-    names: list[str] = []
-    columns: list[np.ndarray] = []
-    for i, recs in enumerate(runs):
-        for name, col in components(recs).items():
-            names.append(f"{i}:{name}")
-            columns.append(np.bincount(clusters, weights=col, minlength=n_q))
-    per_question = np.column_stack(columns)  # questions x (runs * components)
+    per_question = np.column_stack(
+        [
+            np.bincount(clusters, weights=col, minlength=n_q)
+            for recs in runs
+            for col in components(recs).values()
+        ]
+    )  # questions x (runs * components), in COMPONENTS order within each run
     sums = np.vstack([counts @ per_question for counts in resample_counts(n_q, boot)])
-    by_name = dict(zip(names, sums.T, strict=True))
+    k = len(COMPONENTS)
     out = []
     for i in range(len(runs)):
-        run_sums = {n.split(":", 1)[1]: v for n, v in by_name.items() if n.startswith(f"{i}:")}
+        run_sums = dict(zip(COMPONENTS, sums[:, i * k : (i + 1) * k].T, strict=True))
         out.append({s.name: s.values(run_sums) for s in scores})
     return out
 
@@ -371,14 +375,15 @@ def compare_runs(
         tier_scores = default_scores(c_values, n=len(group_a))
         out["by_tier"][tier] = _paired_block(group_a, tiers_b[tier], tier_scores, boot)
     if brittleness:
-        ex = out["scores"]["ex"]
-        out["brittleness"] = {"value": ex["diff"], "ci": ex["ci"], "n": _n_answerable(recs_a)}
+        out["brittleness"] = _brittleness(out["scores"]["ex"], recs_a)
     out["bootstrap"] = boot.as_dict()
     return out
 
 
-def _n_answerable(records: Sequence[Mapping[str, Any]]) -> int:
-    return sum(1 for r in records if r["answerable"])
+def _brittleness(ex: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Brittleness from the paired EX entry of a comparison (A with, B without cases)."""
+    n = sum(1 for r in records if r["answerable"])
+    return {"value": ex["diff"], "ci": ex["ci"], "n": n}
 
 
 def brittleness(
@@ -401,4 +406,4 @@ def brittleness(
     boot = Bootstrap(seed, resamples, confidence)
     recs_a, recs_b, _ = pair_instances(records, records_dropped)
     ex = _paired_block(recs_a, recs_b, [execution_accuracy()], boot)["scores"]["ex"]
-    return {"value": ex["diff"], "ci": ex["ci"], "n": _n_answerable(recs_a)}
+    return _brittleness(ex, recs_a)
