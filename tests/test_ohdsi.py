@@ -190,3 +190,9 @@ def test_every_querylibrary_page_renders_or_has_a_named_reason(querylibrary_dir:
     assert sum(outcomes.values()) == len(records)
     # P02's SQL has "AND WHERE" (a typo in the page): the one page that is dropped.
     assert outcomes == {"rendered": len(records) - 1, sq.PARSE_ERROR: 1}
+
+
+def test_docstring_examples_run() -> None:
+    import doctest
+
+    assert doctest.testmod(ohdsi).failed == 0
