@@ -183,6 +183,8 @@ DROPPED = {
     "DECLARE @x INT = (SELECT COUNT(*) FROM cdm.person); SELECT @x": sq.VARIABLE,
     "DECLARE @x INT = 1; SELECT @x; SET @x = 2; SELECT @x": sq.VARIABLE,
     "DECLARE @n INT; SELECT @n = COUNT(*) FROM cdm.person": sq.VARIABLE,
+    "DECLARE @n INT = 0; SELECT @n = COUNT(*) FROM cdm.person; SELECT @n": sq.VARIABLE,
+    "/* c */ BEGIN SELECT 1; END": sq.CONTROL_FLOW,
     "SELECT @undeclared": sq.VARIABLE,
     "SELECT 1 AS a; SELECT @@ROWCOUNT": sq.VARIABLE,
     "EXEC sp_who; SELECT 1": sq.UNSUPPORTED,

@@ -137,10 +137,12 @@ def split_statements(sql: str, dialect: str = "tsql") -> list[str]:
 def parse_statements(sql: str, dialect: str = "tsql") -> list[exp.Expr]:
     """Each statement of a script parsed on its own (so an IF takes only its own)."""
     statements: list[exp.Expr] = []
+    tokenizer = Dialect.get_or_raise(dialect)
     for text in split_statements(sql, dialect):
-        first = text.split(None, 1)[0].upper() if text.split() else ""
-        rest = text.split(None, 2)[1].upper() if len(text.split()) > 1 else ""
-        if first in _CONTROL_WORDS or (first == "BEGIN" and rest not in ("TRAN", "TRANSACTION")):
+        words = [t.text.upper() for t in tokenizer.tokenize(text)[:2]] + ["", ""]
+        if words[0] in _CONTROL_WORDS or (
+            words[0] == "BEGIN" and words[1] not in ("TRAN", "TRANSACTION")
+        ):
             raise SingleQueryError(CONTROL_FLOW, f"control flow: {_short(text)}")
         try:
             parsed = sqlglot.parse(text, read=dialect)
@@ -458,6 +460,10 @@ class _Script:
         if isinstance(stmt, exp.Set):
             self._set(stmt)
             return
+        if isinstance(stmt, exp.Query) and any(
+            isinstance(p, exp.EQ) and _variable_name(p.this) for p in stmt.selects
+        ):
+            raise SingleQueryError(VARIABLE, "SELECT assigns a variable")
         stmt = self._inline_variables(stmt)
         if isinstance(stmt, exp.Use):
             self.note(f"{stmt.sql('tsql')} left out")
@@ -493,8 +499,6 @@ class _Script:
             raise SingleQueryError(UNSUPPORTED, f"unsupported statement {_short(stmt.sql('tsql'))}")
 
     def _query(self, query: exp.Query) -> None:
-        if any(isinstance(p, exp.EQ) and _variable_name(p.this) for p in query.selects):
-            raise SingleQueryError(VARIABLE, "SELECT assigns a variable")
         holder = _into(query)
         if holder is None:
             self._read(query)
