@@ -377,11 +377,13 @@ def _has_and_lacks(f: VocabularyFacts) -> str:
     rows = dict(f.table_rows)
     total = sum(n for _, _, _, n in f.concepts_by_kind)
     standard = sum(n for _, _, s, n in f.concepts_by_kind if s == "S")
-    has = [
-        f"- `cdm.concept` has {plural(total, 'concept')}, {standard:,} of them standard: "
-        "the concepts the data use, not a full vocabulary release. A concept missing "
-        "here cannot be looked up by name.",
-    ]
+    concept_line = f"- `cdm.concept` has {plural(total, 'concept')}, {standard:,} of them standard"
+    if f.named_by_id:  # a vocabulary derived from the data's concept table
+        concept_line += (
+            ": the concepts the data use, not a full vocabulary release. A concept "
+            "missing here cannot be looked up by name."
+        )
+    has = [concept_line + ("" if f.named_by_id else ".")]
     lacks = []
     non_self = f.ancestor_rows - f.ancestor_self_rows
     if f.ancestor_rows and non_self == 0:
