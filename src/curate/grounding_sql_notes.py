@@ -336,8 +336,9 @@ def render_rules_section(rules: Iterable[Any]) -> str:
     rows = [_rule_pair(r) for r in rules]
     return (
         "## What sqlgold's transpiler changes\n\n"
-        "When sqlgold turns a SQL Server query into DuckDB SQL, it parses it with "
-        "sqlglot and then applies these fix-up rules, in this order:\n\n"
+        "When sqlgold turns a gold query written for SQL Server (or PostgreSQL) into "
+        "DuckDB SQL, it translates it with sqlglot and then applies these named fix-up "
+        "rules, in this order; each changes a query only where its case occurs:\n\n"
         + markdown_table(
             ["rule", "what it does"], [(f"`{n}`", d.replace("|", "\\|")) for n, d in rows]
         )
