@@ -1,0 +1,91 @@
+"""Give the nodes of a gold query their SQL Server types, without rewriting the query.
+
+sqlglot's type annotation needs a qualified tree (every column tied to its table), and
+``qualify`` rewrites heavily: it quotes identifiers, aliases every projection and adds
+table prefixes.  To keep the gold SQL as its author wrote it, the tree is qualified and
+annotated on a *copy*; each original node is tagged first, and the types found on the copy
+are written back onto the original nodes.  Rules then decide from ``node.type`` and edit
+the original, readable tree.  Annotation runs once per query.
+
+>>> from sqlglot import parse_one
+>>> tree = annotate(parse_one("SELECT year_of_birth / 2 FROM cdm.person", read="tsql"), "tsql")
+>>> tree.sql("tsql"), tree.selects[0].type.sql()
+('SELECT year_of_birth / 2 FROM cdm.person', 'BIGINT')
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from sqlglot import exp
+from sqlglot.errors import OptimizeError
+from sqlglot.optimizer.annotate_types import annotate_types
+from sqlglot.optimizer.qualify import qualify
+from sqlglot.schema import MappingSchema, Schema
+
+from score.cdm_schema import CDM_TABLES
+
+CDM_SCHEMA_NAME = "cdm"
+_TAG = "sqlgold_node"
+
+
+class CannotAnnotate(ValueError):
+    """sqlglot could not qualify the query, so its types are unknown."""
+
+
+@lru_cache(maxsize=1)
+def cdm_schema() -> MappingSchema:
+    """The CDM v5.4 tables under schema ``cdm``, with their DuckDB column types.
+
+    >>> cdm_schema().column_names("cdm.person")[:2]
+    ['person_id', 'gender_concept_id']
+    """
+    mapping = {
+        CDM_SCHEMA_NAME: {
+            table: {name: dtype for name, dtype, _ in columns}
+            for table, columns in CDM_TABLES.items()
+        }
+    }
+    return MappingSchema(mapping, dialect="duckdb")
+
+
+def as_schema(schema: Schema | dict | None) -> Schema:
+    """A sqlglot schema from a mapping ``{schema: {table: {column: type}}}``, or the CDM."""
+    if schema is None:
+        return cdm_schema()
+    if isinstance(schema, Schema):
+        return schema
+    return MappingSchema(schema, dialect="duckdb")
+
+
+def annotate(
+    tree: exp.Expression, read: str, schema: Schema | dict | None = None
+) -> exp.Expression:
+    """Set ``.type`` on the nodes of ``tree`` (in place) and return it.
+
+    Nodes whose type cannot be found are left UNKNOWN.  If the query cannot be qualified
+    at all, :class:`CannotAnnotate` is raised and ``tree`` is left as it was.
+    """
+    nodes = list(tree.walk())
+    for number, node in enumerate(nodes):
+        node.meta[_TAG] = number
+    copy = tree.copy()
+    for node in nodes:
+        node.meta.pop(_TAG, None)
+    try:
+        qualified = qualify(
+            copy,
+            schema=as_schema(schema),
+            dialect=read,
+            validate_qualify_columns=False,
+            quote_identifiers=False,
+            identify=False,
+        )
+        typed = annotate_types(qualified, schema=as_schema(schema), dialect=read)
+    except (OptimizeError, ValueError, KeyError) as error:
+        raise CannotAnnotate(str(error)) from error
+    for node in typed.walk():
+        number = node.meta.pop(_TAG, None)
+        if number is not None and node.type is not None:
+            nodes[number].type = node.type
+    return tree
