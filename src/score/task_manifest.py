@@ -272,14 +272,14 @@ def verify_tasks(
         )
 
 
-def read_task_lines(path: str | Path) -> list[dict[str, Any]]:
-    """The JSON objects of a JSONL task file, one per non-blank line (no schema check)."""
+def numbered_task_lines(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
+    """(line number, JSON object) for each non-blank line of a JSONL task file."""
     path = Path(path)
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as e:
+    except (OSError, UnicodeDecodeError) as e:
         raise InputError(f"cannot read the task file: {e}", path=str(path)) from e
-    tasks: list[dict[str, Any]] = []
+    tasks: list[tuple[int, dict[str, Any]]] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -289,8 +289,13 @@ def read_task_lines(path: str | Path) -> list[dict[str, Any]]:
             raise InputError(f"malformed JSON: {e}", path=str(path), line=number) from e
         if not isinstance(obj, dict):
             raise InputError("a task is a JSON object", path=str(path), line=number)
-        tasks.append(obj)
+        tasks.append((number, obj))
     return tasks
+
+
+def read_task_lines(path: str | Path) -> list[dict[str, Any]]:
+    """The JSON objects of a JSONL task file, one per non-blank line (no schema check)."""
+    return [obj for _, obj in numbered_task_lines(path)]
 
 
 def load_checked_tasks(tasks_path: str | Path, manifest_path: str | Path) -> list[dict[str, Any]]:

@@ -1,0 +1,602 @@
+"""Versioned releases of a curated task set, in the layout the Hugging Face Hub loads.
+
+``publish`` turns ``data/benchmark/<name>_tasks.jsonl`` (the source of truth, JSONL)
+and its curation report into an immutable folder ``<releases>/<name>/<version>/``::
+
+    README.md                  dataset card: YAML header (configs, dataset_info, ...) + text
+    manifest.json              sha256 of every file, item and set hashes, the split
+    tasks/train.parquet        config "tasks" (default), split train
+    tasks/test.parquet         config "tasks", split test
+    database/columns.parquet   config "database", split columns: table, column, type, rows
+
+``datasets.load_dataset(folder)`` loads it with no loading script; pushed to the Hub
+and tagged ``v<version>``, ``load_dataset(repo, revision="v<version>")`` loads the
+same.  An empty split (e.g. ``train`` at test fraction 1.0) is left out: ``datasets``
+cannot load a split with no rows.
+
+The Parquet representation of a task is :mod:`curate.release_rows`; the dataset card
+is :mod:`curate.release_card`.
+
+**Immutability**: an existing version is never rewritten.  Publishing it again with
+the same content (tasks, split, database schema, Parquet features, dataset card) is a
+no-op; with different content it is an error naming what differs.  Parquet bytes are
+deterministic for a given pyarrow/datasets (checked by the tests) but are not part of
+the comparison, so a library upgrade alone does not make a version "different".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import tempfile
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from score.errors import SqlgoldError
+from score.task_manifest import (
+    MANIFEST_FORMAT,
+    MANIFEST_NAME,
+    canonical_json,
+    compare_hashes,
+    manifest_items,
+    numbered_task_lines,
+    read_manifest,
+    sha256_text,
+)
+
+from .release_card import (
+    DATABASE_CONFIG,
+    DATABASE_SPLIT,
+    README_NAME,
+    TASKS_CONFIG,
+    ConfigPart,
+    card_body,
+    card_languages,
+    card_yaml,
+    check_card,
+    render_card,
+    size_category,
+)
+from .release_rows import (
+    database_features,
+    read_rows,
+    row_to_task,
+    task_features,
+    task_to_row,
+    write_parquet,
+)
+from .split import SPLITS, split_tasks
+from .task_diff import diff_tasks, render_markdown
+
+STAGE = "publish"
+TASK_SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / "task.schema.json"
+
+
+_SEMVER = re.compile(
+    r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+    r"(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?$"
+)
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+def fail(message: str, **where: Any) -> SqlgoldError:
+    return SqlgoldError(message, stage=STAGE, **where)
+
+
+# --- versions ---------------------------------------------------------------------------
+
+
+def version_key(version: str) -> tuple:
+    """A sort key giving semantic-version precedence (a pre-release sorts before its release).
+
+    >>> sorted(["1.0.0", "0.10.0", "1.0.0-rc.1", "0.9.1", "1.0.0-alpha"], key=version_key)
+    ['0.9.1', '0.10.0', '1.0.0-alpha', '1.0.0-rc.1', '1.0.0']
+    >>> version_key("v1.0")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    score.errors.SqlgoldError: [publish] 'v1.0' is not a semantic version like 0.1.0 ...
+    """
+    m = _SEMVER.match(version)
+    if not m:
+        raise fail(
+            f"{version!r} is not a semantic version like 0.1.0 (MAJOR.MINOR.PATCH, no leading v)"
+        )
+    major, minor, patch, pre = m.groups()
+    if pre is None:
+        return (int(major), int(minor), int(patch), 1, ())
+    ids = tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in pre.split("."))
+    return (int(major), int(minor), int(patch), 0, ids)
+
+
+def is_version(text: str) -> bool:
+    """Whether ``text`` is a version folder name.
+
+    >>> is_version("0.1.0"), is_version(".0.1.0.tmp-x")
+    (True, False)
+    """
+    return _SEMVER.match(text) is not None
+
+
+def tag_for(version: str) -> str:
+    """The git tag of a version on the Hub.
+
+    >>> tag_for("0.1.0")
+    'v0.1.0'
+    """
+    version_key(version)
+    return f"v{version}"
+
+
+def previous_version(versions: Sequence[str], version: str) -> str | None:
+    """The highest of ``versions`` below ``version`` (the one its changelog is against).
+
+    >>> previous_version(["0.1.0", "0.2.0", "1.0.0"], "0.3.0")
+    '0.2.0'
+    >>> previous_version(["0.2.0"], "0.1.0") is None
+    True
+    """
+    key = version_key(version)
+    below = [v for v in versions if version_key(v) < key]
+    return max(below, key=version_key) if below else None
+
+
+def release_versions(name_dir: Path) -> list[str]:
+    """The versions already published under ``<releases>/<name>/``, in version order."""
+    if not name_dir.is_dir():
+        return []
+    found = [p.name for p in name_dir.iterdir() if p.is_dir() and is_version(p.name)]
+    return sorted(found, key=version_key)
+
+
+def release_name(tasks_path: Path) -> str:
+    """The release name of a task file: ``omop_tasks.jsonl`` -> ``omop``.
+
+    >>> release_name(Path("data/benchmark/omop_tasks.jsonl"))
+    'omop'
+    >>> release_name(Path("mine.jsonl"))
+    'mine'
+    """
+    stem = tasks_path.name.removesuffix(".jsonl")
+    name = stem.removesuffix("_tasks") or stem
+    if not _NAME.match(name):
+        raise fail(f"cannot use {name!r} as a release name", path=str(tasks_path))
+    return name
+
+
+def default_report_path(tasks_path: Path) -> Path:
+    """The curation report beside a task file: ``omop_tasks.jsonl`` -> ``omop_report.json``.
+
+    >>> default_report_path(Path("b/omop_tasks.jsonl")).as_posix()
+    'b/omop_report.json'
+    """
+    return tasks_path.with_name(f"{release_name(tasks_path)}_report.json")
+
+
+# --- reading the inputs -----------------------------------------------------------------
+
+
+@cache
+def _task_validator() -> jsonschema.Draft202012Validator:
+    with TASK_SCHEMA_PATH.open(encoding="utf-8") as fh:
+        schema = json.load(fh)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+def validate_task(task: Mapping[str, Any], *, path: str | None = None, line: int | None = None):
+    """Refuse a task that does not validate against ``schemas/task.schema.json``."""
+    errors = sorted(_task_validator().iter_errors(task), key=lambda e: e.json_path)
+    if errors:
+        task_id = task.get("id") if isinstance(task.get("id"), str) else None
+        first = errors[0]
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise fail(
+            f"not a valid task: {first.json_path}: {first.message}{more}",
+            path=path,
+            line=line,
+            task_id=task_id,
+        )
+
+
+def read_tasks(path: Path) -> list[dict[str, Any]]:
+    """The tasks of a JSONL task file, each checked against the task schema."""
+    numbered = numbered_task_lines(path)
+    seen: set[str] = set()
+    for number, task in numbered:
+        validate_task(task, path=str(path), line=number)
+        if task["id"] in seen:
+            raise fail("duplicate task id", path=str(path), line=number, task_id=task["id"])
+        seen.add(task["id"])
+    if not numbered:
+        raise fail("the task file has no tasks", path=str(path))
+    return [task for _, task in numbered]
+
+
+REPORT_KEYS: dict[str, tuple[str, ...]] = {
+    "database": ("path", "fingerprint", "schema"),
+    "versions": ("sqlgold", "sqlglot", "duckdb"),
+    "counts": ("kept", "dropped", "by_tier"),
+    "comparator_profile": (),
+}
+
+
+def read_report(path: Path) -> dict[str, Any]:
+    """The curation report (``<name>_report.json``); extra keys are kept and ignored."""
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise fail("no curation report (run `make curate` first)", path=str(path)) from None
+    except (OSError, json.JSONDecodeError) as e:
+        raise fail(f"cannot read the curation report: {e}", path=str(path)) from e
+    if not isinstance(report, dict):
+        raise fail("the curation report is not a JSON object", path=str(path))
+    for key, subkeys in REPORT_KEYS.items():
+        if key not in report:
+            raise fail(f"the curation report has no {key!r}", path=str(path))
+        if subkeys and not (
+            isinstance(report[key], dict) and all(k in report[key] for k in subkeys)
+        ):
+            raise fail(f"the curation report's {key!r} needs {', '.join(subkeys)}", path=str(path))
+    return report
+
+
+def tier_counts(tasks: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """Tasks per tier, tiers sorted.
+
+    >>> tier_counts([{"tier": "simple"}, {"tier": "compositional"}, {"tier": "simple"}])
+    {'compositional': 1, 'simple': 2}
+    """
+    return dict(sorted(Counter(t["tier"] for t in tasks).items()))
+
+
+def check_report(
+    report: Mapping[str, Any],
+    tasks: Sequence[Mapping[str, Any]],
+    *,
+    fingerprint: str | None = None,
+    path: str | None = None,
+) -> None:
+    """Refuse a report that describes another task file or another database."""
+    counts = report["counts"]
+    if counts["kept"] != len(tasks):
+        raise fail(
+            f"the curation report says {counts['kept']} tasks were kept, the task file has "
+            f"{len(tasks)}: is it the report of this task file?",
+            path=path,
+        )
+    by_tier = counts["by_tier"]
+    if isinstance(by_tier, Mapping):
+        reported = {
+            tier: (n.get("kept") if isinstance(n, Mapping) else n) for tier, n in by_tier.items()
+        }
+        reported = {t: n for t, n in reported.items() if isinstance(n, int) and n}
+        if all(isinstance(n, int) for n in reported.values()) and reported != tier_counts(tasks):
+            raise fail(
+                f"the curation report counts {reported} by tier, the task file has "
+                f"{tier_counts(tasks)}",
+                path=path,
+            )
+    if fingerprint is not None and report["database"]["fingerprint"] != fingerprint:
+        raise fail(
+            f"the database given has fingerprint {fingerprint}, the tasks were verified on "
+            f"{report['database']['fingerprint']}: publish with the database of the report",
+            path=path,
+        )
+
+
+def check_database_columns(columns: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The database schema rows ``{table, column, type, rows}``, checked and copied.
+
+    >>> check_database_columns([{"table": "person", "column": "person_id", "type": "BIGINT",
+    ...                          "rows": 1000}])
+    [{'table': 'person', 'column': 'person_id', 'type': 'BIGINT', 'rows': 1000}]
+    """
+    rows = []
+    for n, c in enumerate(columns):
+        ok = (
+            isinstance(c, Mapping)
+            and all(isinstance(c.get(k), str) and c.get(k) for k in ("table", "column", "type"))
+            and isinstance(c.get("rows"), int)
+            and not isinstance(c.get("rows"), bool)
+            and c["rows"] >= 0
+        )
+        if not ok:
+            raise fail(f"database column {n} is not {{table, column, type, rows}}: {c!r}")
+        rows.append({k: c[k] for k in ("table", "column", "type", "rows")})
+    if not rows:
+        raise fail("no database columns: the database config needs the schema")
+    return rows
+
+
+# --- writing and checking a release -----------------------------------------------------
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def records_sha256(tasks: Sequence[Mapping[str, Any]]) -> str:
+    """sha256 of the tasks' canonical JSON lines, in order (every field, not only the item's)."""
+    return sha256_text("".join(canonical_json(t) + "\n" for t in tasks))
+
+
+def read_release_tasks(folder: Path) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
+    """A release's tasks (train, then test) and its split (split name -> ids)."""
+    manifest = read_manifest(folder)
+    tasks: list[dict[str, Any]] = []
+    for rel in manifest["files"]:
+        if rel.startswith(f"{TASKS_CONFIG}/"):
+            tasks.extend(row_to_task(r) for r in read_rows(folder / rel))
+    splits = {s: list(manifest["split"][s]) for s in SPLITS}
+    return tasks, splits
+
+
+def check_release(folder: Path) -> list[str]:
+    """Offline checks of a release folder, each problem as one line (empty: all good):
+    the card (:func:`curate.release_card.check_card`), then every file against its
+    sha256 in the manifest, with no file missing or unlisted."""
+    problems = check_card(folder)
+    try:
+        manifest = read_manifest(folder)
+    except SqlgoldError as e:
+        return [*problems, str(e)]
+    return problems + check_files(folder, manifest)
+
+
+def check_files(folder: Path, manifest: Mapping[str, Any]) -> list[str]:
+    """Files of a release folder that are missing, unlisted or not their manifest sha256."""
+    listed = set(manifest["files"])
+    present = {
+        p.relative_to(folder).as_posix()
+        for p in folder.rglob("*")
+        if p.is_file() and p.relative_to(folder).as_posix() != MANIFEST_NAME
+    }
+    problems = [f"{rel} is not in the manifest" for rel in sorted(present - listed)]
+    for rel in sorted(listed):
+        if rel not in present:
+            problems.append(f"{rel} is in the manifest but missing")
+        elif sha256_file(folder / rel) != manifest["files"][rel]:
+            problems.append(f"{rel} does not match its sha256 in the manifest")
+    return problems
+
+
+@dataclass(frozen=True)
+class PublishResult:
+    """Where the release is, and whether this call wrote it (False: identical, a no-op)."""
+
+    path: Path
+    name: str
+    version: str
+    created: bool
+    manifest: dict[str, Any]
+
+
+def build_release(
+    folder: Path,
+    *,
+    name: str,
+    version: str,
+    tasks: Sequence[Mapping[str, Any]],
+    tasks_file: str,
+    report: Mapping[str, Any],
+    database_columns: Sequence[Mapping[str, Any]],
+    test_fraction: float,
+    seed: int,
+    license: str,
+    pretty_name: str,
+    repo_id: str | None,
+    previous: tuple[str, Path] | None,
+) -> dict[str, Any]:
+    """Write every file of a release into the empty ``folder``; return its manifest."""
+    splits = split_tasks(tasks, test_fraction=test_fraction, seed=seed)
+    task_feats, db_feats = task_features(), database_features()
+    task_splits: dict[str, tuple[str, int, int]] = {}
+    for split in SPLITS:
+        if splits[split]:
+            rel = f"{TASKS_CONFIG}/{split}.parquet"
+            rows = [task_to_row(t) for t in splits[split]]
+            task_splits[split] = (rel, len(rows), write_parquet(rows, task_feats, folder / rel))
+    db_rel = f"{DATABASE_CONFIG}/{DATABASE_SPLIT}.parquet"
+    db_bytes = write_parquet(database_columns, db_feats, folder / db_rel)
+    parts = [
+        ConfigPart(TASKS_CONFIG, task_feats, task_splits),
+        ConfigPart(
+            DATABASE_CONFIG, db_feats, {DATABASE_SPLIT: (db_rel, len(database_columns), db_bytes)}
+        ),
+    ]
+    split_ids = {s: [t["id"] for t in splits[s]] for s in SPLITS}
+    if previous is None:
+        changelog = "First release."
+    else:
+        old_version, old_folder = previous
+        old_tasks, old_splits = read_release_tasks(old_folder)
+        diff = diff_tasks(old_tasks, tasks, old_splits=old_splits, new_splits=split_ids)
+        changelog = render_markdown(diff, tag_for(old_version), tag_for(version))
+    items = manifest_items(tasks)
+    yaml_text = card_yaml(
+        parts=parts,
+        default=TASKS_CONFIG,
+        license=license,
+        languages=card_languages(tasks),
+        size=size_category(len(tasks)),
+        pretty_name=pretty_name,
+    )
+    body = card_body(
+        name=name,
+        version=version,
+        pretty_name=pretty_name,
+        report=report,
+        splits=splits,
+        test_fraction=test_fraction,
+        seed=seed,
+        database_columns=database_columns,
+        changelog=changelog,
+        set_sha256=items["set_sha256"],
+        repo_id=repo_id,
+    )
+    card = render_card(yaml_text, body)
+    (folder / README_NAME).write_bytes(card.encode("utf-8"))
+    files = {
+        p.relative_to(folder).as_posix(): sha256_file(p)
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+    db = report["database"]
+    manifest = {
+        "format": MANIFEST_FORMAT,
+        "name": name,
+        "version": version,
+        "tag": tag_for(version),
+        "previous_version": previous[0] if previous else None,
+        "tasks_file": tasks_file,
+        "database": {
+            "name": db.get("name") or Path(str(db["path"])).stem,
+            "fingerprint": db["fingerprint"],
+            "schema": db["schema"],
+        },
+        "split": {"test_fraction": test_fraction, "seed": seed, **split_ids},
+        **items,
+        "content": {
+            "records_sha256": records_sha256(tasks),
+            "set_sha256": items["set_sha256"],
+            "split_sha256": sha256_text(canonical_json(split_ids)),
+            "database_sha256": sha256_text(canonical_json(list(database_columns))),
+            "features_sha256": sha256_text(
+                canonical_json({"tasks": task_feats.to_dict(), "database": db_feats.to_dict()})
+            ),
+            "card_sha256": files[README_NAME],
+        },
+        "files": files,
+    }
+    text = json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    (folder / MANIFEST_NAME).write_bytes(text.encode("utf-8"))
+    return manifest
+
+
+def compare_releases(existing: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """What differs between a published version's manifest and a new build of it.
+
+    >>> old = {"items": {"a": "1", "b": "2"}, "content": {"card_sha256": "x"}}
+    >>> compare_releases(old, {"items": {"a": "1", "b": "2"}, "content": {"card_sha256": "x"}})
+    []
+    >>> compare_releases(old, {"items": {"a": "9", "c": "3"}, "content": {"card_sha256": "y"}})
+    ['items: changed a; added c; removed b', 'dataset card']
+    """
+    differences = []
+    changes = compare_hashes(new.get("items", {}), existing.get("items", {}))
+    if changes.ids:
+        differences.append("items: " + changes.describe())
+    old_content, new_content = existing.get("content", {}), new.get("content", {})
+    labels = {
+        "records_sha256": "task records (fields outside the item hash)",
+        "split_sha256": "split",
+        "database_sha256": "database schema",
+        "features_sha256": "Parquet features",
+        "card_sha256": "dataset card",
+    }
+    for key, label in labels.items():
+        if old_content.get(key) != new_content.get(key):
+            if key == "records_sha256" and changes.ids:
+                continue
+            differences.append(label)
+    return differences
+
+
+def publish(
+    tasks_path: str | Path,
+    version: str,
+    releases_dir: str | Path,
+    *,
+    database_columns: Sequence[Mapping[str, Any]],
+    report_path: str | Path | None = None,
+    database_fingerprint: str | None = None,
+    test_fraction: float = 0.5,
+    seed: int = 0,
+    license: str = "apache-2.0",
+    pretty_name: str | None = None,
+    repo_id: str | None = None,
+) -> PublishResult:
+    """Publish ``tasks_path`` as ``<releases_dir>/<name>/<version>/`` (see the module docstring).
+
+    The folder is built beside its final place and renamed into it only once complete
+    and checked (:func:`check_release`), so a failure never leaves a partial version.
+    ``database_columns`` are ``{table, column, type, rows}`` rows of the database the
+    tasks were verified on; ``database_fingerprint``, when given, must be the report's.
+    """
+    tasks_path, releases_dir = Path(tasks_path), Path(releases_dir)
+    version_key(version)
+    name = release_name(tasks_path)
+    report_file = Path(report_path) if report_path else default_report_path(tasks_path)
+    tasks = read_tasks(tasks_path)
+    report = read_report(report_file)
+    check_report(report, tasks, fingerprint=database_fingerprint, path=str(report_file))
+    columns = check_database_columns(database_columns)
+    name_dir = releases_dir / name
+    target = name_dir / version
+    others = [v for v in release_versions(name_dir) if v != version]
+    prev = previous_version(others, version)
+    name_dir.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{version}.tmp-", dir=name_dir))
+    try:
+        manifest = build_release(
+            staging,
+            name=name,
+            version=version,
+            tasks=tasks,
+            tasks_file=tasks_path.name,
+            report=report,
+            database_columns=columns,
+            test_fraction=test_fraction,
+            seed=seed,
+            license=license,
+            pretty_name=pretty_name
+            or report.get("title")
+            or f"sqlgold {name}: text-to-SQL over OMOP CDM",
+            repo_id=repo_id,
+            previous=(prev, name_dir / prev) if prev else None,
+        )
+        problems = check_release(staging)
+        if problems:
+            raise fail("the release does not check out: " + "; ".join(problems))
+        if not target.exists():
+            try:
+                os.rename(staging, target)
+                return PublishResult(target, name, version, True, manifest)
+            except OSError:
+                if not target.exists():
+                    raise
+        return _existing(target, manifest, name, version)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _existing(target: Path, manifest: dict[str, Any], name: str, version: str) -> PublishResult:
+    """Republishing a version: a no-op when identical, an error when not."""
+    try:
+        existing = read_manifest(target)
+    except SqlgoldError as e:
+        raise fail(f"{target} exists but is not a release: {e}") from e
+    differences = compare_releases(existing, manifest)
+    if differences:
+        raise fail(
+            f"version {version} of {name} is already published with different content "
+            f"({'; '.join(differences)}); versions are immutable: publish a new version",
+            path=str(target),
+        )
+    tampered = check_files(target, existing)
+    if tampered:
+        raise fail(f"the published folder was modified: {'; '.join(tampered)}", path=str(target))
+    return PublishResult(target, name, version, False, existing)
