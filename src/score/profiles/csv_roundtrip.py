@@ -1,0 +1,245 @@
+"""What a result looks like to Spider 2.0 after its CSV round trip.
+
+Spider 2.0 writes each result with pandas ``to_csv`` and reads it back with
+``read_csv`` before comparing, then replaces every NaN by the integer 0.  This module
+emulates that without pandas, column by column:
+
+writing: NULL and NaN -> empty field; integers as digits (a nullable integer column
+becomes float, so 1 -> '1.0'); floats by ``repr``; booleans 'True'/'False'; DECIMAL by
+``str`` ('1.10'); DATE 'YYYY-MM-DD'; TIMESTAMP as pandas writes datetime64: the date
+alone when every value is midnight, else 'YYYY-MM-DD HH:MM:SS' with '.fff' or
+'.ffffff' when any value has a fraction, '+HH:MM' when zoned; strings as they are;
+anything else by ``str``.
+
+reading (pandas' C parser inference): pandas' default NA texts ('', 'NA', 'N/A',
+'NaN', 'nan', 'null', 'NULL', 'None', '<NA>', '#N/A', ...) become missing; a column
+whose other texts are all integers is int (float when something is missing), all
+numbers float, all True/False booleans, else text.  Leading and trailing blanks are
+allowed around numbers.
+
+The result is a :class:`CsvColumn` per column: for every cell a tag (text, int, float,
+bool), the number as float64 and the text; a missing cell is the int 0 (Spider 2.0's
+``normalize``).
+
+>>> import pyarrow as pa
+>>> c = csv_column(pa.array(["1", "2"]), "VARCHAR")
+>>> c.tags.tolist(), c.numbers.tolist()
+([1, 1], [1.0, 2.0])
+>>> csv_column(pa.array(["NA", "x"]), "VARCHAR").python()
+[0, 'x']
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from score.values import python_values, splitmix64
+
+TEXT, INT, FLOAT, BOOL = 0, 1, 2, 3
+NA_TEXTS = frozenset(
+    {"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
+     "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"}
+)
+_BLANK = r"[ \t]*"
+_INT = re.compile(rf"^{_BLANK}[+-]?[0-9]+{_BLANK}$")
+_FLOAT = re.compile(
+    rf"^{_BLANK}[+-]?(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|(?i:inf|infinity)){_BLANK}$"
+)
+_BOOLS = {"True": True, "TRUE": True, "true": True, "False": False, "FALSE": False,
+          "false": False}
+_SALT = {TEXT: 0x1F83D9ABFB41BD6B, INT: 0x5BE0CD19137E2179, FLOAT: 0xCBBB9D5DC1059ED8,
+         BOOL: 0x629A292A367CD507}
+
+
+@dataclass(eq=False)
+class CsvColumn:
+    """One column after the round trip: per cell a tag, a number and a text."""
+
+    tags: np.ndarray  # int8: TEXT, INT, FLOAT or BOOL
+    numbers: np.ndarray  # float64 (0.0 for text cells)
+    texts: pa.Array  # string, null for number cells
+    ints: np.ndarray | list[int] | None = None  # exact integers of INT cells, if not
+    # all of them are exact as doubles (int64 array, or Python ints beyond int64)
+
+    def __len__(self) -> int:
+        return len(self.tags)
+
+    @property
+    def is_number(self) -> np.ndarray:
+        return self.tags != TEXT
+
+    @cached_property
+    def fingerprint(self) -> int:
+        """A multiset fingerprint of (tag, value): equal columns have equal ones."""
+        h = self.numbers.view(np.uint64).copy()
+        is_text = self.tags == TEXT
+        if is_text.any():
+            from score.values import hash_strings
+
+            h[is_text] = hash_strings(pc.filter(self.texts, pa.array(is_text)))
+        for tag, salt in _SALT.items():
+            sel = self.tags == tag
+            h[sel] = splitmix64(h[sel] ^ np.uint64(salt))
+        return int(np.sum(h, dtype=np.uint64))
+
+    @cached_property
+    def sort_keys(self) -> pa.Array:
+        """``str(x)`` of every cell, as Spider 2.0 sorts by it."""
+        out = np.empty(len(self), dtype=object)
+        for tag in (INT, FLOAT, BOOL):
+            sel = np.flatnonzero(self.tags == tag)
+            if not len(sel):
+                continue
+            vals = self.numbers[sel]
+            if tag == BOOL:
+                out[sel] = np.where(vals != 0, "True", "False")
+            elif tag == INT and isinstance(self.ints, list):
+                out[sel] = [str(self.ints[i]) for i in sel]
+            elif tag == INT:
+                exact = vals.astype(np.int64) if self.ints is None else self.ints[sel]
+                out[sel] = pa.array(exact).cast(pa.string()).to_numpy(zero_copy_only=False)
+            else:
+                uniq, inv = np.unique(vals.view(np.uint64), return_inverse=True)
+                reprs = np.array([repr(float(x)) for x in uniq.view(np.float64)], dtype=object)
+                out[sel] = reprs[inv]
+        text = np.flatnonzero(self.tags == TEXT)
+        if len(text):
+            out[text] = self.texts.take(pa.array(text)).to_numpy(zero_copy_only=False)
+        return pa.array(out, pa.string())
+
+    def take(self, rows: np.ndarray) -> CsvColumn:
+        """The cells at ``rows`` (a tie adapter's chosen gold rows)."""
+        ints = self.ints
+        if ints is not None:
+            ints = [ints[i] for i in rows] if isinstance(ints, list) else ints[rows]
+        return CsvColumn(self.tags[rows], self.numbers[rows],
+                         self.texts.take(pa.array(rows, pa.int64())), ints)
+
+    def python(self) -> list[Any]:
+        """The cells as Python values (for reasons and small checks)."""
+        out: list[Any] = []
+        for i, tag in enumerate(self.tags.tolist()):
+            if tag == TEXT:
+                out.append(self.texts[i].as_py())
+            elif tag == INT:
+                out.append(int(self.ints[i]) if self.ints is not None else int(self.numbers[i]))
+            elif tag == BOOL:
+                out.append(bool(self.numbers[i]))
+            else:
+                out.append(float(self.numbers[i]))
+        return out
+
+
+def csv_column(arr: pa.Array | pa.ChunkedArray, duckdb_type: str = "") -> CsvColumn:
+    """One result column after ``to_csv`` / ``read_csv`` / NaN -> 0."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.dictionary_decode()
+    t = arr.type
+    n = len(arr)
+    valid = arr.is_valid().to_numpy(zero_copy_only=False)
+    if pa.types.is_integer(t) and t != pa.uint64():
+        ints = pc.fill_null(arr, 0).cast(pa.int64()).to_numpy()
+        col = _numbers(ints.astype(np.float64), valid, INT if valid.all() else FLOAT)
+        if valid.all() and np.any(np.abs(ints) > 2**53):
+            col.ints = ints
+        return col
+    if pa.types.is_floating(t):
+        v = arr.cast(pa.float64()).to_numpy(zero_copy_only=False)
+        return _numbers(v, valid & ~np.isnan(v), FLOAT)
+    if pa.types.is_boolean(t) and valid.all():
+        return _numbers(arr.to_numpy(zero_copy_only=False).astype(np.float64), valid, BOOL)
+    if pa.types.is_decimal(t) and t.scale > 0 and t.precision <= 15:
+        return _numbers(_decimal_floats(arr), valid, FLOAT)
+    return read_texts(_written_texts(arr, duckdb_type), n)
+
+
+def _decimal_floats(arr: pa.Array) -> np.ndarray:
+    """float(str(d)) of DECIMAL(p<=15, s) cells: the unscaled integer (exact as a double)
+    divided by 10**s (exact too), so the quotient is correctly rounded like float()."""
+    words = np.frombuffer(arr.buffers()[1], dtype=np.int64)
+    unscaled = words[2 * arr.offset : 2 * (arr.offset + len(arr)) : 2]  # low 64 bits
+    return unscaled.astype(np.float64) / 10.0**arr.type.scale
+
+
+def _numbers(v: np.ndarray, present: np.ndarray, tag: int) -> CsvColumn:
+    """A numeric column; a missing cell becomes the int 0."""
+    tags = np.where(present, tag, INT).astype(np.int8)
+    numbers = np.where(present, v, 0.0)
+    return CsvColumn(tags, numbers, pa.nulls(len(v), pa.string()))
+
+
+def _written_texts(arr: pa.Array, duckdb_type: str) -> list[str | None]:
+    """What ``to_csv`` writes for each cell (None for an empty field)."""
+    t = arr.type
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return arr.to_pylist()
+    if pa.types.is_timestamp(t):
+        return _timestamps(arr)
+    values = python_values(arr, duckdb_type)
+    if pa.types.is_integer(t) or pa.types.is_boolean(t):  # nullable: pandas makes it float
+        if not all(v is not None for v in values) and not pa.types.is_boolean(t):
+            return [None if v is None else repr(float(v)) for v in values]
+    return [None if v is None else str(v) for v in values]
+
+
+def _timestamps(arr: pa.Array) -> list[str | None]:
+    values = python_values(arr)
+    present = [v for v in values if v is not None]
+    zoned = bool(arr.type.tz)
+    if not zoned and all(v.time() == dt.time(0) for v in present):
+        return [None if v is None else v.date().isoformat() for v in values]
+    frac = ""
+    if any(v.microsecond for v in present):
+        frac = ".%f" if any(v.microsecond % 1000 for v in present) else "ms"
+    out: list[str | None] = []
+    for v in values:
+        if v is None:
+            out.append(None)
+            continue
+        text = v.strftime("%Y-%m-%d %H:%M:%S")
+        if frac == "ms":
+            text += f".{v.microsecond // 1000:03d}"
+        elif frac:
+            text += f".{v.microsecond:06d}"
+        if zoned:
+            off = v.strftime("%z")
+            text += f"{off[:3]}:{off[3:]}" if off else ""
+        out.append(text)
+    return out
+
+
+def read_texts(texts: list[str | None], n: int) -> CsvColumn:
+    """pandas ``read_csv`` type inference on one column of written texts, then NaN -> 0."""
+    missing = np.array([t is None or t in NA_TEXTS for t in texts], dtype=bool)
+    present = [t for t, m in zip(texts, missing, strict=True) if not m]
+    if not present:  # all missing: a float column of NaN -> all 0
+        return CsvColumn(np.full(n, INT, np.int8), np.zeros(n), pa.nulls(n, pa.string()))
+    if all(_INT.match(t) for t in present):
+        ints = [int(t) if not m else 0 for t, m in zip(texts, missing, strict=True)]
+        if not missing.any():
+            big = any(abs(i) >= 2**63 for i in ints)
+            nums = np.array([float(i) for i in ints])
+            return CsvColumn(np.full(n, INT, np.int8), nums, pa.nulls(n, pa.string()),
+                             ints if big else None)
+        return _numbers(np.array([float(i) for i in ints]), ~missing, FLOAT)
+    if all(_FLOAT.match(t) for t in present):
+        nums = np.array([0.0 if m else float(t) for t, m in zip(texts, missing, strict=True)])
+        return _numbers(nums, ~missing, FLOAT)
+    if all(t in _BOOLS for t in present):
+        nums = np.array([0.0 if m else float(_BOOLS[t]) for t, m in
+                         zip(texts, missing, strict=True)])
+        return CsvColumn(np.where(missing, INT, BOOL).astype(np.int8), nums,
+                         pa.nulls(n, pa.string()))
+    tags = np.where(missing, INT, TEXT).astype(np.int8)
+    cells = [None if m else t for t, m in zip(texts, missing, strict=True)]
+    return CsvColumn(tags, np.zeros(n), pa.array(cells, pa.string()))

@@ -1,0 +1,158 @@
+"""Spider 2.0's ``compare_pandas_table`` (xlang-ai/Spider2 e12c5f1,
+evaluation_suite/evaluate.py), on results that went through its CSV round trip
+(:mod:`score.profiles.csv_roundtrip`: '1' = 1, a date = its ISO text, a midnight
+timestamp = the date, Decimal = float, '' / 'NA' / 'None' / 'null' = NULL = NaN = 0).
+
+Column-wise: every gold column (only those listed in ``condition_cols``, 0-based, when
+given) must equal *some* predicted column as a vector; there is no one-to-one
+assignment, rows are not aligned across columns, extra predicted columns are allowed,
+names and order ignored.  Vector equality (``vectors_match``): when order does not
+matter (``ignore_order``, which is ``not order_matters``) each vector is sorted on its
+own by ``(x is None, str(x), isinstance(x, (int, float)))``; lengths must be equal; two
+numbers (booleans count as numbers) are equal when ``math.isclose(a, b, abs_tol=0.01)``
+(relative 1e-9), anything else when ``==``.  Sorting by ``str`` is the source of the
+peer's quirk: 10.0 sorts before 9.5, so [10.0, 9.5] never meets [9.5, 9.999].
+
+Several gold answers (``<id>_a.csv``, ``<id>_b.csv``): pass a list of gold results to
+:func:`score.compare.compare`; the prediction passes if any matches.
+
+Speed: a column whose (type, value) multiset equals a predicted column's is equal to it
+whatever the sort does, which is checked with fingerprints and confirmed exactly;
+only the remaining columns are sorted by ``str`` keys and compared with ``isclose``.
+
+>>> from score.result import QueryResult
+>>> g = QueryResult.from_rows(["a", "b"], [(1, "x"), (2, "y")])
+>>> p = QueryResult.from_rows(["b"], [(1,), (2,)])
+>>> compare_spider2(g, p, Flags(condition_cols=(0,))).match
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from score.profiles.base import Flags, Verdict, check_condition_cols
+from score.profiles.csv_roundtrip import BOOL, FLOAT, INT, TEXT, CsvColumn, csv_column
+from score.result import QueryResult
+from score.values import show
+
+PEER = "Spider 2.0 compare_pandas_table"
+ABS_TOL = 0.01
+REL_TOL = 1e-9
+
+
+def csv_columns(result: QueryResult) -> list[CsvColumn]:
+    """Every column of ``result`` after the CSV round trip."""
+    return [csv_column(result.table.column(i), t) for i, t in enumerate(result.types)]
+
+
+def compare_spider2(gold: QueryResult, pred: QueryResult, flags: Flags) -> Verdict:
+    """Spider 2.0's verdict (``ignore_order = not flags.order_matters``)."""
+    wanted = check_condition_cols(flags, gold.num_columns)
+    return compare_csv(
+        csv_columns(gold), csv_columns(pred), gold.columns, wanted, not flags.order_matters
+    )
+
+
+def compare_csv(
+    gold: list[CsvColumn],
+    pred: list[CsvColumn],
+    names: tuple[str, ...],
+    wanted: tuple[int, ...] | None,
+    ignore_order: bool,
+) -> Verdict:
+    """``compare_pandas_table`` on round-tripped columns."""
+    positions = list(range(len(gold))) if wanted is None else list(wanted)
+    for i in positions:
+        g = gold[i]
+        if ignore_order:
+            twins = [p for p in pred if len(p) == len(g) and p.fingerprint == g.fingerprint]
+            if any(same_multiset(g, p) for p in twins):
+                continue  # equal cells: a match whatever the sort does
+        if not any(vectors_match(g, p, ignore_order) for p in pred):
+            return Verdict(False, f"{PEER}: {_lonely(g, i, names, pred, ignore_order)}")
+    how = "sorted on its own" if ignore_order else "in row order"
+    return Verdict(True, f"{PEER}: every gold column equals some predicted column ({how})")
+
+
+def _lonely(g: CsvColumn, i: int, names, pred: list[CsvColumn], ignore_order: bool) -> str:
+    text = f"gold column {i + 1} {names[i]!r} equals no predicted column"
+    lengths = {len(p) for p in pred}
+    if not pred:
+        return text + " (the prediction has no columns)"
+    if len(g) not in lengths:
+        return text + f" (gold has {len(g)} rows, the prediction {sorted(lengths)[0]})"
+    p = pred[0]
+    og = _order(g) if ignore_order else np.arange(len(g))
+    op = _order(p) if ignore_order else np.arange(len(p))
+    bad = np.flatnonzero(~_cells_match(g, p, og, op))
+    if len(bad):
+        k = int(bad[0])
+        where = "sorted position" if ignore_order else "row"
+        text += (f"; vs predicted column 1 at {where} {k + 1}: predicted "
+                 f"{show(p.python()[op[k]])} vs gold {show(g.python()[og[k]])}")
+    return text
+
+
+def vectors_match(g: CsvColumn, p: CsvColumn, ignore_order: bool) -> bool:
+    """Spider 2.0's ``vectors_match`` on two round-tripped columns."""
+    if len(g) != len(p):
+        return False
+    og = _order(g) if ignore_order else None
+    op = _order(p) if ignore_order else None
+    return bool(_cells_match(g, p, og, op).all())
+
+
+def _order(c: CsvColumn) -> np.ndarray:
+    """The positions sorted by ``(str(x), is number)`` (None never occurs after NaN -> 0)."""
+    table = pa.table({"k": c.sort_keys, "n": pa.array(c.is_number)})
+    return pc.sort_indices(table, sort_keys=[("k", "ascending"), ("n", "ascending")]).to_numpy()
+
+
+def _cells_match(g: CsvColumn, p: CsvColumn, og, op) -> np.ndarray:
+    tg = g.tags if og is None else g.tags[og]
+    tp = p.tags if op is None else p.tags[op]
+    a = g.numbers if og is None else g.numbers[og]
+    b = p.numbers if op is None else p.numbers[op]
+    num_g, num_p = tg != TEXT, tp != TEXT
+    with np.errstate(invalid="ignore", over="ignore"):
+        bound = np.maximum(REL_TOL * np.maximum(np.abs(a), np.abs(b)), ABS_TOL)
+        close = (a == b) | (np.isfinite(a) & np.isfinite(b) & (np.abs(a - b) <= bound))
+    ok = num_g & num_p & close
+    both_text = ~num_g & ~num_p
+    if both_text.any():
+        ta = g.texts if og is None else g.texts.take(pa.array(og))
+        tb = p.texts if op is None else p.texts.take(pa.array(op))
+        eq = pc.fill_null(pc.equal(ta, tb), False).to_numpy(zero_copy_only=False)
+        ok |= both_text & eq
+    return ok
+
+
+def same_multiset(g: CsvColumn, p: CsvColumn) -> bool:
+    """The two columns hold the same (type, value) cells, in any order: then they match
+    whatever the sorting, since equal cells sort alike and compare equal."""
+    if len(g) != len(p) or not np.array_equal(np.bincount(g.tags, minlength=4),
+                                              np.bincount(p.tags, minlength=4)):
+        return False
+    for tag in (INT, FLOAT, BOOL):
+        sg, sp = np.flatnonzero(g.tags == tag), np.flatnonzero(p.tags == tag)
+        if tag == INT and (g.ints is not None or p.ints is not None):
+            if sorted(_ints(g, sg)) != sorted(_ints(p, sp)):
+                return False
+        elif not np.array_equal(np.sort(g.numbers[sg].view(np.uint64)),
+                                np.sort(p.numbers[sp].view(np.uint64))):
+            return False
+    sg, sp = np.flatnonzero(g.tags == TEXT), np.flatnonzero(p.tags == TEXT)
+    if len(sg):
+        a = pc.sort_indices(ta := g.texts.take(pa.array(sg)))
+        b = pc.sort_indices(tb := p.texts.take(pa.array(sp)))
+        return ta.take(a).equals(tb.take(b))
+    return True
+
+
+def _ints(c: CsvColumn, sel: np.ndarray) -> list[int]:
+    if c.ints is None:
+        return [int(x) for x in c.numbers[sel]]
+    return [int(c.ints[i]) for i in sel]
