@@ -88,4 +88,30 @@ def annotate(
         number = node.meta.pop(_TAG, None)
         if number is not None and node.type is not None:
             nodes[number].type = node.type
+    for select in tree.find_all(exp.Select):
+        _type_repeated_keys(select)
     return tree
+
+
+def _type_repeated_keys(select: exp.Select) -> None:
+    """Type GROUP BY / ORDER BY keys that repeat a projection like the projection.
+
+    With a GROUP BY, ``qualify`` replaces such a key by the projection's alias, so the
+    original key got no type; left untyped, sqlglot writes it differently from the
+    projection (``YEAR(CAST(d AS DATE))`` against ``YEAR(d)``) and DuckDB refuses it.
+    """
+    keys = []
+    for clause in ("group", "order"):
+        node = select.args.get(clause)
+        if node is not None:
+            keys += [k.this if isinstance(k, exp.Ordered) else k for k in node.expressions]
+    if not keys:
+        return
+    projections = {p.unalias(): p.unalias() for p in select.expressions}
+    for key in keys:
+        twin = projections.get(key)
+        if twin is None or twin is key:
+            continue
+        for mine, theirs in zip(key.walk(bfs=False), twin.walk(bfs=False), strict=False):
+            if mine.type is None and theirs.type is not None:
+                mine.type = theirs.type
