@@ -52,6 +52,12 @@ RULES: tuple[Rule, ...] = (
         phase="names",
     ),
     Rule(
+        "national_strings",
+        "N'text' is plain 'text' (DuckDB text is Unicode), so its type is known to later rules",
+        strings.national_strings,
+        phase="names",
+    ),
+    Rule(
         "convert_styles",
         "CONVERT is CAST (not TRY_CAST); a date style formats a date with STRFTIME (a DATE "
         "without time) or reads a string; styles 1-8, 10-12, 20, 21, 23, 24, 101-108, 110-112, "
@@ -224,6 +230,8 @@ KNOWN_LIMITS: tuple[str, ...] = (
     "left to sqlglot (checked by tests): ISNULL to COALESCE, IIF to CASE, COUNT_BIG to COUNT, "
     "TOP n to LIMIT, OFFSET / FETCH, NULLs sorting first, square brackets, NOLOCK dropped, "
     "CHARINDEX, LEFT / RIGHT, SUBSTRING, YEAR / MONTH / DAY, EOMONTH, LOG",
+    "left to the comparator's tolerance: SQL Server keeps at most 6 decimals in some "
+    "DECIMAL divisions (1.0 / 3 = 0.333333), DuckDB computes them in DOUBLE",
     "no rule needed: SUM of integers (DuckDB widens to HUGEINT where SQL Server would "
     "overflow and fail)",
 )

@@ -128,6 +128,18 @@ def redundant_text_casts(node: exp.Expression) -> exp.Expression:
     return node
 
 
+def national_strings(node: exp.Expression) -> exp.Expression:
+    """N'text' is plain text in DuckDB (every VARCHAR is Unicode), and is typed as text.
+
+    >>> from sqlglot import parse_one
+    >>> national_strings(parse_one("N'abc'", read="tsql")).sql("duckdb")
+    "'abc'"
+    """
+    if isinstance(node, exp.National):
+        return exp.Literal.string(node.name)
+    return node
+
+
 def varchar_max(node: exp.Expression) -> exp.Expression:
     """VARCHAR(MAX) / NVARCHAR(MAX) is DuckDB's VARCHAR (which rejects MAX).
 
