@@ -246,6 +246,14 @@ def test_sql_notes_cover_the_transpiler_topics(documents) -> None:
         assert "Result (" in section
 
 
+def test_every_transpile_rule_is_listed(documents) -> None:
+    from curate.transpile import RULES
+
+    section = _section(documents[SQL_NOTES_DOC], "## What sqlgold's transpiler changes")
+    names = re.findall(r"(?m)^\| `([a-z0-9_]+)` \|", section)
+    assert names == [r.name for r in RULES]
+
+
 def test_fixed_today_is_shown(documents) -> None:
     section = _section(documents[SQL_NOTES_DOC], "## GETDATE and a fixed today")
     assert f"| {DOCS_TODAY.isoformat()} |" in section

@@ -7,7 +7,8 @@ committed under ``data/grounding/``:
   (:mod:`curate.grounding_schema`);
 * ``vocabulary.md``: how the vocabulary tables are used, with what this database's
   vocabulary has and lacks (:mod:`curate.grounding_vocabulary`);
-* ``duckdb_for_sqlserver_users.md``: DuckDB SQL for SQL Server habits
+* ``duckdb_for_sqlserver_users.md``: DuckDB SQL for SQL Server habits, and the
+  transpiler's fix-up rules (``curate.transpile.RULES``)
   (:mod:`curate.grounding_sql_notes`).
 
 Every example in them is executed while they are generated, with a fixed today, so a
@@ -32,6 +33,7 @@ from .grounding_common import GroundingError, atomic_write
 from .grounding_schema import gather_schema, render_schema
 from .grounding_sql_notes import render_sql_notes, run_notes
 from .grounding_vocabulary import gather_vocabulary, render_vocabulary
+from .transpile import RULES
 
 DEFAULT_OUT = Path("data/grounding")
 SCHEMA_DOC = "omop_schema.md"
@@ -42,10 +44,8 @@ DOCUMENTS = (SCHEMA_DOC, VOCABULARY_DOC, SQL_NOTES_DOC)
 #: The today the documents' examples run with (current_date and the like become it).
 DOCS_TODAY = dt.date(2019, 12, 31)
 
-#: The transpile fix-up rules the dialect document lists (name + description each).
-#: None leaves the section out; once ``curate.transpile`` exists this becomes
-#: ``from .transpile import RULES as TRANSPILE_RULES`` (then run `sqlgold grounding`).
-TRANSPILE_RULES: Iterable[Any] | None = None
+#: The transpile fix-up rules the dialect document lists, in the order they apply.
+TRANSPILE_RULES: Iterable[Any] = RULES
 
 
 def build_documents(executor: Executor, *, rules: Iterable[Any] | None = None) -> dict[str, str]:
