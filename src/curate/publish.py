@@ -35,13 +35,11 @@ import tempfile
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-
 from score.errors import SqlgoldError
+from score.schemas import validation_errors
 from score.task_manifest import (
     MANIFEST_FORMAT,
     MANIFEST_NAME,
@@ -78,7 +76,6 @@ from .split import SPLITS, split_tasks
 from .task_diff import diff_tasks, render_markdown
 
 STAGE = "publish"
-TASK_SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / "task.schema.json"
 
 
 _SEMVER = re.compile(
@@ -184,27 +181,13 @@ def default_report_path(tasks_path: Path) -> Path:
 # --- reading the inputs -----------------------------------------------------------------
 
 
-@cache
-def _task_validator() -> jsonschema.Draft202012Validator:
-    with TASK_SCHEMA_PATH.open(encoding="utf-8") as fh:
-        schema = json.load(fh)
-    jsonschema.Draft202012Validator.check_schema(schema)
-    return jsonschema.Draft202012Validator(schema)
-
-
 def validate_task(task: Mapping[str, Any], *, path: str | None = None, line: int | None = None):
     """Refuse a task that does not validate against ``schemas/task.schema.json``."""
-    errors = sorted(_task_validator().iter_errors(task), key=lambda e: e.json_path)
+    errors = validation_errors("task", task)
     if errors:
         task_id = task.get("id") if isinstance(task.get("id"), str) else None
-        first = errors[0]
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-        raise fail(
-            f"not a valid task: {first.json_path}: {first.message}{more}",
-            path=path,
-            line=line,
-            task_id=task_id,
-        )
+        raise fail(f"not a valid task: {errors[0]}{more}", path=path, line=line, task_id=task_id)
 
 
 def read_tasks(path: Path) -> list[dict[str, Any]]:
