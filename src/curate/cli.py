@@ -6,15 +6,30 @@ code 1; ``--help`` works on every command; progress goes to stderr, data to stdo
 
 from __future__ import annotations
 
+import sys
 from importlib.metadata import version
 from pathlib import Path
 
 import click
 
-from score.cli_options import database_options, handle_errors, quiet_option
+from score.cli_options import (
+    database_options,
+    executor_options,
+    executor_settings,
+    handle_errors,
+    quiet_option,
+)
+from score.compare import profile_names
 from score.database import describe_database
+from score.executor import Executor
 
+from .curation import curate_to_files
+from .grounding_cli import grounding
+from .importers import FORMATS
 from .omop_db import DEFAULT_DB, build_database
+from .pipeline import CurationOptions
+from .publish_cli import diff_command, publish_command
+from .reference_rules import ReferenceRules
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -76,3 +91,156 @@ def db_info(db_path: Path, schema: str | None, recompute: bool) -> None:
         click.echo(f"missing      {', '.join(info.missing)}")
     stored = "stored" if info.fingerprint_stored else "computed"
     click.echo(f"fingerprint  {info.fingerprint} ({stored})")
+
+
+@main.command("curate")
+@click.argument("source", type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(sorted(FORMATS)),
+    default="jsonl",
+    show_default=True,
+    help="Source format: the project's JSONL, OHDSI QueryLibrary pages, or FunSQL train.jsonl.",
+)
+@database_options
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Task file to write (default: data/benchmark/<name>_tasks.jsonl).",
+)
+@click.option(
+    "--report",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="JSON report to write; the Markdown report goes beside it "
+    "(default: <name>_report.json next to the task file).",
+)
+@click.option(
+    "--profile",
+    type=click.Choice(profile_names()),
+    default="sqlgold",
+    show_default=True,
+    help="Comparator profile that decides whether a reference answer returns the gold's result.",
+)
+@click.option(
+    "--jobs",
+    type=click.IntRange(1),
+    default=1,
+    show_default=True,
+    help="Records verified in parallel.",
+)
+@click.option(
+    "--min-rows",
+    type=click.IntRange(0),
+    default=1,
+    show_default=True,
+    help="Fewest rows a gold may return.",
+)
+@click.option(
+    "--max-gold-rows",
+    type=click.IntRange(1),
+    default=1000,
+    show_default=True,
+    help="Most rows a gold may return.",
+)
+@click.option(
+    "--allow-all-zero", is_flag=True, help="Keep golds whose every value is zero or NULL."
+)
+@click.option("--allow-current-date", is_flag=True, help="Keep golds that read the current date.")
+@click.option("--no-determinism-check", is_flag=True, help="Do not run each gold twice.")
+@click.option(
+    "--allow-ties", is_flag=True, help="Keep golds whose ORDER BY ... LIMIT cuts through ties."
+)
+@click.option(
+    "--allow-unordered-limit", is_flag=True, help="Keep golds with LIMIT/TOP but no ORDER BY."
+)
+@click.option("--strict", is_flag=True, help="Exit with code 2 if any record is dropped.")
+@executor_options
+@quiet_option
+@handle_errors
+def curate(
+    source,
+    fmt,
+    db_path,
+    schema,
+    out,
+    report,
+    profile,
+    jobs,
+    min_rows,
+    max_gold_rows,
+    allow_all_zero,
+    allow_current_date,
+    no_determinism_check,
+    allow_ties,
+    allow_unordered_limit,
+    strict,
+    timeout,
+    max_rows,
+    memory_limit,
+    threads,
+    today,
+    quiet,
+):
+    """Curate SOURCE (a file or folder of source records) into a verified task file.
+
+    Every record is rendered, transpiled to DuckDB, run on the database, checked against
+    the reference rules and its reference answer, tiered and validated; the report says
+    what was kept and why each drop happened.  Exit codes: 0 done, 1 error, 2 records
+    dropped under --strict.
+    """
+    rules = ReferenceRules(
+        min_rows=min_rows,
+        max_rows=max_gold_rows,
+        not_all_zero_or_null=not allow_all_zero,
+        allow_current_date=allow_current_date,
+        deterministic=not no_determinism_check,
+        limit_needs_order=not allow_unordered_limit,
+        no_ties_at_limit=not allow_ties,
+    )
+    settings = executor_settings(timeout, max_rows, memory_limit, threads, today)
+    bar = {}
+
+    def on_start(total: int) -> None:
+        if not quiet:
+            bar["bar"] = click.progressbar(
+                length=total, label="curating", file=sys.stderr, show_pos=True
+            )
+
+    def progress(record) -> None:
+        if "bar" in bar:
+            bar["bar"].update(1)
+
+    with Executor(db_path, schema, settings) as executor:
+        run = curate_to_files(
+            source,
+            fmt,
+            executor,
+            out=out,
+            report_path=report,
+            options=CurationOptions(rules=rules, profile=profile),
+            jobs=jobs,
+            on_start=on_start,
+            progress=progress,
+        )
+    if "bar" in bar:
+        bar["bar"].render_finish()
+    c = run.report["counts"]
+    click.echo(f"records      {c['records']}")
+    click.echo(
+        f"kept         {c['kept']}  ({', '.join(f'{t} {n}' for t, n in c['by_tier'].items())})"
+    )
+    click.echo(f"dropped      {c['dropped']}")
+    for key, n in c["dropped_by_rule"].items():
+        click.echo(f"  {key:<40}{n:>5}")
+    click.echo(f"tasks        {run.tasks_path}")
+    click.echo(f"report       {run.report_path} (+ .md)")
+    if strict and c["dropped"]:
+        sys.exit(2)
+
+
+main.add_command(grounding)
+main.add_command(publish_command)
+main.add_command(diff_command)

@@ -53,6 +53,21 @@ _BATCH_ROWS = 2048
 
 
 @dataclass(frozen=True)
+class PreparedQuery:
+    """SQL that passed the guard and DuckDB's parser, with a fixed today pinned.
+
+    Only :meth:`Executor.prepare` makes one; :meth:`Executor.run` runs only these, so
+    no caller can skip the guard by accident.
+    """
+
+    sql: str
+    _guarded: object = None
+
+
+_GUARDED = object()
+
+
+@dataclass(frozen=True)
 class ExecutorSettings:
     """Limits and context for every query an executor runs."""
 
@@ -61,12 +76,15 @@ class ExecutorSettings:
     memory_limit: str = "4GB"
     threads: int | None = None  # None: DuckDB's default (all cores)
     today: dt.date | None = None
+    collation: str | None = None  # e.g. "nocase": DuckDB's default_collation for text
 
     def __post_init__(self) -> None:
         if self.timeout_seconds <= 0:
             raise ValueError("timeout_seconds must be positive")
         if self.max_rows < 1:
             raise ValueError("max_rows must be at least 1")
+        if self.collation is not None and not self.collation.replace(".", "").isalnum():
+            raise ValueError(f"not a collation name: {self.collation!r}")
 
 
 class Executor:
@@ -91,6 +109,8 @@ class Executor:
             con.execute(f"SET memory_limit = '{_setting(self.settings.memory_limit)}'")
             if self.settings.threads:
                 con.execute(f"SET threads = {int(self.settings.threads)}")
+            if self.settings.collation:
+                con.execute(f"SET default_collation = '{self.settings.collation}'")
             attach_read_only(con, db_path, SOURCE_ALIAS)
             self.schema = find_cdm_schema(con, SOURCE_ALIAS, schema)
             self.tables = cdm_tables_in(con, SOURCE_ALIAS, self.schema)
@@ -148,8 +168,8 @@ class Executor:
             self._local.cursor = cur
         return cur
 
-    def prepare(self, sql: str) -> str:
-        """The SQL that would run for ``sql``: guarded, with a fixed today pinned."""
+    def prepare(self, sql: str) -> PreparedQuery:
+        """Guard ``sql`` and pin a fixed today; raise a QueryError if it may not run."""
         try:
             tree = check_statement(sql)
         except QueryError as e:
@@ -175,11 +195,17 @@ class Executor:
                 "guard_rejected",
                 f"a {kind.name} statement; only a read-only SELECT is allowed",
             )
-        return sql
+        return PreparedQuery(sql, _GUARDED)
+
+    def run(self, query: PreparedQuery) -> QueryResult:
+        """Run a prepared query; raise a classified QueryError if it fails."""
+        if not isinstance(query, PreparedQuery) or query._guarded is not _GUARDED:
+            raise TypeError("run() takes a PreparedQuery made by prepare()")
+        return self._run(query.sql)
 
     def execute(self, sql: str) -> QueryResult:
         """Run one SELECT and return its result, or raise a classified QueryError."""
-        return self._run(self.prepare(sql))
+        return self._run(self.prepare(sql).sql)
 
     def try_execute(self, sql: str) -> QueryResult | QueryError:
         """Like :meth:`execute`, but the error is returned instead of raised."""

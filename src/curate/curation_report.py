@@ -1,0 +1,143 @@
+"""The curation report: what was kept, what was dropped and why (JSON and Markdown).
+
+The JSON report is read by scripts, so its names are stable: ``records`` holds one
+entry per source record with ``id``, ``status`` (``kept`` or ``dropped``) and, for a
+drop, ``stage``, ``rule`` and ``reason``.  The header names the database fingerprint
+and the sqlglot / duckdb versions.  No timestamps: the same inputs give the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from .pipeline import Verdict
+from .sources import SourceProblem
+
+REPORT_FORMAT = "sqlgold.curation-report/1"
+TIER_ORDER = ("simple", "compositional", "schema_aware", "unanswerable")
+
+
+def _sorted_counts(counter: Counter) -> dict[str, int]:
+    return {k: counter[k] for k in sorted(counter, key=lambda k: (k is None, str(k)))}
+
+
+def build_report(
+    *,
+    name: str,
+    header: dict[str, Any],
+    tasks: Sequence[dict[str, Any]],
+    verdicts: Sequence[Verdict],
+    problems: Sequence[SourceProblem],
+) -> dict[str, Any]:
+    """The JSON report.  ``header`` carries source, database, versions and settings.
+
+    Import problems that name a record id become dropped records (stage ``import``);
+    the others (a file with no readable record) are listed under ``problems``.
+    """
+    records = [v.to_dict() for v in verdicts]
+    loose: list[dict[str, Any]] = []
+    for p in problems:
+        entry = {"reason": p.reason, "message": p.message, "path": p.path, "line": p.line}
+        if p.task_id:
+            records.append(
+                {
+                    "id": p.task_id,
+                    "status": "dropped",
+                    "stage": "import",
+                    "rule": p.reason,
+                    "reason": p.message,
+                }
+            )
+        else:
+            loose.append(entry)
+    records.sort(key=lambda r: (r["id"], r["status"]))
+    dropped = [r for r in records if r["status"] == "dropped"]
+    by_tier = Counter(t["tier"] for t in tasks)
+    counts = {
+        "records": len(records),
+        "kept": len(tasks),
+        "dropped": len(dropped),
+        "by_tier": {t: by_tier.get(t, 0) for t in TIER_ORDER},
+        "by_category": _sorted_counts(Counter(t.get("category") for t in tasks)),
+        "by_difficulty": _sorted_counts(Counter(t.get("difficulty") for t in tasks)),
+        "languages": _sorted_counts(Counter(lang for t in tasks for lang in t["questions"])),
+        "answerable": sum(1 for t in tasks if t["answerable"]),
+        "unanswerable": sum(1 for t in tasks if not t["answerable"]),
+        "dropped_by_stage": _sorted_counts(Counter(r["stage"] for r in dropped)),
+        "dropped_by_rule": _sorted_counts(Counter(f"{r['stage']}/{r['rule']}" for r in dropped)),
+    }
+    return {
+        "format": REPORT_FORMAT,
+        "name": name,
+        **header,
+        "counts": counts,
+        "records": records,
+        "problems": loose,
+    }
+
+
+def report_json(report: dict[str, Any]) -> str:
+    return json.dumps(report, sort_keys=True, ensure_ascii=False, indent=2) + "\n"
+
+
+def _md_escape(text: str | None) -> str:
+    return (text or "").replace("|", "\\|").replace("\n", " ")
+
+
+def report_markdown(report: dict[str, Any]) -> str:
+    """A Markdown report for people: header, counts by tier, every drop with its reason."""
+    c = report["counts"]
+    db = report["database"]
+    v = report["versions"]
+    lines = [
+        f"# Curation report: {report['name']}",
+        "",
+        f"- source: `{report['source']}` ({report['source_format']})",
+        f"- tasks: `{report['tasks_file']}`",
+        f"- database: `{db['path']}` schema `{db['schema']}`, fingerprint `{db['fingerprint']}`",
+        f"- versions: sqlgold {v['sqlgold']}, sqlglot {v['sqlglot']}, duckdb {v['duckdb']}",
+        f"- comparator profile: `{report['comparator_profile']}`",
+        f"- fixed today: {report['settings']['today'] or 'none'}",
+        "",
+        f"**{c['records']} records: {c['kept']} kept, {c['dropped']} dropped.**",
+        "",
+        "## Kept tasks by tier",
+        "",
+        "| tier | tasks |",
+        "| --- | ---: |",
+        *[f"| {t} | {n} |" for t, n in c["by_tier"].items()],
+        "",
+        "## Kept tasks by category",
+        "",
+        "| category | tasks |",
+        "| --- | ---: |",
+        *[f"| {k or '(none)'} | {n} |" for k, n in c["by_category"].items()],
+        "",
+        "Questions by language: " + ", ".join(f"{k} {n}" for k, n in c["languages"].items()),
+        "",
+    ]
+    dropped = [r for r in report["records"] if r["status"] == "dropped"]
+    lines += ["## Dropped records", ""]
+    if not dropped:
+        lines += ["None.", ""]
+    else:
+        lines += ["| stage/rule | records |", "| --- | ---: |"]
+        lines += [f"| {k} | {n} |" for k, n in c["dropped_by_rule"].items()]
+        lines += ["", "| id | stage | rule | reason |", "| --- | --- | --- | --- |"]
+        lines += [
+            f"| {_md_escape(r['id'])} | {r['stage']} | {r['rule']} | {_md_escape(r['reason'])} |"
+            for r in dropped
+        ]
+        lines.append("")
+    if report["problems"]:
+        lines += ["## Input problems", ""]
+        lines += [
+            f"- {_md_escape(p['path'])}{':' + str(p['line']) if p['line'] else ''}: "
+            f"{p['reason']}: {_md_escape(p['message'])}"
+            for p in report["problems"]
+        ]
+        lines.append("")
+    return "\n".join(lines)

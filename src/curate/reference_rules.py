@@ -1,0 +1,153 @@
+"""The reference rules a gold query must meet (seed 004), as pure checks.
+
+A gold is kept only if it is one SELECT, returns between ``min_rows`` and ``max_rows``
+rows (1 to 1,000 by default; an empty result would be matched by any empty query),
+not every value is zero or NULL (else ``SELECT 0``-like answers could pass), it reads
+no current date unless a fixed today is set, and its result is deterministic: two runs
+agree, a LIMIT has an ORDER BY, and an ORDER BY + LIMIT does not cut through ties.
+
+Each rule can be switched off or tuned in :class:`ReferenceRules`; every failure is a
+:class:`RuleFailure` naming its rule.
+
+>>> import pyarrow as pa
+>>> from score.result import QueryResult
+>>> check_result_rules(QueryResult.from_rows(["n"], [(0,), (None,)]), ReferenceRules())
+RuleFailure(rule='not_all_zero_or_null', reason='every value of the result is zero or NULL')
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from sqlglot import exp
+
+from score.fixed_today import uses_current_time
+from score.result import QueryResult
+
+
+@dataclass(frozen=True)
+class ReferenceRules:
+    """Which reference rules apply, with their limits."""
+
+    min_rows: int = 1
+    max_rows: int = 1000
+    not_all_zero_or_null: bool = True
+    allow_current_date: bool = False  # also allowed whenever a fixed today is set
+    deterministic: bool = True  # run twice, compare
+    limit_needs_order: bool = True
+    no_ties_at_limit: bool = True
+
+
+@dataclass(frozen=True)
+class RuleFailure:
+    rule: str
+    reason: str
+
+
+def check_query_rules(
+    tree: exp.Expression, rules: ReferenceRules, *, today_fixed: bool
+) -> RuleFailure | None:
+    """Rules decided by the query text alone."""
+    if not rules.allow_current_date and not today_fixed and uses_current_time(tree):
+        return RuleFailure(
+            "no_current_date",
+            "the query reads the current date; its answer changes daily (set a fixed today)",
+        )
+    if rules.limit_needs_order and _limit(tree) is not None and not tree.args.get("order"):
+        return RuleFailure("limit_needs_order", "LIMIT/TOP without ORDER BY picks arbitrary rows")
+    return None
+
+
+def check_result_rules(result: QueryResult, rules: ReferenceRules) -> RuleFailure | None:
+    """Rules decided by the gold's result."""
+    n = result.num_rows
+    if n < rules.min_rows:
+        return RuleFailure(
+            "min_rows",
+            "the result is empty (any query returning nothing would match it)"
+            if n == 0
+            else f"the result has {n} rows, fewer than {rules.min_rows}",
+        )
+    if n > rules.max_rows:
+        return RuleFailure("max_rows", f"the result has {n} rows, more than {rules.max_rows}")
+    if rules.not_all_zero_or_null and all(_zero_or_null(col) for col in result.table.columns):
+        return RuleFailure("not_all_zero_or_null", "every value of the result is zero or NULL")
+    return None
+
+
+def _zero_or_null(column: pa.ChunkedArray) -> bool:
+    if column.null_count == len(column):
+        return True
+    t = column.type
+    if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t):
+        return bool(pc.all(pc.equal(column, pa.scalar(0).cast(t)), skip_nulls=True).as_py())
+    if pa.types.is_boolean(t):
+        return not pc.any(column, skip_nulls=True).as_py()
+    return False
+
+
+def _limit(tree: exp.Expression) -> exp.Expression | None:
+    return tree.args.get("limit") or tree.args.get("fetch")
+
+
+def tie_probe(tree: exp.Expression) -> tuple[exp.Expression, int, int] | None:
+    """A query that shows whether ``tree``'s ORDER BY + LIMIT n cuts through ties.
+
+    Returns ``(probe, n, width)``: the probe returns up to n + 1 rows of the ORDER BY
+    keys; the limit cuts a tie when rows n and n + 1 have equal keys.  None when the
+    query has no top-level ORDER BY with a constant LIMIT.
+
+    >>> import sqlglot
+    >>> probe, n, width = tie_probe(sqlglot.parse_one(
+    ...     "SELECT person_id, year_of_birth AS y FROM cdm.person ORDER BY y DESC LIMIT 3"))
+    >>> probe.sql(), n, width
+    ('SELECT year_of_birth AS y FROM cdm.person ORDER BY y DESC LIMIT 4', 3, 1)
+    """
+    order = tree.args.get("order")
+    limit = _limit(tree)
+    if order is None or limit is None:
+        return None
+    count = limit.expression if isinstance(limit, exp.Limit) else limit.args.get("count")
+    if not isinstance(count, exp.Literal) or count.is_string:
+        return None
+    n = int(count.this)
+    if not isinstance(tree, exp.Select):
+        return None  # set operations: ORDER BY names output columns; compare whole rows
+    projections = tree.expressions
+    aliases = {p.alias_or_name: p for p in projections}
+    keys: list[exp.Expression] = []
+    for ordered in order.expressions:
+        key = ordered.this
+        if isinstance(key, exp.Literal) and not key.is_string:  # ORDER BY 2
+            index = int(key.this) - 1
+            if not 0 <= index < len(projections):
+                return None
+            keys.append(projections[index].copy())
+        elif isinstance(key, exp.Column) and not key.table and key.name in aliases:
+            keys.append(aliases[key.name].copy())
+        else:
+            keys.append(key.copy())
+    probe = tree.copy()
+    if tree.args.get("distinct"):
+        # DISTINCT changes with the projection: keep it, and compare whole output rows
+        probe.set("limit", exp.Limit(expression=exp.Literal.number(n + 1)))
+        probe.set("fetch", None)
+        return probe, n, len(projections)
+    probe.set(
+        "expressions",
+        [
+            k if isinstance(k, exp.Alias | exp.Column) else exp.alias_(k, f"_k{i}")
+            for i, k in enumerate(keys)
+        ],
+    )
+    probe.set("limit", exp.Limit(expression=exp.Literal.number(n + 1)))
+    probe.set("fetch", None)
+    return probe, n, len(keys)
+
+
+def cuts_ties(probe_result: QueryResult, n: int) -> bool:
+    """Whether rows n and n + 1 of a :func:`tie_probe` result have equal keys."""
+    rows = probe_result.rows()
+    return len(rows) > n and rows[n - 1] == rows[n]
