@@ -45,6 +45,7 @@ __all__ = [
     "python_class",
     "python_values",
     "round_like_python",
+    "same_cells",
     "show",
     "splitmix64",
 ]
@@ -197,8 +198,9 @@ def _valid(arr: pa.Array) -> np.ndarray | None:
 
 
 def _ints(arr: pa.Array) -> np.ndarray:
-    filled = pc.fill_null(arr, 0) if arr.null_count else arr
-    return np.asarray(filled.cast(pa.int64()).to_numpy(zero_copy_only=False), dtype=np.int64)
+    as_int = arr.cast(pa.int64())
+    filled = pc.fill_null(as_int, 0) if as_int.null_count else as_int
+    return np.asarray(filled.to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
 def _floats(arr: pa.Array) -> np.ndarray:
@@ -472,3 +474,25 @@ def python_class(arr: pa.Array | pa.ChunkedArray, duckdb_type: str = "") -> str 
     if pa.types.is_map(t):
         return "unhashable"
     return None
+
+
+def same_cells(a: pa.Array, b: pa.Array) -> np.ndarray:
+    """Elementwise equality of two aligned arrays, NULL equal to NULL; arrays of
+    different types (text beside bytes) are equal only where both are NULL.
+
+    >>> same_cells(pa.array(["a", None, "b"]), pa.array(["a", None, "c"], pa.large_string()))
+    array([ True,  True, False])
+    """
+    if a.type != b.type:
+        try:
+            b = b.cast(a.type)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return (a.is_null().to_numpy(zero_copy_only=False)
+                    & b.is_null().to_numpy(zero_copy_only=False))
+    if a.equals(b):
+        return np.ones(len(a), dtype=bool)
+    eq = pc.fill_null(pc.equal(a, b), False).to_numpy(zero_copy_only=False)
+    both_null = a.is_null().to_numpy(zero_copy_only=False) & b.is_null().to_numpy(
+        zero_copy_only=False
+    )
+    return eq | both_null

@@ -35,7 +35,15 @@ from scipy.sparse.csgraph import maximum_bipartite_matching
 
 from score.profiles.base import Verdict
 from score.result import QueryResult
-from score.values import NormColumn, Rules, Tolerance, normalise, show, splitmix64
+from score.values import (
+    NormColumn,
+    Rules,
+    Tolerance,
+    normalise,
+    same_cells,
+    show,
+    splitmix64,
+)
 
 _U = np.uint64
 _GROUP_LIMIT = 512  # largest group of rows re-paired by bipartite matching
@@ -123,18 +131,8 @@ def cells_equal(g: NormColumn, p: NormColumn, ig, ip, tol: Tolerance | None, nan
         if ok.all():  # confirm equal hashes on the values themselves
             a = g.check if ig is None else g.check.take(pa.array(ig))
             b = p.check if ip is None else p.check.take(pa.array(ip))
-            if not a.equals(b):
-                ok = ok & _arrow_equal(a, b)
+            ok = ok & same_cells(a, b)
     return ok
-
-
-def _arrow_equal(a: pa.Array, b: pa.Array) -> np.ndarray:
-    import pyarrow.compute as pc
-
-    eq = pc.fill_null(pc.equal(a, b), False).to_numpy(zero_copy_only=False)
-    both_null = (pc.is_null(a).to_numpy(zero_copy_only=False)
-                 & pc.is_null(b).to_numpy(zero_copy_only=False))
-    return eq | both_null
 
 
 def _valid(c: NormColumn, idx) -> np.ndarray:
@@ -189,7 +187,7 @@ class _Matcher:
             i = lonely[0]
             more = f" (and {len(lonely) - 1} more)" if len(lonely) > 1 else ""
             why = f"column {self._gname(i)} of gold matches no predicted column{more}"
-            return Verdict(False, why)
+            return Verdict(False, why + self._closest(cands, lonely))
         unmatched = _unmatched(cands, len(P))
         if unmatched is not None:
             names = ", ".join(self.P[j].name for j in cands[unmatched])
@@ -211,6 +209,28 @@ class _Matcher:
         if found is not None:
             return Verdict(True, self._success(found))
         return Verdict(False, self.first_failure or "rows differ")
+
+    def _closest(self, cands: list[list[int]], lonely: list[int]) -> str:
+        """Where the rows differ if each lonely gold column took the unused predicted
+        column most like it (same class first, then the same position)."""
+        assign: dict[int, int] = {}
+        for i, c in enumerate(cands):
+            free = [j for j in c if j not in assign.values()]
+            if free:
+                assign[i] = free[0]
+        for i in lonely:
+            free = [j for j in range(len(self.P)) if j not in assign.values()]
+            if not free:
+                return ""
+            free.sort(key=lambda j: (self.P[j].cls != self.G[i].cls, j != self.pos[i], j))
+            assign[i] = free[0]
+        if len(assign) != len(self.G):
+            return ""
+        ok, why = self.rows(assign)
+        if ok or not why:
+            return ""
+        j = assign[lonely[0]]
+        return f"; with predicted column {j + 1} {self.P[j].name!r} in its place, {why}"
 
     def _ident_key(self, j: int) -> bytes:
         if j not in self._ident:
@@ -342,7 +362,8 @@ class _Matcher:
             null = ~_valid(c, None)
             state += (nan.astype(np.int64) + null) * 3**j
             m, e = np.frexp(np.where(nan, 0.0, v))
-            q = np.ldexp(np.round(m * 1024.0), e)
+            with np.errstate(over="ignore", invalid="ignore"):
+                q = np.ldexp(np.round(m * 1024.0), e)
             q[np.abs(v) <= self.tol.abs] = 0.0
             raws.append(np.where(nan, 0.0, v))
             quants.append(q)
