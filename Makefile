@@ -11,7 +11,7 @@ SOURCE  ?= data/benchmark/$(NAME)_source.jsonl
 TASKS   ?= data/benchmark/$(NAME)_tasks.jsonl
 JOBS    ?= 1
 
-.PHONY: help venv db curate verify test bench lint grounding publish score clean
+.PHONY: help venv db curate grounding verify test bench lint publish score clean
 
 help:  ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -30,14 +30,27 @@ $(DB): | $(STAMP)
 db: $(STAMP)  ## build the embedded OMOP database (Synthea 1k) and print its row counts
 	$(SQLGOLD) db build --out $(DB)
 
-curate: $(STAMP) $(DB)  ## curate the project's source tasks into data/benchmark/
-	$(SQLGOLD) curate $(SOURCE) --db $(DB) --out $(TASKS) --jobs $(JOBS)
+curate: $(STAMP) $(DB)  ## curate the project's source tasks into data/benchmark/ (+ grounding docs)
+	$(SQLGOLD) curate $(SOURCE) --db $(DB) --out $(TASKS) --jobs $(JOBS) --strict
+	$(SQLGOLD) grounding --db $(DB) --tasks $(TASKS)
+
+grounding: $(STAMP) $(DB)  ## regenerate data/grounding/ (schema, vocabulary, DuckDB notes, examples)
+	$(SQLGOLD) grounding --db $(DB) --tasks $(TASKS)
 
 verify: $(STAMP) $(DB)  ## check one pair: make verify GOLD=... ANSWER=...  (or ID=... SOURCE=...)
 	$(SQLGOLD) verify --db $(DB) $(if $(ID),--id $(ID) --source $(SOURCE),--gold "$(GOLD)" --answer "$(ANSWER)")
 
 test: $(STAMP)  ## run the test suite (builds its own database)
 	$(BIN)/python -m pytest
+
+publish: $(STAMP) $(DB)  ## immutable release: make publish VERSION=0.1.0 [PUSH=org/name]
+	@test -n "$(VERSION)" || { echo "usage: make publish VERSION=x.y.z" >&2; exit 2; }
+	$(SQLGOLD) publish $(TASKS) --version $(VERSION) --db $(DB) --out data/benchmark/releases $(if $(REPO_ID),--repo-id $(REPO_ID)) $(if $(PUSH),--push $(PUSH))
+
+score: $(STAMP) $(DB)  ## score predictions: make score PREDICTIONS=preds.jsonl OUT=runs/x [PROFILE=sqlgold]
+	@test -n "$(PREDICTIONS)" -a -n "$(OUT)" || { echo "usage: make score PREDICTIONS=file.jsonl OUT=dir" >&2; exit 2; }
+	$(SQLGOLD) score run $(TASKS) $(PREDICTIONS) --out $(OUT) --db $(DB) --profile $(or $(PROFILE),sqlgold) --jobs $(JOBS)
+	$(SQLGOLD) score report $(OUT)
 
 bench: $(STAMP) $(DB)  ## measure curation and scoring cost; writes bench/latest.json
 	$(BIN)/python bench/run_bench.py --db $(DB)

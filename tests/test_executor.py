@@ -224,7 +224,8 @@ def test_fixed_today_pins_current_date_calls(omop_db: Path):
         assert r.rows() == [
             (today, dt.datetime(2025, 12, 31), today, dt.datetime(2024, 12, 31)),
         ]
-        assert "2025-12-31" in ex.prepare("SELECT count(*) FROM cdm.death WHERE death_date < now()")
+        prepared = ex.prepare("SELECT count(*) FROM cdm.death WHERE death_date < now()")
+        assert "2025-12-31" in prepared.sql
     with Executor(omop_db) as ex:  # without a fixed today the clock is real
         assert ex.execute("SELECT current_date").rows()[0][0] >= dt.date(2026, 1, 1)
 
