@@ -1,0 +1,49 @@
+"""Logical-form exact match (seed 003): is the predicted SQL the gold SQL?
+
+The seed's recipe is ``pred == gold`` on the raw strings (:func:`exact_text_match`), so
+a trailing semicolon or a line break makes a right query "wrong".  sqlgold's
+:func:`logical_form_match` compares the canonical form instead: both queries parsed by
+sqlglot and generated again (keywords and function names upper-case, unquoted
+identifiers lower-case, one space between tokens, ``AS`` spelled out, comments and the
+trailing semicolon dropped).  Only formatting is forgiven: reordered conditions,
+renamed aliases or a different but equivalent query still differ (that is what
+execution accuracy is for).  Text that does not parse is compared with its whitespace
+collapsed.
+
+>>> logical_form_match("select  person_id from Person;", "SELECT person_id\\nFROM person")
+True
+>>> logical_form_match("SELECT a FROM t WHERE x = 'A'", "SELECT a FROM t WHERE x = 'a'")
+False
+>>> exact_text_match("SELECT 1;", "SELECT 1")
+False
+"""
+
+from __future__ import annotations
+
+import re
+
+import sqlglot
+from sqlglot.errors import SqlglotError
+
+
+def normalise_sql(sql: str, dialect: str = "duckdb") -> str:
+    """The canonical text of ``sql`` (statements joined by ``'; '``).
+
+    >>> normalise_sql("select COUNT(*) c from T -- all rows\\n;")
+    'SELECT COUNT(*) AS c FROM t'
+    """
+    try:
+        statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+        return "; ".join(s.sql(dialect=dialect, normalize=True, comments=False) for s in statements)
+    except SqlglotError:
+        return re.sub(r"\s+", " ", sql).strip().rstrip(";").strip()
+
+
+def logical_form_match(gold_sql: str, predicted_sql: str, dialect: str = "duckdb") -> bool:
+    """Do the two queries have the same canonical text?"""
+    return normalise_sql(gold_sql, dialect) == normalise_sql(predicted_sql, dialect)
+
+
+def exact_text_match(gold_sql: str, predicted_sql: str) -> bool:
+    """The seed's own rule: the strings are identical."""
+    return gold_sql == predicted_sql
