@@ -92,7 +92,7 @@ def compare_bijective(
     gall = columns(gold, engine.rules, 0)
     G = [gall[i] for i in wanted]
     P = columns(pred, engine.rules, 1)
-    return _Matcher(G, P, wanted, engine, order_matters).run()
+    return Matcher(G, P, wanted, engine, order_matters).run()
 
 
 def pair_hashes(g: NormColumn, p: NormColumn, tol: Tolerance | None):
@@ -141,8 +141,9 @@ def _valid(c: NormColumn, idx) -> np.ndarray:
     return c.valid if idx is None else c.valid[idx]
 
 
-class _Matcher:
-    """One comparison: candidates, the mapping search and the row checks."""
+class Matcher:
+    """One comparison: candidates, the mapping search and the row checks (also used by
+    :mod:`score.result_diff` to explain a mismatch)."""
 
     def __init__(self, G, P, positions, engine: Engine, ordered: bool) -> None:
         self.G, self.P, self.pos = G, P, positions
@@ -153,6 +154,7 @@ class _Matcher:
         self.checks = 0
         self.first_failure: str | None = None
         self._sums: dict[tuple[int, bool], int] = {}
+        self.mapping: dict[int, int] | None = None  # gold column -> predicted, on a match
 
     # -- candidates ---------------------------------------------------------------
     def _sum(self, c: NormColumn, floats: bool) -> int:
@@ -207,6 +209,7 @@ class _Matcher:
                 f"checks) among columns with identical content signatures",
             )
         if found is not None:
+            self.mapping = found
             return Verdict(True, self._success(found))
         return Verdict(False, self.first_failure or "rows differ")
 
@@ -394,7 +397,7 @@ class _Matcher:
     def _multiset_reason(self, pairs, rg: np.ndarray, rp: np.ndarray) -> str:
         ug, cg = np.unique(rg, return_counts=True)
         up, cp = np.unique(rp, return_counts=True)
-        in_p, in_g = _counts_in(ug, up, cp), _counts_in(up, ug, cg)
+        in_p, in_g = counts_in(ug, up, cp), counts_in(up, ug, cg)
         missing, extra = ug[cg > in_p], up[cp > in_g]
         n_missing = int(np.sum(np.maximum(cg - in_p, 0)))
         n_extra = int(np.sum(np.maximum(cp - in_g, 0)))
@@ -420,7 +423,7 @@ class _Matcher:
         return text
 
 
-def _counts_in(keys: np.ndarray, other: np.ndarray, counts: np.ndarray) -> np.ndarray:
+def counts_in(keys: np.ndarray, other: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """How often each of ``keys`` occurs in the sorted unique ``other`` (with ``counts``)."""
     if not len(other):
         return np.zeros(len(keys), dtype=np.int64)
