@@ -78,10 +78,22 @@ def test_ts_vectorised_and_python_paths_agree_on_permuted_wide_results() -> None
     assert not spider_ts._python(gold, pred, True).match
 
 
-def test_ts_negative_zero_takes_the_python_path() -> None:
-    gold, pred = q("a b", (-0.0, -1.0)), q("a b", (0.0, -1.0))
-    assert not spider_ts._vectorisable(gold, pred)
-    assert not match(gold, pred, "spider-ts")  # the quirk: '-0.0' and '-1.0' sort apart
+@pytest.mark.parametrize(
+    ("gold", "pred"),
+    [
+        (q("a b", (-0.0, -1.0)), q("a b", (0.0, -1.0))),  # '-0.0' and '-1.0' sort apart
+        (q("a b", (1, 2.5), (2, 0.5)), q("b a", (2.5, 1.0), (0.5, 2.0))),
+        (q("a b", (1, 2.5), (2, 0.5)), q("b a", (2.5, 1), (0.5, 2))),
+        (q("a b c", (True, 1, "x")), q("a b c", (1, True, "x"))),
+        (q("a b", (10, 9.5)), q("a b", (10.0, 9.5))),
+        (q("a b", (float("nan"), 1)), q("a b", (float("nan"), 1))),
+    ],
+)
+def test_ts_vectorised_quick_rej_agrees_with_python(gold, pred) -> None:
+    assert spider_ts._vectorisable(gold, pred)
+    for order in (False, True):
+        want = spider_ts._python(gold, pred, order).match
+        assert match(gold, pred, "spider-ts", order_matters=order) is want
 
 
 def test_ts_decimal_is_exact_binary_and_nan_never_equal() -> None:

@@ -57,6 +57,8 @@ _SALT = {
     "float": _U(0x13198A2E03707344),
     "bool": _U(0xA4093822299F31D0),
     "time": _U(0x082EFA98EC4E6C89),
+    "date": _U(0x3707344A4093822F),
+    "timetz": _U(0x9216D5D98979FB1B),
     "tod": _U(0x452821E638D01377),
     "dur": _U(0xBE5466CF34E90C6C),
     "nan": _U(0xC0AC29B7C97C50DD),
@@ -302,7 +304,7 @@ def normalise(arr: pa.Array | pa.ChunkedArray, name: str, rules: Rules = Rules()
             cls = "date"
         elif pa.types.is_timestamp(t) and t.tz and not rules.aware_is_naive:
             cls = "timetz"
-        h = splitmix64(_micros(arr).view(_U) ^ _SALT["time"])
+        h = splitmix64(_micros(arr).view(_U) ^ _SALT[cls])  # classes apart never collide
         return done(cls, "time", h, True)
     if pa.types.is_time(t):
         return done("tod", "tod", splitmix64(_micros(arr).view(_U) ^ _SALT["tod"]), True)
