@@ -39,20 +39,22 @@ def build_report(
     """
     records = [v.to_dict() for v in verdicts]
     loose: list[dict[str, Any]] = []
+    by_id: dict[str, list[SourceProblem]] = {}
     for p in problems:
-        entry = {"reason": p.reason, "message": p.message, "path": p.path, "line": p.line}
         if p.task_id:
-            records.append(
-                {
-                    "id": p.task_id,
-                    "status": "dropped",
-                    "stage": "import",
-                    "rule": p.reason,
-                    "reason": p.message,
-                }
-            )
+            by_id.setdefault(p.task_id, []).append(p)
         else:
-            loose.append(entry)
+            loose.append({"reason": p.reason, "message": p.message, "path": p.path, "line": p.line})
+    for task_id, found in by_id.items():  # one entry per record, however many problems
+        records.append(
+            {
+                "id": task_id,
+                "status": "dropped",
+                "stage": "import",
+                "rule": found[0].reason,
+                "reason": "; ".join(p.message for p in found),
+            }
+        )
     records.sort(key=lambda r: (r["id"], r["status"]))
     dropped = [r for r in records if r["status"] == "dropped"]
     by_tier = Counter(t["tier"] for t in tasks)

@@ -16,8 +16,9 @@ The pipeline knows nothing of click or the terminal; the CLI calls :func:`curate
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -110,17 +111,40 @@ def _collation_drop(
     )
 
 
-def curate_record(
-    record: SourceRecord,
-    executor: Executor,
-    options: CurationOptions,
-    nocase: Executor | None = None,
-) -> tuple[dict[str, Any] | None, Verdict]:
-    """The task record for ``record`` (or None) and the verdict saying why.
+@dataclass(frozen=True)
+class CurationContext:
+    """The executors and options every record is curated with.
 
-    ``nocase`` is an executor on the same database with a case-insensitive collation,
-    for the collation check (see :class:`CurationOptions`).
+    ``nocase`` runs on the same database with a case-insensitive collation, for the
+    collation check (None when the check is off); make one with :func:`curation_context`.
     """
+
+    executor: Executor
+    options: CurationOptions
+    nocase: Executor | None
+
+
+@contextmanager
+def curation_context(
+    executor: Executor, options: CurationOptions | None = None
+) -> Iterator[CurationContext]:
+    options = options or CurationOptions()
+    nocase = None
+    if options.collation_check:
+        settings = replace(executor.settings, collation="nocase")
+        nocase = Executor(executor.db_path, executor.schema, settings)
+    try:
+        yield CurationContext(executor, options, nocase)
+    finally:
+        if nocase is not None:
+            nocase.close()
+
+
+def curate_record(
+    record: SourceRecord, ctx: CurationContext
+) -> tuple[dict[str, Any] | None, Verdict]:
+    """The task record for ``record`` (or None) and the verdict saying why."""
+    executor, options, nocase = ctx.executor, ctx.options, ctx.nocase
     notes: list[str] = []
     if not record.answerable:
         because = record.unanswerable_because
@@ -247,24 +271,16 @@ def curate_records(
     progress: Callable[[SourceRecord], None] | None = None,
 ) -> tuple[list[dict[str, Any]], list[Verdict]]:
     """Curate every record; return the kept tasks sorted by id and a verdict per record."""
-    options = options or CurationOptions()
     records = list(records)
     outcomes: list[tuple[dict[str, Any] | None, Verdict]] = []
-    nocase = None
-    if options.collation_check:
-        settings = replace(executor.settings, collation="nocase")
-        nocase = Executor(executor.db_path, executor.schema, settings)
-    try:
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
-            # results come back in record order; progress is reported from this thread
-            work = pool.map(lambda r: curate_record(r, executor, options, nocase), records)
-            for record, outcome in zip(records, work, strict=True):
-                outcomes.append(outcome)
-                if progress:
-                    progress(record)
-    finally:
-        if nocase is not None:
-            nocase.close()
+    with curation_context(executor, options) as ctx, ThreadPoolExecutor(jobs) as pool:
+        # results come back in record order; progress is reported from this thread
+        for record, outcome in zip(
+            records, pool.map(lambda r: curate_record(r, ctx), records), strict=True
+        ):
+            outcomes.append(outcome)
+            if progress:
+                progress(record)
     tasks = sorted((t for t, _ in outcomes if t is not None), key=lambda t: t["id"])
     verdicts = sorted((v for _, v in outcomes), key=lambda v: v.id)
     return tasks, verdicts

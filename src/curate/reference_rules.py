@@ -72,7 +72,7 @@ def check_result_rules(result: QueryResult, rules: ReferenceRules) -> RuleFailur
         )
     if n > rules.max_rows:
         return RuleFailure("max_rows", f"the result has {n} rows, more than {rules.max_rows}")
-    if rules.not_all_zero_or_null and all(_zero_or_null(col) for col in result.table.columns):
+    if rules.not_all_zero_or_null and n and all(_zero_or_null(col) for col in result.table.columns):
         return RuleFailure("not_all_zero_or_null", "every value of the result is zero or NULL")
     return None
 
