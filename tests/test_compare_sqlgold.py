@@ -321,3 +321,11 @@ def test_agrees_with_brute_force_on_random_small_results() -> None:
         want = _brute_force(gold, prows, gtypes, ptypes, ordered)
         got = match(r(" ".join(gtypes), *gold), r(" ".join(ptypes), *prows), order_matters=ordered)
         assert got == want, (gtypes, gold, ptypes, prows, ordered)
+
+
+def test_a_tolerant_mapping_is_found_when_the_exact_one_is_a_dead_end() -> None:
+    # a equals x exactly and y within the tolerance; b is close to x only
+    gold = r("DOUBLE DOUBLE", (1.0, 1 - 9e-7))
+    pred = r("DOUBLE DOUBLE", (1.0, 1 + 5e-7))
+    v = compare(gold, pred)
+    assert v.match and "1 'c1'<-2 'c2'" in v.reason

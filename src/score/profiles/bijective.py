@@ -80,19 +80,38 @@ def compare_bijective(
     condition_cols: tuple[int, ...] | None = None,
 ) -> Verdict:
     """Match when a one-to-one column mapping makes the rows equal (see module doc)."""
+    return compare_mapped(
+        gold, pred, engine, order_matters=order_matters, condition_cols=condition_cols
+    )[0]
+
+
+def compare_mapped(
+    gold: QueryResult,
+    pred: QueryResult,
+    engine: Engine,
+    *,
+    order_matters: bool = False,
+    condition_cols: tuple[int, ...] | None = None,
+) -> tuple[Verdict, dict[int, int] | None]:
+    """:func:`compare_bijective`, also giving the mapping found (gold column position ->
+    predicted column position) when the results match."""
     wanted = list(range(gold.num_columns)) if condition_cols is None else list(condition_cols)
     if condition_cols is None and pred.num_columns != gold.num_columns:
-        return Verdict(False, f"predicted has {pred.num_columns} columns, gold {gold.num_columns}")
+        why = f"predicted has {pred.num_columns} columns, gold {gold.num_columns}"
+        return Verdict(False, why), None
     if pred.num_columns < len(wanted):
-        return Verdict(
-            False, f"predicted has {pred.num_columns} columns, gold needs {len(wanted)}"
-        )
+        why = f"predicted has {pred.num_columns} columns, gold needs {len(wanted)}"
+        return Verdict(False, why), None
     if pred.num_rows != gold.num_rows:
-        return Verdict(False, f"predicted has {pred.num_rows} rows, gold {gold.num_rows}")
+        return Verdict(False, f"predicted has {pred.num_rows} rows, gold {gold.num_rows}"), None
     gall = columns(gold, engine.rules, 0)
     G = [gall[i] for i in wanted]
     P = columns(pred, engine.rules, 1)
-    return Matcher(G, P, wanted, engine, order_matters).run()
+    matcher = Matcher(G, P, wanted, engine, order_matters)
+    verdict = matcher.run()
+    if matcher.mapping is None:
+        return verdict, None
+    return verdict, {wanted[i]: j for i, j in matcher.mapping.items()}
 
 
 def pair_hashes(g: NormColumn, p: NormColumn, tol: Tolerance | None):
@@ -163,7 +182,9 @@ class Matcher:
             self._sums[key] = int(np.sum(c.fhash if floats else c.hash, dtype=_U))
         return self._sums[key]
 
-    def candidate(self, g: NormColumn, p: NormColumn) -> bool:
+    def candidate(self, g: NormColumn, p: NormColumn, within_tolerance: bool = True) -> bool:
+        """Could ``p`` be ``g``'s column: same class, NULL count and content signature
+        (or, for numbers under a tolerance, sorted values equal within it)?"""
         if g.cls != p.cls or g.null_count != p.null_count:
             return False
         if g.cls == "null":
@@ -172,7 +193,7 @@ class Matcher:
         floats = g.is_numeric and p.is_numeric and not (g.kind == p.kind == "int")
         if self._sum(g, floats) == self._sum(p, floats):
             return True
-        if not tolerant:
+        if not tolerant or not within_tolerance:
             return False
         a, b = g.sorted_values, p.sorted_values
         ok = self.tol.close(a, b)
@@ -182,8 +203,25 @@ class Matcher:
 
     # -- the search ---------------------------------------------------------------
     def run(self) -> Verdict:
+        """Exact content matches first; the tolerant (sorting) check only for gold
+        columns without one, and for every column if that finds no mapping."""
         G, P = self.G, self.P
-        cands = [[j for j, p in enumerate(P) if self.candidate(g, p)] for g in G]
+        cands = [[j for j, p in enumerate(P) if self.candidate(g, p, False)] for g in G]
+        narrowed = [i for i, c in enumerate(cands) if c]
+        for i, c in enumerate(cands):
+            if not c:
+                c.extend(j for j, p in enumerate(P) if self.candidate(G[i], p))
+        verdict = self._run(cands)
+        if verdict.match or self.tol is None or not narrowed or self.mapping is not None:
+            return verdict
+        wide = [[j for j, p in enumerate(P) if self.candidate(g, p)] for g in G]
+        if wide == cands:
+            return verdict
+        again = self._run(wide)
+        return again if again.match else verdict
+
+    def _run(self, cands: list[list[int]]) -> Verdict:
+        G, P = self.G, self.P
         lonely = [i for i, c in enumerate(cands) if not c]
         if lonely:
             i = lonely[0]

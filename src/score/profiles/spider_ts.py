@@ -23,7 +23,9 @@ text, bytes, dates, naive timestamps, times, NULL; integers within 2**53 and no 
 beside floats, so every numeric equality is exact in doubles): each cell's sort key
 ``str(x) + str(type(x))`` is built per column, each row's cells are ranked by comparing
 the keys column against column (k**2 vectorised comparisons, stable like ``sorted``),
-and the sorted rows are compared by a 64-bit hash of their cells.  Anything else
+and the sorted rows are compared by a 64-bit hash of their cells.  That step is
+skipped when the permutation found pairs columns of the same Python type and no -0.0
+occurs: equal values of one type print alike, so quick_rej cannot fail.  Anything else
 (tz-aware timestamps, wide DECIMAL, UUID beside text, ...) runs on Python tuples
 exactly as above.  LIST, STRUCT and MAP cells are unhashable: where the peer would hash
 them it raises, and the verdict is no match with a reason saying so.
@@ -48,7 +50,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from score.profiles.base import Flags, Verdict, crash
-from score.profiles.bijective import Engine, combine, compare_bijective
+from score.profiles.bijective import Engine, combine, compare_mapped
 from score.result import QueryResult
 from score.values import Rules, normalise, python_class, python_values
 
@@ -78,12 +80,26 @@ def compare_spider_ts(gold: QueryResult, pred: QueryResult, flags: Flags) -> Ver
     classes = _vector_classes(gold, pred)
     if classes is None:
         return _python(gold, pred, flags.order_matters)
-    if not _quick_rej(gold, pred, classes, flags.order_matters):
-        return Verdict(False, f"{PEER}: quick_rej: the rows' sorted cells differ")
-    v = compare_bijective(
-        gold, pred, Engine(RULES, None, budget=10_000), order_matters=flags.order_matters
-    )
-    return Verdict(v.match, f"{PEER}: {v.reason}")
+    engine = Engine(RULES, None, budget=10_000)
+    v, mapping = compare_mapped(gold, pred, engine, order_matters=flags.order_matters)
+    if not v.match:  # no permutation works: not equal, whatever quick_rej says
+        return Verdict(False, f"{PEER}: {v.reason}")
+    alike = all(classes[0][i] == classes[1][j] for i, j in mapping.items())
+    if not (alike and not _has_negative_zero(gold) and not _has_negative_zero(pred)):
+        if not _quick_rej(gold, pred, classes, flags.order_matters):
+            return Verdict(False, f"{PEER}: quick_rej: the rows' sorted cells differ")
+    return Verdict(True, f"{PEER}: {v.reason}")
+
+
+def _has_negative_zero(r: QueryResult) -> bool:
+    """-0.0 == 0.0 but their str() differ, so quick_rej could tell them apart."""
+    for i in range(r.num_columns):
+        col = r.table.column(i)
+        if pa.types.is_floating(col.type):
+            v = col.to_numpy()
+            if np.any((v == 0) & np.signbit(v)):
+                return True
+    return False
 
 
 def _vector_classes(gold: QueryResult, pred: QueryResult) -> list[list[str]] | None:
@@ -135,12 +151,17 @@ def _sort_keys(arr: pa.ChunkedArray, cls: str, duckdb_type: str) -> pa.Array:
         reprs = np.array([repr(float(x)) + _TYPE_NAME["float"] for x in uniq.view(np.float64)],
                          dtype=object)
         keys = pa.array(reprs[inverse], pa.string())
-    else:  # booleans, decimals, dates, ...: str() once per distinct value
-        values = python_values(arr, duckdb_type)
+    elif cls == "date" and pa.types.is_date32(arr.type):  # ISO text, as str(date)
+        keys = pc.binary_join_element_wise(arr.cast(pa.string()), _TYPE_NAME[cls], "")
+    else:  # booleans, decimals, timestamps, ...: str() once per distinct value
         cache: dict = {}
-        keys = pa.array(
-            [cache.setdefault((type(v), v), str(v) + str(type(v))) for v in values], pa.string()
-        )
+        out = []
+        for v in python_values(arr, duckdb_type):
+            key = (type(v), v)
+            if key not in cache:
+                cache[key] = str(v) + str(type(v))
+            out.append(cache[key])
+        keys = pa.array(out, pa.string())
     if arr.null_count:
         keys = pc.if_else(arr.is_valid(), keys, _NONE_KEY)
     return keys
