@@ -92,16 +92,20 @@ def _duck() -> duckdb.DuckDBPyConnection:
     return con
 
 
-def hash_strings(arr: pa.Array) -> np.ndarray:
-    """DuckDB's vectorised ``hash()`` of a string or binary array (``uint64``).
+def hash_strings(arr: pa.Array, seed: int = 0) -> np.ndarray:
+    """DuckDB's vectorised ``hash()`` of a string or binary array (``uint64``); another
+    ``seed`` gives a second, independent hash of the same values.
 
     >>> h = hash_strings(pa.array(["a", "b", "a"]))
     >>> bool(h[0] == h[2]), bool(h[0] == h[1])
     (True, False)
+    >>> bool(hash_strings(pa.array(["a"]), seed=1)[0] != h[0])
+    True
     """
     if len(arr) == 0:
         return np.zeros(0, dtype=_U)
-    rel = _duck().from_arrow(pa.table({"v": arr})).project("hash(v)")
+    expr = "hash(v)" if seed == 0 else f"hash(v, {int(seed)}::UBIGINT)"
+    rel = _duck().from_arrow(pa.table({"v": arr})).project(expr)
     return np.array(rel.to_arrow_table().column(0).to_numpy(), dtype=_U)  # writable
 
 

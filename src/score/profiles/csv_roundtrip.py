@@ -31,8 +31,6 @@ bool), the number as float64 and the text; a missing cell is the int 0 (Spider 2
 
 from __future__ import annotations
 
-import datetime as dt
-import re
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -41,17 +39,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from score.values import python_values, splitmix64
+from score.values import hash_strings, python_values, splitmix64
 
 TEXT, INT, FLOAT, BOOL = 0, 1, 2, 3
 NA_TEXTS = frozenset(
     {"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
      "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"}
-)
-_BLANK = r"[ \t]*"
-_INT = re.compile(rf"^{_BLANK}[+-]?[0-9]+{_BLANK}$")
-_FLOAT = re.compile(
-    rf"^{_BLANK}[+-]?(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|(?i:inf|infinity)){_BLANK}$"
 )
 _BOOLS = {"True": True, "TRUE": True, "true": True, "False": False, "FALSE": False,
           "false": False}
@@ -77,14 +70,30 @@ class CsvColumn:
         return self.tags != TEXT
 
     @cached_property
+    def sorted_numbers(self) -> dict[int, np.ndarray | list[int]]:
+        """Each numeric tag's values sorted (bit patterns; exact ints when present)."""
+        out: dict[int, np.ndarray | list[int]] = {}
+        for tag in (INT, FLOAT, BOOL):
+            sel = np.flatnonzero(self.tags == tag)
+            if tag == INT and self.ints is not None:
+                out[tag] = sorted(int(self.ints[i]) for i in sel)
+            else:
+                out[tag] = np.sort(self.numbers[sel].view(np.uint64))
+        return out
+
+    @cached_property
+    def text_hashes(self) -> tuple[np.ndarray, np.ndarray]:
+        """Two independent 64-bit hashes of every text cell (in row order)."""
+        texts = pc.filter(self.texts, pa.array(self.tags == TEXT))
+        return hash_strings(texts), hash_strings(texts, seed=1)
+
+    @cached_property
     def fingerprint(self) -> int:
         """A multiset fingerprint of (tag, value): equal columns have equal ones."""
         h = self.numbers.view(np.uint64).copy()
         is_text = self.tags == TEXT
         if is_text.any():
-            from score.values import hash_strings
-
-            h[is_text] = hash_strings(pc.filter(self.texts, pa.array(is_text)))
+            h[is_text] = self.text_hashes[0]
         for tag, salt in _SALT.items():
             sel = self.tags == tag
             h[sel] = splitmix64(h[sel] ^ np.uint64(salt))
@@ -145,9 +154,8 @@ def csv_column(arr: pa.Array | pa.ChunkedArray, duckdb_type: str = "") -> CsvCol
     if pa.types.is_dictionary(arr.type):
         arr = arr.dictionary_decode()
     t = arr.type
-    n = len(arr)
     valid = arr.is_valid().to_numpy(zero_copy_only=False)
-    if pa.types.is_integer(t) and t != pa.uint64():
+    if pa.types.is_integer(t) and t != pa.uint64():  # nullable: pandas writes floats
         ints = pc.fill_null(arr, 0).cast(pa.int64()).to_numpy()
         col = _numbers(ints.astype(np.float64), valid, INT if valid.all() else FLOAT)
         if valid.all() and np.any(np.abs(ints) > 2**53):
@@ -156,11 +164,17 @@ def csv_column(arr: pa.Array | pa.ChunkedArray, duckdb_type: str = "") -> CsvCol
     if pa.types.is_floating(t):
         v = arr.cast(pa.float64()).to_numpy(zero_copy_only=False)
         return _numbers(v, valid & ~np.isnan(v), FLOAT)
-    if pa.types.is_boolean(t) and valid.all():
-        return _numbers(arr.to_numpy(zero_copy_only=False).astype(np.float64), valid, BOOL)
+    if pa.types.is_boolean(t):  # 'True'/'False', read back as booleans
+        return _numbers(pc.fill_null(arr, False).to_numpy(zero_copy_only=False), valid, BOOL)
     if pa.types.is_decimal(t) and t.scale > 0 and t.precision <= 15:
         return _numbers(_decimal_floats(arr), valid, FLOAT)
-    return read_texts(_written_texts(arr, duckdb_type), n)
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
+        return read_texts(arr.cast(pa.string()))
+    if pa.types.is_date32(t) or pa.types.is_timestamp(t):  # never read back as numbers
+        texts = arr.cast(pa.string()) if pa.types.is_date32(t) else _timestamps(arr)
+        tags = np.where(valid, TEXT, INT).astype(np.int8)
+        return CsvColumn(tags, np.zeros(len(arr)), texts)
+    return read_texts(pa.array(_written_texts(arr, duckdb_type), pa.string()))
 
 
 def _decimal_floats(arr: pa.Array) -> np.ndarray:
@@ -174,33 +188,54 @@ def _decimal_floats(arr: pa.Array) -> np.ndarray:
 def _numbers(v: np.ndarray, present: np.ndarray, tag: int) -> CsvColumn:
     """A numeric column; a missing cell becomes the int 0."""
     tags = np.where(present, tag, INT).astype(np.int8)
-    numbers = np.where(present, v, 0.0)
+    numbers = np.where(present, v, 0.0).astype(np.float64)
     return CsvColumn(tags, numbers, pa.nulls(len(v), pa.string()))
 
 
 def _written_texts(arr: pa.Array, duckdb_type: str) -> list[str | None]:
-    """What ``to_csv`` writes for each cell (None for an empty field)."""
-    t = arr.type
-    if pa.types.is_string(t) or pa.types.is_large_string(t):
-        return arr.to_pylist()
-    if pa.types.is_timestamp(t):
-        return _timestamps(arr)
-    values = python_values(arr, duckdb_type)
-    if pa.types.is_integer(t) or pa.types.is_boolean(t):  # nullable: pandas makes it float
-        if not all(v is not None for v in values) and not pa.types.is_boolean(t):
-            return [None if v is None else repr(float(v)) for v in values]
-    return [None if v is None else str(v) for v in values]
+    """What ``to_csv`` writes for each cell of other types: ``str`` (None for NULL)."""
+    out: list[str | None] = []
+    cache: dict = {}
+    for v in python_values(arr, duckdb_type):
+        if v is None:
+            out.append(None)
+            continue
+        try:
+            key = (type(v), v)
+            if key not in cache:
+                cache[key] = str(v)
+            out.append(cache[key])
+        except TypeError:  # lists, dicts
+            out.append(str(v))
+    return out
 
 
-def _timestamps(arr: pa.Array) -> list[str | None]:
-    values = python_values(arr)
+def _timestamps(arr: pa.Array) -> pa.Array:
+    """Timestamps as pandas writes a datetime64 column."""
+    if arr.type.tz:  # zoned: '2020-01-01 05:00:00+00:00', once per distinct value
+        return pa.array(_zoned_texts(python_values(arr)), pa.string())
+    if arr.type.unit == "ns":
+        arr = pc.cast(arr, pa.timestamp("us"), safe=False)
+    micros = pc.fill_null(arr.cast(pa.int64()), 0).to_numpy() * {
+        "s": 1_000_000, "ms": 1_000, "us": 1}[arr.type.unit]
+    valid = arr.is_valid().to_numpy(zero_copy_only=False)
+    if not np.any((micros % 86_400_000_000 != 0) & valid):
+        return pc.cast(arr, pa.date32()).cast(pa.string())  # all midnight: the dates alone
+    seconds = pc.strftime(pc.cast(arr, pa.timestamp("s"), safe=False), format="%Y-%m-%d %H:%M:%S")
+    frac = micros % 1_000_000
+    if not np.any(frac[valid]):
+        return seconds
+    ms = not np.any(frac[valid] % 1000)
+    digits = pa.array(frac // 1000 if ms else frac).cast(pa.string())
+    padded = pc.utf8_lpad(digits, width=3 if ms else 6, padding="0")
+    return pc.binary_join_element_wise(seconds, padded, ".")
+
+
+def _zoned_texts(values: list) -> list[str | None]:
     present = [v for v in values if v is not None]
-    zoned = bool(arr.type.tz)
-    if not zoned and all(v.time() == dt.time(0) for v in present):
-        return [None if v is None else v.date().isoformat() for v in values]
     frac = ""
     if any(v.microsecond for v in present):
-        frac = ".%f" if any(v.microsecond % 1000 for v in present) else "ms"
+        frac = "ms" if not any(v.microsecond % 1000 for v in present) else "us"
     out: list[str | None] = []
     for v in values:
         if v is None:
@@ -211,35 +246,46 @@ def _timestamps(arr: pa.Array) -> list[str | None]:
             text += f".{v.microsecond // 1000:03d}"
         elif frac:
             text += f".{v.microsecond:06d}"
-        if zoned:
-            off = v.strftime("%z")
-            text += f"{off[:3]}:{off[3:]}" if off else ""
-        out.append(text)
+        off = v.strftime("%z")
+        out.append(text + (f"{off[:3]}:{off[3:]}" if off else ""))
     return out
 
 
-def read_texts(texts: list[str | None], n: int) -> CsvColumn:
+_INT_RE = r"^[ \t]*[+-]?[0-9]+[ \t]*$"
+_FLOAT_RE = r"^[ \t]*[+-]?(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|(?i:inf|infinity))[ \t]*$"
+
+
+def read_texts(texts: pa.Array) -> CsvColumn:
     """pandas ``read_csv`` type inference on one column of written texts, then NaN -> 0."""
-    missing = np.array([t is None or t in NA_TEXTS for t in texts], dtype=bool)
-    present = [t for t, m in zip(texts, missing, strict=True) if not m]
-    if not present:  # all missing: a float column of NaN -> all 0
+    n = len(texts)
+    missing = pc.or_(pc.is_null(texts), pc.is_in(texts, pa.array(sorted(NA_TEXTS))))
+    missing_np = missing.to_numpy(zero_copy_only=False)
+    present = pc.filter(texts, pc.invert(missing))
+    if len(present) == 0:  # all missing: a float column of NaN -> all 0
         return CsvColumn(np.full(n, INT, np.int8), np.zeros(n), pa.nulls(n, pa.string()))
-    if all(_INT.match(t) for t in present):
-        ints = [int(t) if not m else 0 for t, m in zip(texts, missing, strict=True)]
-        if not missing.any():
-            big = any(abs(i) >= 2**63 for i in ints)
-            nums = np.array([float(i) for i in ints])
-            return CsvColumn(np.full(n, INT, np.int8), nums, pa.nulls(n, pa.string()),
-                             ints if big else None)
-        return _numbers(np.array([float(i) for i in ints]), ~missing, FLOAT)
-    if all(_FLOAT.match(t) for t in present):
-        nums = np.array([0.0 if m else float(t) for t, m in zip(texts, missing, strict=True)])
-        return _numbers(nums, ~missing, FLOAT)
-    if all(t in _BOOLS for t in present):
-        nums = np.array([0.0 if m else float(_BOOLS[t]) for t, m in
-                         zip(texts, missing, strict=True)])
-        return CsvColumn(np.where(missing, INT, BOOL).astype(np.int8), nums,
+    trimmed = pc.utf8_trim(texts, characters=" \t")
+    if pc.all(pc.match_substring_regex(present, _INT_RE)).as_py():
+        unsigned = pc.replace_substring_regex(pc.if_else(missing, "0", trimmed), r"^\+", "")
+        try:
+            ints = unsigned.cast(pa.int64()).to_numpy()
+        except pa.ArrowInvalid:  # beyond int64: Python's ints
+            values = [int(t) for t in unsigned.to_pylist()]
+            return CsvColumn(np.full(n, INT, np.int8), np.array(values, dtype=np.float64),
+                             pa.nulls(n, pa.string()), values if not missing_np.any() else None)
+        if not missing_np.any():
+            col = CsvColumn(np.full(n, INT, np.int8), ints.astype(np.float64),
+                            pa.nulls(n, pa.string()))
+            if np.any(np.abs(ints) > 2**53):
+                col.ints = ints
+            return col
+        return _numbers(ints.astype(np.float64), ~missing_np, FLOAT)
+    if pc.all(pc.match_substring_regex(present, _FLOAT_RE)).as_py():
+        floats = pc.if_else(missing, "0", trimmed).cast(pa.float64()).to_numpy()
+        return _numbers(floats, ~missing_np, FLOAT)
+    if pc.all(pc.is_in(present, pa.array(list(_BOOLS)))).as_py():
+        truth = pc.is_in(texts, pa.array(["True", "TRUE", "true"])).to_numpy(zero_copy_only=False)
+        return CsvColumn(np.where(missing_np, INT, BOOL).astype(np.int8),
+                         np.where(missing_np, 0.0, truth.astype(np.float64)),
                          pa.nulls(n, pa.string()))
-    tags = np.where(missing, INT, TEXT).astype(np.int8)
-    cells = [None if m else t for t, m in zip(texts, missing, strict=True)]
-    return CsvColumn(tags, np.zeros(n), pa.array(cells, pa.string()))
+    tags = np.where(missing_np, INT, TEXT).astype(np.int8)
+    return CsvColumn(tags, np.zeros(n), pc.if_else(missing, pa.scalar(None, pa.string()), texts))
