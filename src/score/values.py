@@ -48,6 +48,7 @@ __all__ = [
     "same_cells",
     "show",
     "splitmix64",
+    "timestamp_parts",
 ]
 
 _U = np.uint64
@@ -502,3 +503,21 @@ def same_cells(a: pa.Array, b: pa.Array) -> np.ndarray:
         zero_copy_only=False
     )
     return eq | both_null
+
+
+def timestamp_parts(arr: pa.Array) -> tuple[pa.Array, np.ndarray, np.ndarray]:
+    """A naive timestamp column as 'YYYY-MM-DD HH:MM:SS' text of its whole seconds
+    (floored, also before 1970), the microseconds past the second, and the raw
+    microseconds since the epoch (nanoseconds truncated, as DuckDB's client does).
+
+    >>> text, frac, _ = timestamp_parts(pa.array([dt.datetime(1, 1, 1, 0, 0, 0, 999999)]))
+    >>> text.to_pylist(), frac.tolist()
+    (['0001-01-01 00:00:00'], [999999])
+    """
+    micros = _micros(arr)
+    whole = np.floor_divide(micros, 1_000_000)
+    seconds = pa.array(whole, pa.int64()).cast(pa.timestamp("s"))
+    text = pc.strftime(seconds, format="%Y-%m-%d %H:%M:%S")
+    if arr.null_count:
+        text = pc.if_else(arr.is_valid(), text, pa.scalar(None, pa.string()))
+    return text, micros - whole * 1_000_000, micros

@@ -39,7 +39,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from score.values import hash_strings, python_values, splitmix64
+from score.values import hash_strings, python_values, splitmix64, timestamp_parts
 
 TEXT, INT, FLOAT, BOOL = 0, 1, 2, 3
 NA_TEXTS = frozenset(
@@ -214,15 +214,10 @@ def _timestamps(arr: pa.Array) -> pa.Array:
     """Timestamps as pandas writes a datetime64 column."""
     if arr.type.tz:  # zoned: '2020-01-01 05:00:00+00:00', once per distinct value
         return pa.array(_zoned_texts(python_values(arr)), pa.string())
-    if arr.type.unit == "ns":
-        arr = pc.cast(arr, pa.timestamp("us"), safe=False)
-    micros = pc.fill_null(arr.cast(pa.int64()), 0).to_numpy() * {
-        "s": 1_000_000, "ms": 1_000, "us": 1}[arr.type.unit]
+    seconds, frac, micros = timestamp_parts(arr)
     valid = arr.is_valid().to_numpy(zero_copy_only=False)
     if not np.any((micros % 86_400_000_000 != 0) & valid):
         return pc.cast(arr, pa.date32()).cast(pa.string())  # all midnight: the dates alone
-    seconds = pc.strftime(pc.cast(arr, pa.timestamp("s"), safe=False), format="%Y-%m-%d %H:%M:%S")
-    frac = micros % 1_000_000
     if not np.any(frac[valid]):
         return seconds
     ms = not np.any(frac[valid] % 1000)

@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 
 from score.profiles.base import Flags, Verdict
 from score.result import QueryResult
-from score.values import python_values
+from score.values import python_values, round_like_python, timestamp_parts
 
 PEER = "EHRSQL process_answer"
 LIMIT = 100
@@ -93,31 +93,83 @@ def _texts(arr: pa.ChunkedArray, duckdb_type: str) -> pa.Array:
         arr, t = arr.dictionary_decode(), t.value_type
     if arr.null_count == len(arr):
         return pa.array(["None"] * len(arr), pa.string())
-    if (pa.types.is_integer(t) or pa.types.is_boolean(t)) and arr.null_count == 0:
-        ints = arr.cast(pa.int64()).to_numpy() if t != pa.uint64() else None
-        if ints is not None:  # str(float(i)) for |i| < 1e16 is the digits of the double + '.0'
-            as_double = ints.astype(np.float64)
-            if np.all(np.abs(as_double) < 1e16):
-                digits = pa.array(as_double.astype(np.int64)).cast(pa.string())
-                return pc.binary_join_element_wise(digits, ".0", "")
-    if pa.types.is_floating(t):  # once per distinct bit pattern (so -0.0 stays '-0.0')
-        bits = arr.cast(pa.float64()).to_numpy(zero_copy_only=False).view(np.uint64)
-        uniq, inverse = np.unique(bits, return_inverse=True)
-        texts = np.array([process_item(float(x)) for x in uniq.view(np.float64)], dtype=object)
-        out = texts[inverse]
-        out[~_valid(arr)] = "None"
-        return pa.array(out, pa.string())
+    valid = _valid(arr)
+    if (pa.types.is_integer(t) and t != pa.uint64()) or pa.types.is_boolean(t):
+        doubles = pc.fill_null(arr.cast(pa.int64()), 0).to_numpy().astype(np.float64)
+        return _none_where_null(_float_texts(doubles), valid)
+    if pa.types.is_floating(t):
+        doubles = pc.fill_null(arr.cast(pa.float64()), 0.0).to_numpy()
+        return _none_where_null(_float_texts(doubles), valid)
+    if pa.types.is_decimal(t) and t.precision <= 15:
+        doubles = pc.fill_null(arr, 0).cast(pa.float64()).to_numpy()  # see _exact_decimal
+        if _exact_decimal(arr, doubles):
+            return _none_where_null(_float_texts(doubles), valid)
+    if pa.types.is_date32(t):  # float() refuses a date: str(date) is its ISO text
+        return _none_where_null(arr.cast(pa.string()), valid)
+    if pa.types.is_timestamp(t) and not t.tz:  # str(datetime), fraction only when nonzero
+        return _none_where_null(_datetime_texts(arr), valid)
     if pa.types.is_string(t) or pa.types.is_large_string(t):
         arr = arr.cast(pa.string())
         maybe = pc.fill_null(pc.match_substring_regex(arr, _MAYBE_FLOAT), False)
         if not pc.any(maybe).as_py() and arr.null_count == 0:
             return arr  # no cell can parse as a float: the text is the text
-        idx = np.flatnonzero(maybe.to_numpy(zero_copy_only=False) | ~_valid(arr))
+        idx = np.flatnonzero(maybe.to_numpy(zero_copy_only=False) | ~valid)
         out = arr.to_pylist()
         for i in idx:
             out[i] = process_item(out[i])
         return pa.array(out, pa.string())
     return _by_distinct_value(arr, duckdb_type)
+
+
+def _none_where_null(texts: pa.Array, valid: np.ndarray) -> pa.Array:
+    if valid.all():
+        return texts
+    return pc.if_else(pa.array(valid), texts, "None")
+
+
+_FRACTIONS = pa.array([f"{i:03d}".rstrip("0") or "0" for i in range(1000)], pa.string())
+
+
+def _float_texts(x: np.ndarray) -> pa.Array:
+    """``str(round(x, 3))`` for float64 values, vectorised.
+
+    A rounded value is the double nearest to m/1000 for an integer m; below 1e12 no
+    shorter decimal maps to that double, so Python's repr writes exactly the digits of
+    m/1000 with trailing zeros dropped (and '-0.0' for a negative zero).  Larger,
+    infinite and NaN values go through Python.
+    """
+    r = round_like_python(x, 3)
+    with np.errstate(invalid="ignore"):
+        simple = np.isfinite(r) & (np.abs(r) < 1e12)
+    m = np.abs(np.rint(np.where(simple, r, 0.0) * 1000.0)).astype(np.int64)
+    whole = pa.array(m // 1000).cast(pa.string())
+    frac = _FRACTIONS.take(pa.array(m % 1000))
+    text = pc.binary_join_element_wise(whole, frac, ".")
+    text = pc.if_else(pa.array(np.signbit(r)), pc.binary_join_element_wise("-", text, ""), text)
+    if simple.all():
+        return text
+    out = text.to_numpy(zero_copy_only=False).astype(object)
+    for i in np.flatnonzero(~simple):
+        out[i] = str(float(r[i]))
+    return pa.array(out, pa.string())
+
+
+def _datetime_texts(arr: pa.Array) -> pa.Array:
+    seconds, micros, _ = timestamp_parts(arr)
+    if not micros.any():
+        return seconds
+    frac = pc.utf8_lpad(pa.array(micros).cast(pa.string()), width=6, padding="0")
+    with_frac = pc.binary_join_element_wise(seconds, frac, ".")
+    return pc.if_else(pa.array(micros != 0), with_frac, seconds)
+
+
+def _exact_decimal(arr: pa.Array, doubles: np.ndarray) -> bool:
+    """Did Arrow's DECIMAL -> double cast give float(Decimal) (correctly rounded)?  Checked
+    on the unscaled integers, which are exact in a double below 10**15."""
+    words = np.frombuffer(arr.buffers()[1], dtype=np.int64)
+    unscaled = words[2 * arr.offset : 2 * (arr.offset + len(arr)) : 2].astype(np.float64)
+    expected = unscaled / 10.0 ** arr.type.scale
+    return bool(np.array_equal(np.where(_valid(arr), expected, 0.0), doubles))
 
 
 def _valid(arr: pa.Array) -> np.ndarray:
