@@ -242,3 +242,23 @@ def test_any_one_argmax() -> None:
     assert match(TIES, q("who n", ("b", 5)), "any_one_argmax")
     assert not match(TIES, q("who n", ("b", 6)), "any_one_argmax")
     assert not match(TIES, q("who n", ("b", 5), ("a", 5)), "any_one_argmax")
+
+
+def test_ehr_vectorised_text_equals_python_str_round() -> None:
+    from score.profiles.ehrsql import _float_texts
+
+    rng = np.random.default_rng(11)
+    values = np.concatenate([
+        rng.normal(0, 1, 2000), rng.normal(0, 1e7, 2000), np.round(rng.random(2000) * 100, 4),
+        [0.0, -0.0, -0.0004, 0.0005, -0.0005, 2.675, 1.0005, 1e12, 1e17, np.inf, -np.inf, np.nan],
+    ])
+    assert _float_texts(values).to_pylist() == [process_item(float(v)) for v in values]
+
+
+def test_timestamps_print_like_python_also_before_1970() -> None:
+    stamps = [dt.datetime(1960, 5, 5, 1, 2, 3, 500000), dt.datetime(1, 1, 1, 0, 0, 0, 999999),
+              dt.datetime(2020, 1, 1), None]
+    gold = typed(t=pa.array(stamps, pa.timestamp("us")))
+    assert canonical_rows(gold) == sorted((process_item(v),) for v in stamps)
+    written = csv_column(pa.array(stamps[:2], pa.timestamp("us")), "TIMESTAMP").python()
+    assert written == ["1960-05-05 01:02:03.500000", "0001-01-01 00:00:00.999999"]
