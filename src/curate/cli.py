@@ -7,12 +7,14 @@ code 1; ``--help`` works on every command; progress goes to stderr, data to stdo
 from __future__ import annotations
 
 import sys
+from contextlib import closing
 from importlib.metadata import version
 from pathlib import Path
 
 import click
 
 from score.cli_options import (
+    ProgressBar,
     database_options,
     executor_options,
     executor_settings,
@@ -201,19 +203,17 @@ def curate(
         no_ties_at_limit=not allow_ties,
     )
     settings = executor_settings(timeout, max_rows, memory_limit, threads, today)
-    bar = {}
+    bar = ProgressBar("curating", quiet)
+    count = {"total": 0, "done": 0}
 
     def on_start(total: int) -> None:
-        if not quiet:
-            bar["bar"] = click.progressbar(
-                length=total, label="curating", file=sys.stderr, show_pos=True
-            )
+        count["total"] = total
 
     def progress(record) -> None:
-        if "bar" in bar:
-            bar["bar"].update(1)
+        count["done"] += 1
+        bar(count["done"], count["total"])
 
-    with Executor(db_path, schema, settings) as executor:
+    with Executor(db_path, schema, settings) as executor, closing(bar):
         run = curate_to_files(
             source,
             fmt,
@@ -225,8 +225,6 @@ def curate(
             on_start=on_start,
             progress=progress,
         )
-    if "bar" in bar:
-        bar["bar"].render_finish()
     c = run.report["counts"]
     click.echo(f"records      {c['records']}")
     click.echo(
@@ -241,6 +239,9 @@ def curate(
         sys.exit(2)
 
 
+from score.cli import score_group  # noqa: E402  (score's own command group)
+
+main.add_command(score_group)
 main.add_command(grounding)
 main.add_command(publish_command)
 main.add_command(diff_command)

@@ -5,8 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -93,18 +92,33 @@ def quiet_option(f: Callable) -> Callable:
     )(f)
 
 
-@contextmanager
-def progress_bar(
-    items: list, label: str, quiet: bool, item_show: Callable | None = None
-) -> Iterator:
-    """A click progress bar on stderr, or the bare items when quiet or not a terminal."""
-    if quiet:
-        yield iter(items)
-        return
-    with click.progressbar(
-        items, label=label, file=sys.stderr, item_show_func=item_show, show_pos=True
-    ) as bar:
-        yield bar
+class ProgressBar:
+    """A click progress bar on stderr, made when the total is first known; silent when quiet.
+
+    Call it with ``(done, total)``; :meth:`close` finishes the line.
+    """
+
+    def __init__(self, label: str, quiet: bool) -> None:
+        self.label = label
+        self.quiet = quiet
+        self._bar = None
+        self._done = 0
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.quiet:
+            return
+        if self._bar is None:
+            self._bar = click.progressbar(
+                length=total, label=self.label, file=sys.stderr, show_pos=True
+            )
+            self._bar.__enter__()
+        self._bar.update(done - self._done)
+        self._done = done
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(None, None, None)
+            self._bar = None
 
 
 def handle_errors(f: Callable) -> Callable:

@@ -1,0 +1,250 @@
+"""``sqlgold score``: run, report and compare scoring runs (a thin layer over the library)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .chart import render_chart
+from .cli_options import (
+    ProgressBar,
+    database_options,
+    executor_options,
+    executor_settings,
+    handle_errors,
+    quiet_option,
+)
+from .compare import profile_names
+from .errors import ScoringError
+from .executor import Executor
+from .report import render_report
+from .run_dir import dumps, read_run, write_atomic
+from .runner import DEFAULT_CACHE, run_scoring
+from .stats import compare_runs
+
+
+@click.group("score")
+def score_group() -> None:
+    """Score model predictions by running them, and report the scores."""
+
+
+@score_group.command("run")
+@click.argument("tasks", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("predictions", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Run folder: results.jsonl, summary.json, results.json, priors.json.",
+)
+@click.option(
+    "--profile",
+    type=click.Choice(profile_names()),
+    default="sqlgold",
+    show_default=True,
+    help="Comparison rule deciding 'the same result'.",
+)
+@click.option(
+    "--run", "run_label", default=None, help="Score only the predictions with this run label."
+)
+@click.option(
+    "--jobs",
+    type=click.IntRange(1),
+    default=1,
+    show_default=True,
+    help="Instances scored in parallel (threads).",
+)
+@click.option("--resume", is_flag=True, help="Continue an interrupted run in --out.")
+@click.option(
+    "--lenient",
+    is_flag=True,
+    help="Report bad prediction lines in the summary instead of stopping.",
+)
+@click.option(
+    "--cache",
+    "cache_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=DEFAULT_CACHE,
+    show_default=True,
+    help="Gold result cache folder.",
+)
+@click.option("--no-cache", is_flag=True, help="Do not read or write the gold cache.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@click.option(
+    "--resamples",
+    type=click.IntRange(1),
+    default=2000,
+    show_default=True,
+    help="Bootstrap resamples.",
+)
+@database_options
+@executor_options
+@quiet_option
+@handle_errors
+def score_run(
+    tasks,
+    predictions,
+    out,
+    profile,
+    run_label,
+    jobs,
+    resume,
+    lenient,
+    cache_dir,
+    no_cache,
+    seed,
+    resamples,
+    db_path,
+    schema,
+    timeout,
+    max_rows,
+    memory_limit,
+    threads,
+    today,
+    quiet,
+):
+    """Score PREDICTIONS (JSONL) against TASKS (a curated task file) into --out."""
+    settings = executor_settings(timeout, max_rows, memory_limit, threads, today)
+    progress = ProgressBar("scoring", quiet)
+    with Executor(db_path, schema, settings) as executor:
+        try:
+            outcome = run_scoring(
+                tasks,
+                predictions,
+                out,
+                executor,
+                profile=profile,
+                run=run_label,
+                jobs=jobs,
+                resume=resume,
+                cache_dir=None if no_cache else cache_dir,
+                strict=not lenient,
+                seed=seed,
+                resamples=resamples,
+                progress=progress,
+            )
+        finally:
+            progress.close()
+    s = outcome.summary
+    low, high = s["ex_ci"] if s.get("ex_ci") else (None, None)
+    click.echo(f"run          {s.get('run')}")
+    click.echo(f"instances    {s['n_instances']}")
+    click.echo(f"EX           {_fmt(s['ex'])}  [{_fmt(low)}, {_fmt(high)}]")
+    click.echo("RS           " + "  ".join(f"RS({k}) {_fmt(v, 2)}" for k, v in s["rs"].items()))
+    click.echo(f"gold queries executed {outcome.gold_executions} (the rest came from the cache)")
+    click.echo(f"written      {out}")
+    if s.get("input_problems"):
+        click.echo(
+            f"{len(s['input_problems'])} bad prediction line(s) skipped: see summary.json", err=True
+        )
+
+
+def _fmt(value, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _meta_for(runs: list[dict]) -> dict[str, str]:
+    first = runs[0]["meta"]
+    fingerprints = sorted({r["meta"]["database_fingerprint"] for r in runs})
+    tasks = sorted(
+        {f"{r['meta']['tasks']} (sha256 {r['meta']['tasks_sha256'][:12]})" for r in runs}
+    )
+    profiles = sorted({r["meta"]["profile"] for r in runs})
+    if len(fingerprints) > 1 or len(profiles) > 1 or len(tasks) > 1:
+        raise ScoringError(
+            "the runs were scored on different databases, task sets or profiles; "
+            "they cannot share one report"
+        )
+    return {
+        "database": f"{first['database']} (fingerprint {fingerprints[0]})",
+        "task_set": tasks[0],
+        "comparator_profile": profiles[0],
+    }
+
+
+def _summaries_with_priors(runs: list[dict]) -> list[dict]:
+    summaries = [r["summary"] for r in runs]
+    priors: dict[str, dict] = {}
+    for r in runs:
+        priors.update(r["priors"])
+    return summaries + [priors[k] for k in sorted(priors)]
+
+
+@score_group.command("report")
+@click.argument(
+    "run_dirs",
+    nargs=-1,
+    required=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Where report.md and chart.svg go (default: the run folder, if one).",
+)
+@handle_errors
+def score_report(run_dirs: tuple[Path, ...], out: Path | None) -> None:
+    """Write report.md and chart.svg for one or more finished run folders."""
+    if out is None:
+        if len(run_dirs) > 1:
+            raise click.UsageError("several run folders: say where the report goes with --out")
+        out = run_dirs[0]
+    runs = [read_run(d) for d in run_dirs]
+    summaries = _summaries_with_priors(runs)
+    meta = _meta_for(runs)
+    out.mkdir(parents=True, exist_ok=True)
+    write_atomic(out / "report.md", render_report(summaries, meta=meta))
+    write_atomic(out / "chart.svg", render_chart(summaries))
+    click.echo(f"written      {out / 'report.md'}")
+    click.echo(f"written      {out / 'chart.svg'}")
+
+
+@score_group.command("compare")
+@click.argument("run_a", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("run_b", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Where comparison.json, report.md and chart.svg go "
+    "(default: RUN_A_vs_RUN_B beside RUN_A).",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@click.option(
+    "--resamples",
+    type=click.IntRange(1),
+    default=2000,
+    show_default=True,
+    help="Bootstrap resamples.",
+)
+@click.option(
+    "--brittleness",
+    is_flag=True,
+    help="B is A with its retrieved cases dropped: also report brittleness (seed 003).",
+)
+@handle_errors
+def score_compare(
+    run_a: Path, run_b: Path, out: Path | None, seed: int, resamples: int, brittleness: bool
+) -> None:
+    """Compare two runs on the same tasks: discordant counts, exact McNemar test and paired
+    bootstrap intervals of every score's difference."""
+    a, b = read_run(run_a), read_run(run_b)
+    meta = _meta_for([a, b])
+    try:
+        comparison = compare_runs(
+            a["records"], b["records"], seed=seed, resamples=resamples, brittleness=brittleness
+        )
+    except ValueError as e:
+        raise ScoringError(str(e), stage="compare") from None
+    out = out or run_a.parent / f"{run_a.name}_vs_{run_b.name}"
+    out.mkdir(parents=True, exist_ok=True)
+    summaries = _summaries_with_priors([a, b])
+    write_atomic(out / "comparison.json", dumps(comparison))
+    write_atomic(out / "report.md", render_report(summaries, comparison, meta=meta))
+    write_atomic(out / "chart.svg", render_chart(summaries, comparison))
+    click.echo(f"b (A right, B wrong) {comparison['b']}")
+    click.echo(f"c (A wrong, B right) {comparison['c']}")
+    click.echo(f"McNemar p    {comparison['p_value']:.4g}")
+    click.echo(f"written      {out}")
