@@ -245,3 +245,7 @@ main.add_command(score_group)
 main.add_command(grounding)
 main.add_command(publish_command)
 main.add_command(diff_command)
+
+
+if __name__ == "__main__":
+    main()
