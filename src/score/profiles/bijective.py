@@ -171,6 +171,7 @@ class Matcher:
         self.budget = engine.budget
         self.n = G[0].n if G else (P[0].n if P else 0)
         self.checks = 0
+        self.partials = 0
         self.first_failure: str | None = None
         self._sums: dict[tuple[int, bool], int] = {}
         self.mapping: dict[int, int] | None = None  # gold column -> predicted, on a match
@@ -236,6 +237,10 @@ class Matcher:
                 f"no one-to-one column mapping: gold column {self._gname(unmatched)} can only "
                 f"map to predicted column(s) {names}, which other gold columns need",
             )
+        cands = self._refine(cands)
+        if any(not c for c in cands):
+            return Verdict(False, "no column mapping makes the rows equal: the columns relate "
+                                  "to each other differently")
         order = sorted(range(len(G)), key=lambda i: (len(cands[i]), i))
         self._ident: dict[int, bytes] = {}
         try:
@@ -314,17 +319,59 @@ class Matcher:
             raise _BudgetSpent
 
     def _partial(self, assign: dict[int, int]) -> bool:
-        """The columns mapped so far agree jointly (exact pairs only; a pruning test)."""
+        """The columns mapped so far agree jointly (exact pairs only): a pruning test on
+        multiset fingerprints, O(n) and never wrong when it says they differ."""
         hs = [pair_hashes(self.G[i], self.P[j], self.tol) for i, j in sorted(assign.items())]
         exact = [(hg, hp) for hg, hp, tolerant in hs if not tolerant]
         if len(exact) < 2:
             return True
-        self._spend()
+        self.partials += 1
+        if self.partials > 50 * self.budget:
+            raise _BudgetSpent
         rg = combine([h for h, _ in exact], self.n)
         rp = combine([h for _, h in exact], self.n)
         if self.ordered:
             return bool(np.array_equal(rg, rp))
-        return bool(np.array_equal(np.sort(rg), np.sort(rp)))
+        return _fingerprint(rg) == _fingerprint(rp)
+
+    def _refine(self, cands: list[list[int]]) -> list[list[int]]:
+        """Narrow ambiguous candidates by how each column relates to all the others:
+        under a valid mapping, the multiset of joint fingerprints of (i, j) over every
+        other gold column j equals that of (x, y) over every other predicted column y.
+        Only when both sides have the same columns, and only columns compared exactly
+        (numbers under a tolerance are left out unless all of them are integers)."""
+        if len(self.G) != len(self.P) or all(len(c) <= 1 for c in cands):
+            return cands
+        ints_only = all(c.kind == "int" for c in self.G + self.P if c.cls == "num")
+
+        def usable(c: NormColumn) -> bool:  # compared exactly under any mapping
+            return self.tol is None or c.cls != "num" or ints_only
+
+        def key(c: NormColumn) -> np.ndarray:
+            return splitmix64(c.fhash if c.is_numeric else c.hash)
+
+        def profile(cols: list[NormColumn], i: int) -> list[int]:
+            mine = key(cols[i])
+            return sorted(_fingerprint(splitmix64(mine ^ (c.fhash if c.is_numeric else c.hash)))
+                          for j, c in enumerate(cols) if j != i and usable(c))
+
+        if not any(usable(c) for c in self.G):
+            return cands
+        pred_profiles: dict[int, list[int]] = {}
+        out = []
+        for i, c in enumerate(cands):
+            if len(c) <= 1 or not usable(self.G[i]):
+                out.append(c)
+                continue
+            mine = profile(self.G, i)
+            keep = []
+            for x in c:
+                if x not in pred_profiles:
+                    pred_profiles[x] = profile(self.P, x)
+                if pred_profiles[x] == mine:
+                    keep.append(x)
+            out.append(keep)
+        return out
 
     # -- rows ---------------------------------------------------------------------
     def rows(self, assign: dict[int, int]) -> tuple[bool, str]:
@@ -459,6 +506,11 @@ class Matcher:
             )
             text += f"; columns mapped by content: {where}"
         return text
+
+
+def _fingerprint(h: np.ndarray) -> int:
+    """An order-free multiset fingerprint of a hash array."""
+    return int(np.sum(splitmix64(h), dtype=_U))
 
 
 def counts_in(keys: np.ndarray, other: np.ndarray, counts: np.ndarray) -> np.ndarray:
