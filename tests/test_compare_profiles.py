@@ -46,7 +46,7 @@ def test_registry_names_and_summaries() -> None:
 @pytest.mark.parametrize(
     "module",
     ["score.compare", "score.values", "score.order", "score.result_diff",
-     "score.profiles.base", "score.profiles.bijective", "score.profiles.sqlgold",
+     "score.pyvalues", "score.profiles.base", "score.profiles.bijective", "score.profiles.sqlgold",
      "score.profiles.healthllm", "score.profiles.snuh", "score.profiles.spider_ts",
      "score.profiles.spider2", "score.profiles.csv_roundtrip", "score.profiles.ehrsql",
      "score.profiles.bird", "score.profiles.ties", "score.profiles.logical_form"],

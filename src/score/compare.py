@@ -51,28 +51,53 @@ __all__ = ["PROFILES", "Flags", "Profile", "Tolerance", "Verdict", "compare", "p
 PROFILES: dict[str, Profile] = {
     p.name: p
     for p in (
-        Profile("sqlgold", sqlgold.compare_sqlgold,
-                "sqlgold's own rule: content-mapped columns, multiset rows, typed values, "
-                "numeric tolerance", frozenset({"tolerance"})),
-        Profile("healthllm", healthllm.compare_healthllm,
-                "HealthLLM results_match: columns by content, row order ignored, numeric "
-                "tolerance", frozenset({"tolerance"})),
-        Profile("spider-ts", spider_ts.compare_spider_ts,
-                "Spider test-suite result_eq with its quick_rej quirk"),
-        Profile("spider2", spider2.compare_spider2,
-                "Spider 2.0 compare_pandas_table after a CSV round trip"),
-        Profile("ehrsql2024", ehrsql.compare_ehrsql,
-                "EHRSQL 2024 process_answer: 3-decimal text, sorted, first 100 rows"),
-        Profile("snuh", snuh.compare_snuh,
-                "Synthetic-SNUH: 3-decimal rounding, all rows, NULL its own value, column "
-                "permutation, multiset rows"),
+        Profile(
+            "sqlgold",
+            sqlgold.compare_sqlgold,
+            "sqlgold's own rule: content-mapped columns, multiset rows, typed values, "
+            "numeric tolerance",
+            frozenset({"tolerance"}),
+        ),
+        Profile(
+            "healthllm",
+            healthllm.compare_healthllm,
+            "HealthLLM results_match: columns by content, row order ignored, numeric tolerance",
+            frozenset({"tolerance"}),
+        ),
+        Profile(
+            "spider-ts",
+            spider_ts.compare_spider_ts,
+            "Spider test-suite result_eq with its quick_rej quirk",
+        ),
+        Profile(
+            "spider2",
+            spider2.compare_spider2,
+            "Spider 2.0 compare_pandas_table after a CSV round trip",
+        ),
+        Profile(
+            "ehrsql2024",
+            ehrsql.compare_ehrsql,
+            "EHRSQL 2024 process_answer: 3-decimal text, sorted, first 100 rows",
+        ),
+        Profile(
+            "snuh",
+            snuh.compare_snuh,
+            "Synthetic-SNUH: 3-decimal rounding, all rows, NULL its own value, column "
+            "permutation, multiset rows",
+        ),
         Profile("bird", bird.compare_bird, "BIRD EX: set(pred) == set(gold)"),
         Profile("set", bird.compare_set, "BULL / FinSQL EX: set(pred) == set(gold)"),
-        Profile("any_k_from_tie_set", ties.compare_any_k,
-                "StreamSQLBench: k rows chosen from gold's tie set, over spider2",
-                frozenset({"tie_k"})),
-        Profile("any_one_argmax", ties.compare_any_one,
-                "StreamSQLBench: any one of gold's tied best rows, over spider2"),
+        Profile(
+            "any_k_from_tie_set",
+            ties.compare_any_k,
+            "StreamSQLBench: k rows chosen from gold's tie set, over spider2",
+            frozenset({"tie_k"}),
+        ),
+        Profile(
+            "any_one_argmax",
+            ties.compare_any_one,
+            "StreamSQLBench: any one of gold's tied best rows, over spider2",
+        ),
     )
 }
 
@@ -141,6 +166,4 @@ def compare(
     for i, v in enumerate(verdicts):
         if v.match:
             return Verdict(True, f"matches gold answer {i + 1} of {len(golds)}: {v.reason}")
-    return Verdict(
-        False, f"matches none of {len(golds)} gold answers; first: {verdicts[0].reason}"
-    )
+    return Verdict(False, f"matches none of {len(golds)} gold answers; first: {verdicts[0].reason}")

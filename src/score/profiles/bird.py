@@ -23,17 +23,9 @@ import pyarrow as pa
 
 from score.profiles.base import Flags, Verdict, crash
 from score.profiles.bijective import combine
+from score.pyvalues import python_class, python_values
 from score.result import QueryResult
-from score.values import (
-    NULL_HASH,
-    Rules,
-    normalise,
-    python_class,
-    python_values,
-    same_cells,
-    show,
-    splitmix64,
-)
+from score.values import NULL_HASH, Rules, normalise, same_cells, show, splitmix64
 
 RULES = Rules(
     bool_is_number=True, date_is_timestamp=False, aware_is_naive=False, nan_equals_nan=False

@@ -39,7 +39,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from score.values import hash_strings, python_values, splitmix64, timestamp_parts
+from score.pyvalues import python_values, timestamp_parts
+from score.values import hash_strings, splitmix64
 
 TEXT, INT, FLOAT, BOOL = 0, 1, 2, 3
 NA_TEXTS = frozenset(

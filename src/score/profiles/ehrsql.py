@@ -27,8 +27,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from score.profiles.base import Flags, Verdict
+from score.pyvalues import python_values, timestamp_parts
 from score.result import QueryResult
-from score.values import python_values, round_like_python, timestamp_parts
+from score.values import round_like_python
 
 PEER = "EHRSQL process_answer"
 LIMIT = 100

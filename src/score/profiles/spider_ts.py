@@ -51,8 +51,9 @@ import pyarrow.compute as pc
 
 from score.profiles.base import Flags, Verdict, crash
 from score.profiles.bijective import Engine, combine, compare_mapped
+from score.pyvalues import python_class, python_values
 from score.result import QueryResult
-from score.values import Rules, normalise, python_class, python_values
+from score.values import Rules, normalise
 
 PEER = "test-suite result_eq"
 RULES = Rules(
