@@ -27,11 +27,13 @@ from score.executor import Executor
 
 from .curation import curate_to_files
 from .grounding_cli import grounding
-from .importers import FORMATS
+from .importers import FORMATS, load_sources
+from .ohdsi import render_record
 from .omop_db import DEFAULT_DB, build_database
-from .pipeline import CurationOptions
+from .pipeline import READ_DIALECT, CurationOptions
 from .publish_cli import diff_command, publish_command
 from .reference_rules import ReferenceRules
+from .verify_pair import render_pair, verify_pair
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -236,6 +238,125 @@ def curate(
     click.echo(f"tasks        {run.tasks_path}")
     click.echo(f"report       {run.report_path} (+ .md)")
     if strict and c["dropped"]:
+        sys.exit(2)
+
+
+def _sql_argument(value: str) -> str:
+    """A file's text when ``value`` names a file, else ``value`` itself as SQL."""
+    path = Path(value)
+    try:
+        if path.is_file():
+            return path.read_text(encoding="utf-8")
+    except OSError:
+        pass
+    return value
+
+
+@main.command("verify")
+@click.option(
+    "--gold", default=None, metavar="FILE_OR_SQL", help="Gold query (a file or SQL text)."
+)
+@click.option(
+    "--answer", default=None, metavar="FILE_OR_SQL", help="Reference answer (a file or SQL text)."
+)
+@click.option(
+    "--gold-dialect",
+    type=click.Choice(sorted(READ_DIALECT)),
+    default="tsql",
+    show_default=True,
+    help="Dialect of --gold.",
+)
+@click.option(
+    "--answer-dialect",
+    type=click.Choice(sorted(READ_DIALECT)),
+    default="duckdb",
+    show_default=True,
+    help="Dialect of --answer.",
+)
+@click.option("--id", "record_id", default=None, help="Check this record of --source instead.")
+@click.option(
+    "--source",
+    type=click.Path(exists=True, path_type=Path),
+    default=None,
+    help="Source file or folder holding --id.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(sorted(FORMATS)),
+    default="jsonl",
+    show_default=True,
+    help="Format of --source.",
+)
+@click.option(
+    "--profile",
+    type=click.Choice(profile_names()),
+    default="sqlgold",
+    show_default=True,
+    help="Comparator profile deciding 'the same result'.",
+)
+@click.option(
+    "--rows", type=click.IntRange(1), default=5, show_default=True, help="Rows shown per result."
+)
+@database_options
+@executor_options
+@handle_errors
+def verify(
+    gold,
+    answer,
+    gold_dialect,
+    answer_dialect,
+    record_id,
+    source,
+    fmt,
+    profile,
+    rows,
+    db_path,
+    schema,
+    timeout,
+    max_rows,
+    memory_limit,
+    threads,
+    today,
+):
+    """Check one gold / answer pair while editing: both results side by side, the
+    verdict, and where they differ.  An empty gold also lists its concept ids that
+    never occur in the data and the most frequent concepts that do.
+
+    Exit codes: 0 same, non-empty result; 2 different, empty gold, or a side did not
+    run; 1 error.
+    """
+    order = None
+    if record_id is not None:
+        if source is None:
+            raise click.UsageError("--id needs --source")
+        records, _ = load_sources(source, fmt)
+        found = [r for r in records if r.id == record_id]
+        if not found:
+            raise click.UsageError(f"no record {record_id!r} in {source}")
+        rendered, _ = render_record(found[0])
+        if rendered.gold_sql is None or rendered.answer_sql is None:
+            raise click.UsageError(f"record {record_id!r} has no gold and answer to compare")
+        gold, gold_dialect = rendered.gold_sql, rendered.gold_dialect
+        answer, answer_dialect = rendered.answer_sql, rendered.answer_dialect
+        order = found[0].order_matters
+    elif gold is None or answer is None:
+        raise click.UsageError("give --gold and --answer, or --id and --source")
+    else:
+        gold, answer = _sql_argument(gold), _sql_argument(answer)
+    settings = executor_settings(timeout, max_rows, memory_limit, threads, today)
+    with Executor(db_path, schema, settings) as executor:
+        check = verify_pair(
+            gold,
+            answer,
+            executor,
+            gold_dialect=gold_dialect,
+            answer_dialect=answer_dialect,
+            profile=profile,
+            order_matters=order,
+        )
+    click.echo(render_pair(check, rows=rows))
+    if not check.ok:
         sys.exit(2)
 
 
