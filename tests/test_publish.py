@@ -18,14 +18,15 @@ from click.testing import CliRunner
 
 import curate.publish as publish_module
 import curate.release_card as release_card
-import curate.release_rows as release_rows
-from curate.publish import check_release, publish, read_release_tasks
+import score.release_rows as release_rows
+from curate.publish import check_release, publish
 from curate.publish_cli import publish_command
-from curate.release_rows import row_to_task, task_features, task_to_row
 from curate.split import split_tasks
 from score.database import describe_database
 from score.errors import SqlgoldError
-from score.task_manifest import load_checked_tasks, set_hash
+from score.release_rows import row_to_task, task_features, task_to_row
+from score.task_manifest import set_hash
+from score.tasks import load_tasks, read_release
 from task_records import (
     DATABASE_COLUMNS,
     REPO,
@@ -127,7 +128,7 @@ def test_release_layout_and_manifest(tmp_path):
 LOAD_SCRIPT = """
 import json, sys
 import datasets
-from curate.release_rows import row_to_task, task_features, database_features
+from score.release_rows import row_to_task, task_features, database_features
 folder, cache = sys.argv[1], sys.argv[2]
 out = {}
 tasks = datasets.load_dataset(folder, verification_mode="all_checks", cache_dir=cache)
@@ -183,12 +184,12 @@ def test_fraction_one_publishes_only_the_test_split(tmp_path):
 def test_the_scorer_checks_a_task_file_against_the_release(tmp_path):
     result = release(tmp_path)
     task_file = tmp_path / "in-0.1.0-releases" / "omop_tasks.jsonl"
-    assert load_checked_tasks(task_file, result.path) == sample_tasks()
+    assert load_tasks(task_file, manifest=result.path) == sample_tasks()
     edited = sample_tasks()
     edited[2]["gold_sql"] = "SELECT 0"
     write_tasks(task_file, edited)
     with pytest.raises(SqlgoldError, match=f"changed {edited[2]['id']}$"):
-        load_checked_tasks(task_file, result.path)
+        load_tasks(task_file, manifest=result.path)
 
 
 # --- the dataset card ------------------------------------------------------------------
@@ -378,9 +379,9 @@ def test_a_failed_build_leaves_nothing_behind(tmp_path, monkeypatch):
     assert list((tmp_path / "releases" / "omop").iterdir()) == []
 
 
-def test_read_release_tasks_gives_the_task_file_back(tmp_path):
+def test_read_release_gives_the_task_file_back(tmp_path):
     result = release(tmp_path)
-    tasks, splits = read_release_tasks(result.path)
+    tasks, splits = read_release(result.path)
     assert sorted(tasks, key=lambda t: t["id"]) == sample_tasks()
     assert splits == {s: result.manifest["split"][s] for s in ("train", "test")}
 
@@ -399,8 +400,8 @@ def test_an_invalid_task_is_refused_with_its_line(tmp_path):
     tasks[3]["tier"] = "easy"
     with pytest.raises(SqlgoldError) as e:
         release(tmp_path, tasks)
-    assert (e.value.stage, e.value.line, e.value.task_id) == ("publish", 4, tasks[3]["id"])
-    assert "not a valid task" in str(e.value)
+    assert (e.value.stage, e.value.line, e.value.task_id) == ("tasks", 4, tasks[3]["id"])
+    assert "$.tier" in str(e.value)
 
 
 def test_a_report_of_another_task_file_is_refused(tmp_path):

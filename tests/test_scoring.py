@@ -352,3 +352,53 @@ def test_report_and_compare_commands(reference_run, omop_db, tmp_path):
         main, ["score", "report", str(out), str(run_b), "--out", str(tmp_path / "rep")]
     )
     assert reported.exit_code == 0 and (tmp_path / "rep" / "report.md").exists()
+
+
+def test_a_release_folder_is_scored_and_a_drifted_task_file_refused(
+    omop_db, reference_predictions, reference_run, tmp_path
+):
+    from curate.publish import publish
+    from score.database import describe_database
+
+    info = describe_database(omop_db)
+    columns = [
+        {"table": t.name, "column": c, "type": ty, "rows": t.rows}
+        for t in info.tables
+        for c, ty in t.columns
+    ]
+    release = publish(
+        PROJECT_TASKS,
+        "0.1.0",
+        tmp_path / "releases",
+        database_columns=columns,
+        database_fingerprint=info.fingerprint,
+    ).path
+    _, cache, _ = reference_run
+    with Executor(omop_db) as ex:
+        outcome = run_scoring(
+            release, reference_predictions, tmp_path / "run", ex, cache_dir=cache, with_priors=False
+        )
+    assert outcome.summary["ex"] == 1.0 and outcome.summary["n_instances"] == 451
+    drifted = tmp_path / "drifted.jsonl"
+    lines = PROJECT_TASKS.read_text().splitlines()
+    first = json.loads(lines[0])
+    first["gold_sql"] = first["gold_sql"] + " "
+    drifted.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
+    result = CliRunner().invoke(
+        main,
+        [
+            "score",
+            "run",
+            str(drifted),
+            str(reference_predictions),
+            "--out",
+            str(tmp_path / "r2"),
+            "--db",
+            str(omop_db),
+            "--manifest",
+            str(release),
+            "-q",
+        ],
+    )
+    assert result.exit_code == 1
+    assert f"changed {first['id']}" in result.output and "release 0.1.0" in result.output

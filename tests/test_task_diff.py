@@ -171,7 +171,7 @@ def test_cli_diff_reports_a_bad_file_in_one_line(tmp_path, cli):
     bad.write_text("{not json\n", encoding="utf-8")
     result = CliRunner().invoke(cli, ["diff", str(bad), str(bad)])
     assert result.exit_code == 1
-    assert result.output.startswith(f"error: [diff] {bad}:1: malformed JSON")
+    assert result.output.startswith(f"error: [diff] {bad}:1: not JSON")
     assert "Traceback" not in result.output
 
 

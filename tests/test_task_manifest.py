@@ -17,12 +17,12 @@ from score.task_manifest import (
     MANIFEST_FORMAT,
     check_manifest,
     item_hash,
-    load_checked_tasks,
     manifest_items,
     read_manifest,
     set_hash,
     verify_tasks,
 )
+from score.tasks import load_tasks
 from task_records import answerable, sample_tasks, schema_errors, unanswerable, write_tasks
 
 
@@ -149,8 +149,8 @@ def test_the_loader_accepts_a_matching_file(tmp_path):
     tasks = sample_tasks()
     task_file = write_tasks(tmp_path / "t.jsonl", tasks)
     write_manifest(tmp_path, release_manifest(tasks))
-    assert load_checked_tasks(task_file, tmp_path) == tasks  # a folder or the file itself
-    assert load_checked_tasks(task_file, tmp_path / "manifest.json") == tasks
+    assert load_tasks(task_file, manifest=tmp_path) == tasks  # a folder or the file itself
+    assert load_tasks(task_file, manifest=tmp_path / "manifest.json") == tasks
 
 
 def test_the_loader_refuses_a_changed_file_naming_the_items(tmp_path):
@@ -162,7 +162,7 @@ def test_the_loader_refuses_a_changed_file_naming_the_items(tmp_path):
     edited.append(answerable("sim-999"))  # added
     task_file = write_tasks(tmp_path / "t.jsonl", edited)
     with pytest.raises(InputError) as e:
-        load_checked_tasks(task_file, manifest_path)
+        load_tasks(task_file, manifest=manifest_path)
     message = str(e.value)
     assert message.startswith(f"[manifest] {task_file}: ")
     assert "release 0.1.0" in message
@@ -199,7 +199,7 @@ def test_missing_or_malformed_files_are_input_errors(tmp_path):
     with pytest.raises(InputError, match="cannot read"):
         read_manifest(tmp_path)
     bad = tmp_path / "t.jsonl"
-    bad.write_text('{"id": "a"}\n[1]\n', encoding="utf-8")
+    bad.write_text(json.dumps(sample_tasks()[0]) + "\n[1]\n", encoding="utf-8")
     with pytest.raises(InputError) as e:
-        tm.read_task_lines(bad)
+        load_tasks(bad)
     assert e.value.line == 2

@@ -14,7 +14,7 @@ and tagged ``v<version>``, ``load_dataset(repo, revision="v<version>")`` loads t
 same.  An empty split (e.g. ``train`` at test fraction 1.0) is left out: ``datasets``
 cannot load a split with no rows.
 
-The Parquet representation of a task is :mod:`curate.release_rows`; the dataset card
+The Parquet representation of a task is :mod:`score.release_rows`; the dataset card
 is :mod:`curate.release_card`.
 
 **Immutability**: an existing version is never rewritten.  Publishing it again with
@@ -39,17 +39,22 @@ from pathlib import Path
 from typing import Any
 
 from score.errors import SqlgoldError
-from score.schemas import validation_errors
+from score.release_rows import (
+    database_features,
+    task_features,
+    task_to_row,
+    write_parquet,
+)
 from score.task_manifest import (
     MANIFEST_FORMAT,
     MANIFEST_NAME,
     canonical_json,
     compare_hashes,
     manifest_items,
-    numbered_task_lines,
     read_manifest,
     sha256_text,
 )
+from score.tasks import load_tasks, read_release
 
 from .release_card import (
     DATABASE_CONFIG,
@@ -63,14 +68,6 @@ from .release_card import (
     check_card,
     render_card,
     size_category,
-)
-from .release_rows import (
-    database_features,
-    read_rows,
-    row_to_task,
-    task_features,
-    task_to_row,
-    write_parquet,
 )
 from .split import SPLITS, split_tasks
 from .task_diff import diff_tasks, render_markdown
@@ -179,29 +176,6 @@ def default_report_path(tasks_path: Path) -> Path:
 
 
 # --- reading the inputs -----------------------------------------------------------------
-
-
-def validate_task(task: Mapping[str, Any], *, path: str | None = None, line: int | None = None):
-    """Refuse a task that does not validate against ``schemas/task.schema.json``."""
-    errors = validation_errors("task", task)
-    if errors:
-        task_id = task.get("id") if isinstance(task.get("id"), str) else None
-        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-        raise fail(f"not a valid task: {errors[0]}{more}", path=path, line=line, task_id=task_id)
-
-
-def read_tasks(path: Path) -> list[dict[str, Any]]:
-    """The tasks of a JSONL task file, each checked against the task schema."""
-    numbered = numbered_task_lines(path)
-    seen: set[str] = set()
-    for number, task in numbered:
-        validate_task(task, path=str(path), line=number)
-        if task["id"] in seen:
-            raise fail("duplicate task id", path=str(path), line=number, task_id=task["id"])
-        seen.add(task["id"])
-    if not numbered:
-        raise fail("the task file has no tasks", path=str(path))
-    return [task for _, task in numbered]
 
 
 REPORT_KEYS: dict[str, tuple[str, ...]] = {
@@ -316,17 +290,6 @@ def records_sha256(tasks: Sequence[Mapping[str, Any]]) -> str:
     return sha256_text("".join(canonical_json(t) + "\n" for t in tasks))
 
 
-def read_release_tasks(folder: Path) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
-    """A release's tasks (train, then test) and its split (split name -> ids)."""
-    manifest = read_manifest(folder)
-    tasks: list[dict[str, Any]] = []
-    for rel in manifest["files"]:
-        if rel.startswith(f"{TASKS_CONFIG}/"):
-            tasks.extend(row_to_task(r) for r in read_rows(folder / rel))
-    splits = {s: list(manifest["split"][s]) for s in SPLITS}
-    return tasks, splits
-
-
 def check_release(folder: Path) -> list[str]:
     """Offline checks of a release folder, each problem as one line (empty: all good):
     the card (:func:`curate.release_card.check_card`), then every file against its
@@ -405,7 +368,7 @@ def build_release(
         changelog = "First release."
     else:
         old_version, old_folder = previous
-        old_tasks, old_splits = read_release_tasks(old_folder)
+        old_tasks, old_splits = read_release(old_folder)
         diff = diff_tasks(old_tasks, tasks, old_splits=old_splits, new_splits=split_ids)
         changelog = render_markdown(diff, tag_for(old_version), tag_for(version))
     items = manifest_items(tasks)
@@ -523,7 +486,7 @@ def publish(
     version_key(version)
     name = release_name(tasks_path)
     report_file = Path(report_path) if report_path else default_report_path(tasks_path)
-    tasks = read_tasks(tasks_path)
+    tasks = load_tasks(tasks_path)
     report = read_report(report_file)
     check_report(report, tasks, fingerprint=database_fingerprint, path=str(report_file))
     columns = check_database_columns(database_columns)

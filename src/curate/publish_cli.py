@@ -15,9 +15,10 @@ import click
 from score.cli_options import database_options, handle_errors
 from score.database import DatabaseInfo, describe_database
 from score.errors import SqlgoldError
-from score.task_manifest import read_manifest, read_task_lines
+from score.task_manifest import read_manifest
+from score.tasks import load_tasks, read_release
 
-from .publish import publish, read_release_tasks
+from .publish import publish
 from .task_diff import diff_tasks, render_markdown
 
 DEFAULT_RELEASES = Path("data/benchmark/releases")
@@ -137,9 +138,9 @@ def load_side(path: Path) -> tuple[list[dict[str, Any]], dict[str, list[str]] | 
     """Tasks, split (or None) and a label of a task file or a release folder."""
     if path.is_dir():
         manifest = read_manifest(path)
-        tasks, splits = read_release_tasks(path)
+        tasks, splits = read_release(path)
         return tasks, splits, f"{manifest['name']} v{manifest['version']}"
-    return read_task_lines(path), None, str(path)
+    return load_tasks(path), None, str(path)
 
 
 @click.command("diff")

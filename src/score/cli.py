@@ -30,7 +30,7 @@ def score_group() -> None:
 
 
 @score_group.command("run")
-@click.argument("tasks", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("tasks", type=click.Path(exists=True, path_type=Path))
 @click.argument("predictions", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option(
     "--out",
@@ -70,6 +70,12 @@ def score_group() -> None:
     help="Gold result cache folder.",
 )
 @click.option("--no-cache", is_flag=True, help="Do not read or write the gold cache.")
+@click.option(
+    "--manifest",
+    type=click.Path(exists=True, path_type=Path),
+    default=None,
+    help="A release's manifest.json (or folder): refuse TASKS if its items changed.",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
 @click.option(
     "--resamples",
@@ -93,6 +99,7 @@ def score_run(
     lenient,
     cache_dir,
     no_cache,
+    manifest,
     seed,
     resamples,
     db_path,
@@ -104,7 +111,8 @@ def score_run(
     today,
     quiet,
 ):
-    """Score PREDICTIONS (JSONL) against TASKS (a curated task file) into --out."""
+    """Score PREDICTIONS (JSONL) against TASKS (a curated task file or a release folder)
+    into --out."""
     settings = executor_settings(timeout, max_rows, memory_limit, threads, today)
     progress = ProgressBar("scoring", quiet)
     with Executor(db_path, schema, settings) as executor:
@@ -122,6 +130,7 @@ def score_run(
                 strict=not lenient,
                 seed=seed,
                 resamples=resamples,
+                manifest=manifest,
                 progress=progress,
             )
         finally:

@@ -43,6 +43,12 @@ class RunOutcome:
     scored: int  # instances scored by this call (fewer than all when resuming)
 
 
+def tasks_sha256(path: str | Path) -> str:
+    """sha256 of a task file, or of a release folder's manifest."""
+    path = Path(path)
+    return file_sha256(path / "manifest.json" if path.is_dir() else path)
+
+
 def run_scoring(
     tasks_path: str | Path,
     predictions_path: str | Path,
@@ -58,15 +64,18 @@ def run_scoring(
     seed: int = 0,
     resamples: int = 2000,
     with_priors: bool = True,
+    manifest: str | Path | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> RunOutcome:
     """Score ``predictions_path`` against ``tasks_path`` into the folder ``out``.
 
     With ``strict`` (the default) any bad prediction line stops the run before anything
     runs; otherwise bad lines are reported in the summary's ``input_problems`` and the
-    instances they would have answered are scored as missing.
+    instances they would have answered are scored as missing.  ``tasks_path`` may be a
+    release folder (checked against its manifest); ``manifest`` checks a JSONL task file
+    against a release's manifest before anything runs.
     """
-    tasks = load_tasks(tasks_path)
+    tasks = load_tasks(tasks_path, manifest=manifest)
     predictions = read_predictions(predictions_path, tasks, run=run)
     if strict:
         predictions.raise_problems()
@@ -74,7 +83,7 @@ def run_scoring(
     settings["today"] = settings["today"].isoformat() if settings["today"] else None
     meta = {
         "tasks": str(tasks_path),
-        "tasks_sha256": file_sha256(tasks_path),
+        "tasks_sha256": tasks_sha256(tasks_path),
         "predictions": str(predictions_path),
         "predictions_sha256": file_sha256(predictions_path),
         "run": predictions.run,

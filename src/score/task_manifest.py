@@ -270,37 +270,3 @@ def verify_tasks(
             stage="manifest",
             path=str(path) if path is not None else None,
         )
-
-
-def numbered_task_lines(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
-    """(line number, JSON object) for each non-blank line of a JSONL task file."""
-    path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"cannot read the task file: {e}", path=str(path)) from e
-    tasks: list[tuple[int, dict[str, Any]]] = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise InputError(f"malformed JSON: {e}", path=str(path), line=number) from e
-        if not isinstance(obj, dict):
-            raise InputError("a task is a JSON object", path=str(path), line=number)
-        tasks.append((number, obj))
-    return tasks
-
-
-def read_task_lines(path: str | Path) -> list[dict[str, Any]]:
-    """The JSON objects of a JSONL task file, one per non-blank line (no schema check)."""
-    return [obj for _, obj in numbered_task_lines(path)]
-
-
-def load_checked_tasks(tasks_path: str | Path, manifest_path: str | Path) -> list[dict[str, Any]]:
-    """Read a task file and refuse it unless its items match the manifest exactly."""
-    manifest = read_manifest(manifest_path)
-    tasks = read_task_lines(tasks_path)
-    verify_tasks(tasks, manifest, path=tasks_path)
-    return tasks
