@@ -1,0 +1,55 @@
+"""Every command has --help; errors are one line with exit code 1."""
+
+from __future__ import annotations
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from curate.cli import main
+
+
+def all_commands(group: click.Group, prefix: tuple[str, ...] = ()):
+    for name, command in sorted(group.commands.items()):
+        yield (*prefix, name)
+        if isinstance(command, click.Group):
+            yield from all_commands(command, (*prefix, name))
+
+
+COMMANDS = list(all_commands(main))
+
+
+def test_the_command_tree_is_complete():
+    names = {" ".join(c) for c in COMMANDS}
+    assert {
+        "db build",
+        "db info",
+        "curate",
+        "verify",
+        "grounding",
+        "publish",
+        "diff",
+        "score run",
+        "score report",
+        "score compare",
+    } <= names
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
+def test_every_command_has_help(command):
+    result = CliRunner().invoke(main, [*command, "--help"])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("Usage: ")
+    assert len(result.output.splitlines()) > 3
+
+
+def test_version_and_top_level_help():
+    assert CliRunner().invoke(main, ["--version"]).output.startswith("sqlgold, version ")
+    assert "curate" in CliRunner().invoke(main, ["-h"]).output
+
+
+def test_a_library_error_is_one_line_and_exit_code_one(tmp_path):
+    result = CliRunner().invoke(main, ["db", "info", "--db", str(tmp_path / "missing.duckdb")])
+    assert result.exit_code == 1
+    assert result.output.count("\n") == 1
+    assert result.output.startswith("error: [database] ") and "missing.duckdb" in result.output
