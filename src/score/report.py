@@ -76,12 +76,16 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
 def score_rows(rs_keys: Sequence[str]) -> list[tuple[str, tuple[str, ...], int]]:
     """The headline scores: (label, path in a summary, decimals).
 
-    >>> [label for label, _, _ in score_rows(["0", "N"])][:3]
-    ['EX', 'RS(0)', 'RS(N)']
+    RS keys come in any order (summary.json sorts them as text); they are shown by
+    penalty, N last.
+
+    >>> [label for label, _, _ in score_rows(["0", "N", "10", "5"])][:5]
+    ['EX', 'RS(0)', 'RS(5)', 'RS(10)', 'RS(N)']
     """
+    ordered = sorted(rs_keys, key=lambda k: (k == "N", float(k) if k != "N" else 0.0))
     return [
         ("EX", ("ex",), 3),
-        *((f"RS({k})", ("rs", k), 2) for k in rs_keys),
+        *((f"RS({k})", ("rs", k), 2) for k in ordered),
         ("Abstained, answerable", ("abstention", "answerable"), 3),
         ("Abstained, unanswerable", ("abstention", "unanswerable"), 3),
         ("Cut off", ("cut_off_rate",), 3),
