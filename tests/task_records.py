@@ -11,11 +11,10 @@ from __future__ import annotations
 import copy
 import json
 from collections import Counter
-from functools import cache
 from pathlib import Path
 from typing import Any
 
-import jsonschema
+from score.schemas import validator
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -129,14 +128,8 @@ def sample_tasks() -> list[dict]:
     return sorted(tasks, key=lambda t: t["id"])
 
 
-@cache
-def task_validator() -> jsonschema.Draft202012Validator:
-    schema = json.loads((REPO / "schemas" / "task.schema.json").read_text(encoding="utf-8"))
-    return jsonschema.Draft202012Validator(schema)
-
-
 def schema_errors(task: dict) -> list[str]:
-    return [e.message for e in task_validator().iter_errors(task)]
+    return [e.message for e in validator("task").iter_errors(task)]
 
 
 def write_tasks(path: Path, tasks: list[dict]) -> Path:

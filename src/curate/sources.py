@@ -21,14 +21,12 @@ import os
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from functools import cache
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-
 from score.cdm_schema import CDM_TABLES
 from score.errors import InputError
+from score.schemas import schema_path, validator
 
 #: The format every record carries; readers refuse any other.
 FORMAT = "sqlgold.source/1"
@@ -37,7 +35,7 @@ KNOWN_FORMATS: frozenset[str] = frozenset({FORMAT})
 #: Dialects gold and answer SQL may be written in.
 DIALECTS: tuple[str, ...] = ("ohdsi", "tsql", "duckdb", "postgres")
 
-SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / "source.schema.json"
+SCHEMA_PATH = schema_path("source")
 
 #: A value of an OHDSI @parameter: text is substituted as written, a list is joined with ",".
 ParamValue = str | int | float | bool | list[str | int | float | bool]
@@ -148,18 +146,9 @@ class SourceRecord:
         return cls(**data)
 
 
-@cache
 def source_schema() -> dict[str, Any]:
     """The JSON Schema of one source record (``schemas/source.schema.json``)."""
-    with SCHEMA_PATH.open(encoding="utf-8") as fh:
-        schema = json.load(fh)
-    jsonschema.Draft202012Validator.check_schema(schema)
-    return schema
-
-
-@cache
-def _validator() -> jsonschema.Draft202012Validator:
-    return jsonschema.Draft202012Validator(source_schema())
+    return validator("source").schema
 
 
 def check_object(
@@ -194,7 +183,7 @@ def check_object(
                 "$.format",
             )
         ]
-    errors = sorted(_validator().iter_errors(obj), key=lambda e: (e.json_path, e.message))
+    errors = sorted(validator("source").iter_errors(obj), key=lambda e: (e.json_path, e.message))
     problems = [problem("schema", e.message, e.json_path) for e in errors]
     if problems:
         return problems
@@ -245,8 +234,10 @@ def parse_lines(
         except json.JSONDecodeError as e:
             problems.append(
                 SourceProblem(
-                    "malformed_json", f"malformed JSON: {e.msg} (column {e.colno})",
-                    path=shown, line=number,
+                    "malformed_json",
+                    f"malformed JSON: {e.msg} (column {e.colno})",
+                    path=shown,
+                    line=number,
                 )
             )
             continue
@@ -260,7 +251,10 @@ def parse_lines(
                 SourceProblem(
                     "duplicate_id",
                     f"duplicate id (first on line {first_line[record.id]})",
-                    path=shown, line=number, task_id=record.id, json_path="$.id",
+                    path=shown,
+                    line=number,
+                    task_id=record.id,
+                    json_path="$.id",
                 )
             )
             continue
@@ -298,8 +292,14 @@ def write_sources(path: str | os.PathLike[str], records: Sequence[SourceRecord])
         found = check_object(record.to_dict(), path=str(path), line=number)
         if record.id in seen:
             found.append(
-                SourceProblem("duplicate_id", "duplicate id", path=str(path), line=number,
-                              task_id=record.id, json_path="$.id")
+                SourceProblem(
+                    "duplicate_id",
+                    "duplicate id",
+                    path=str(path),
+                    line=number,
+                    task_id=record.id,
+                    json_path="$.id",
+                )
             )
         if found:
             raise found[0]
