@@ -402,3 +402,15 @@ def test_a_release_folder_is_scored_and_a_drifted_task_file_refused(
     )
     assert result.exit_code == 1
     assert f"changed {first['id']}" in result.output and "release 0.1.0" in result.output
+
+
+def test_run_files_validate_against_their_schemas(reference_run):
+    from score.schemas import validation_errors
+
+    out, _, _ = reference_run
+    summary = json.loads((out / "summary.json").read_text())
+    assert validation_errors("summary", summary) == []
+    results = json.loads((out / "results.json").read_text())
+    assert validation_errors("results", results) == []
+    for prior in json.loads((out / "priors.json").read_text()).values():
+        assert validation_errors("summary", prior) == []
