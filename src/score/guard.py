@@ -26,6 +26,7 @@ score.result.QueryError: guard_rejected: a DROP statement; only a read-only SELE
 from __future__ import annotations
 
 import logging
+from functools import lru_cache
 
 import sqlglot
 from sqlglot import exp
@@ -122,7 +123,15 @@ def check_statement(sql: str, dialect: str = "duckdb") -> exp.Expression:
     Raises ``QueryError("parse_error")`` when sqlglot cannot parse the text (the
     executor then asks DuckDB's own parser before giving that verdict) and
     ``QueryError("guard_rejected")`` with the reason otherwise.
+
+    Verdicts on admitted queries are cached by text (a gold runs several times during
+    curation and scoring), so the tree returned is shared: copy it before changing it.
     """
+    return _checked(sql, dialect)
+
+
+@lru_cache(maxsize=4096)
+def _checked(sql: str, dialect: str) -> exp.Expression:
     if not sql or not sql.strip():
         raise QueryError("guard_rejected", "empty query")
     try:

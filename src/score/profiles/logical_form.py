@@ -21,13 +21,16 @@ False
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 import sqlglot
 from sqlglot.errors import SqlglotError
 
 
+@lru_cache(maxsize=4096)
 def normalise_sql(sql: str, dialect: str = "duckdb") -> str:
-    """The canonical text of ``sql`` (statements joined by ``'; '``).
+    """The canonical text of ``sql`` (statements joined by ``'; '``); cached, since a
+    gold is normalised once per language and run.
 
     >>> normalise_sql("select COUNT(*) c from T -- all rows\\n;")
     'SELECT COUNT(*) AS c FROM t'
