@@ -342,3 +342,29 @@ def test_a_tolerant_mapping_is_found_when_the_exact_one_is_a_dead_end() -> None:
     pred = r("DOUBLE DOUBLE", (1.0, 1 + 5e-7))
     v = compare(gold, pred)
     assert v.match and "1 'c1'<-2 'c2'" in v.reason
+
+
+def test_compare_works_from_threads_and_forked_workers() -> None:
+    import multiprocessing
+    import sys
+    from concurrent.futures import ThreadPoolExecutor
+
+    gold = r("VARCHAR INTEGER", ("a", 1), ("b", 2))
+    pred = r("INTEGER VARCHAR", (2, "b"), (1, "a"))
+    with ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(lambda _: match(gold, pred), range(8)))
+    if sys.platform != "linux":
+        pytest.skip("fork start method is Linux's")
+    worker = multiprocessing.get_context("fork").Process(target=_compare_in_child)
+    worker.start()
+    worker.join(60)
+    if worker.is_alive():
+        worker.kill()
+        pytest.fail("a forked worker hung while comparing")
+    assert worker.exitcode == 0
+
+
+def _compare_in_child() -> None:
+    gold = r("VARCHAR", ("a",), ("b",))
+    ok = match(gold, r("VARCHAR", ("b",), ("a",)))
+    raise SystemExit(0 if ok else 1)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import math
+import os
 import threading
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -80,11 +81,19 @@ def splitmix64(x: np.ndarray) -> np.ndarray:
 _local = threading.local()
 
 
+_inherited: list[duckdb.DuckDBPyConnection] = []
+
+
 def _duck() -> duckdb.DuckDBPyConnection:
-    con = getattr(_local, "con", None)
-    if con is None:  # one in-memory connection per thread, used only to hash
-        con = _local.con = duckdb.connect()
-    return con
+    """One in-memory connection per thread and process, used only to hash.  A forked
+    child opens its own and never closes the parent's (closing it would wait forever on
+    the parent's worker threads, which the child does not have)."""
+    con, pid = getattr(_local, "con", None), getattr(_local, "pid", None)
+    if con is None or pid != os.getpid():
+        if con is not None:
+            _inherited.append(con)
+        _local.con, _local.pid = duckdb.connect(), os.getpid()
+    return _local.con
 
 
 def hash_strings(arr: pa.Array, seed: int = 0) -> np.ndarray:
