@@ -22,11 +22,14 @@ rows compared               all                           EHRSQL: first 100 afte
 numbers                     |a-b| <= 1e-9 + 1e-6*max(|a|, TS, BIRD: exact; Spider2: abs 0.01;
                             |b|) (``tolerance``);         EHRSQL, SNUH: 3 decimals;
                             integer vs integer exact      HealthLLM: rel sqrt(eps)
-int / float / DECIMAL       compared as numbers           TS, BIRD: DECIMAL vs float compares
-                                                          the binary value (1.10 != 1.1)
+int / float / DECIMAL       compared as numbers (DECIMAL  TS, BIRD: DECIMAL vs float compares
+                            and FLOAT as doubles), so     the binary value (1.10 != 1.1)
+                            1 = 1.0 and 1.10 = 1.1
+infinities                  equal only to themselves      the same everywhere
 NULL                        its own value: NULL = NULL,   Spider2: NULL = NaN = 0 = '' = 'NA';
                             NULL != 0, NULL != ''         EHRSQL: NULL = 'None'
-NaN                         NaN = NaN (same value twice)  TS, BIRD: NaN != NaN; Spider2: NaN = 0
+NaN                         NaN = NaN, NaN != NULL        TS, BIRD: NaN != NaN; Spider2: NaN = 0;
+                                                          EHRSQL: NaN = NaN (as 'nan')
 strings                     exact, case-sensitive         Spider2, EHRSQL: numeric text = number
 '1' vs 1                    different                     Spider2, EHRSQL: equal
 booleans                    own type: TRUE != 1           every peer: TRUE = 1 (Python, Julia)
@@ -37,7 +40,7 @@ TIMESTAMPTZ                 an instant; a naive TIMESTAMP TS/BIRD: aware != naiv
 LIST / STRUCT / MAP         by structure, numbers as      TS, BIRD: crash (unhashable);
                             numbers                       Spider2, EHRSQL: as text
 both results empty          equal if the column counts    equal in every peer
-                            are equal
+                            are equal (types unseen)
 several gold answers        match if any matches          Spider2 the same
 ==========================  ============================  =====================================
 
