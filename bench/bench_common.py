@@ -1,0 +1,183 @@
+"""Shared pieces of the bench: the machine, versions, the raw DuckDB baseline, medians.
+
+The raw baseline ("physical limit") is plain DuckDB, with none of sqlgold in the loop:
+one in-memory connection that attaches the same database file READ_ONLY and exposes
+every CDM table as ``cdm.<table>`` and ``main.<table>`` views, exactly as
+:class:`score.executor.Executor` does, with the executor's default memory limit and
+thread count.  Running a query there means ``con.sql(sql).to_arrow_table()``: DuckDB
+parses, plans and executes it and the whole result is fetched into an Arrow table (the
+form the comparators read).  No guard, no transaction, no timeout timer, no row cap.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterable
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+ROOT = Path(__file__).resolve().parent.parent
+SRC = ROOT / "src"
+if str(SRC) not in sys.path:  # a fresh clone without the editable install still works
+    sys.path.insert(0, str(SRC))
+
+from score.database import (  # noqa: E402
+    attach_read_only,
+    cdm_tables_in,
+    find_cdm_schema,
+    quote,
+)
+from score.executor import ExecutorSettings  # noqa: E402
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def median(values: Iterable[float]) -> float:
+    return float(statistics.median(list(values)))
+
+
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    """Wall seconds of one call (garbage collected first, so earlier garbage is not billed)."""
+    gc.collect()
+    start = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - start, out
+
+
+def _meminfo_total_gib() -> float | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return round(int(line.split()[1]) / 1024**2, 1)
+    except OSError:
+        pass
+    return None
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _git(*args: str) -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", *args], cwd=ROOT, capture_output=True, text=True, timeout=20, check=True
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip()
+
+
+def machine() -> dict[str, Any]:
+    """What the figures were measured on."""
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:
+        usable = os.cpu_count()
+    dirty = _git("status", "--porcelain", "--", "src")
+    return {
+        "cpu": _cpu_model(),
+        "cores": os.cpu_count(),
+        "cores_usable": usable,
+        "memory_gib": _meminfo_total_gib(),
+        "os": platform.platform(),
+        "python": platform.python_version(),
+        "versions": {
+            "duckdb": duckdb.__version__,
+            "sqlglot": version("sqlglot"),
+            "pyarrow": version("pyarrow"),
+            "numpy": version("numpy"),
+            "sqlgold": version("sqlgold"),
+        },
+        "git_commit": _git("rev-parse", "--short", "HEAD"),
+        # others commit concurrently: say whether src/ differed from that commit
+        "src_uncommitted_changes": bool(dirty) if dirty is not None else None,
+    }
+
+
+class RawDuckDB:
+    """The physical limit: plain DuckDB on the same file with the same cdm views."""
+
+    def __init__(self, db_path: str | Path, schema: str | None = None) -> None:
+        settings = ExecutorSettings()
+        con = duckdb.connect(":memory:")
+        con.execute(f"SET memory_limit = '{settings.memory_limit}'")
+        if settings.threads:
+            con.execute(f"SET threads = {int(settings.threads)}")
+        attach_read_only(con, db_path, "omop")
+        self.schema = find_cdm_schema(con, "omop", schema)
+        tables = cdm_tables_in(con, "omop", self.schema)
+        con.execute("CREATE SCHEMA cdm")
+        for name, real in sorted(tables.items()):
+            source = f"omop.{quote(self.schema)}.{quote(real)}"
+            for target in ("cdm", "main"):
+                con.execute(f"CREATE VIEW {target}.{quote(name)} AS SELECT * FROM {source}")
+        self.con = con
+
+    def run(self, sql: str) -> int:
+        """Execute ``sql`` and fetch its whole result as Arrow; the row count."""
+        return self.con.sql(sql).to_arrow_table().num_rows
+
+    def run_all(self, sqls: list[str]) -> float:
+        """Seconds to run every query once, in order, on this one connection."""
+
+        def go() -> None:
+            for sql in sqls:
+                self.run(sql)
+
+        seconds, _ = timed(go)
+        return seconds
+
+    def close(self) -> None:
+        self.con.close()
+
+
+def run_child(
+    argv: list[str], timeout: float, env: dict[str, str] | None = None
+) -> tuple[list[str], bool, str]:
+    """Run a child Python process; its stdout lines, whether it was killed, its stderr tail.
+
+    On timeout the child (and only it) is killed by its own id; the lines it already
+    printed are kept, so a partial ladder of measurements survives.
+    """
+    full_env = dict(os.environ)
+    full_env["PYTHONPATH"] = os.pathsep.join(
+        [str(SRC), str(ROOT / "bench"), full_env.get("PYTHONPATH", "")]
+    ).rstrip(os.pathsep)
+    if env:
+        full_env.update(env)
+    proc = subprocess.Popen(
+        [sys.executable, *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env=full_env,
+    )
+    killed = False
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        killed = True
+    if proc.returncode not in (0, None) and not killed:
+        log(f"child {' '.join(argv[:2])} exited {proc.returncode}: {err.strip()[-2000:]}")
+    return out.splitlines(), killed, err.strip()[-2000:]

@@ -1,0 +1,148 @@
+"""Figure 4: curation throughput and its cost against raw execution of the kept golds.
+
+Each source is curated in-process with :func:`curate.curation.curate_to_files` (the
+code ``sqlgold curate`` runs, default options: every reference rule on, the collation
+check on, one job) into a temporary folder, on an Executor opened beforehand.  The raw
+time is plain DuckDB (:class:`bench_common.RawDuckDB`) running each kept task's DuckDB
+gold SQL once.  Unanswerable tasks have no gold and add nothing to the raw time, though
+curation runs their empty-table and NULL-column checks.
+
+One more, untimed, pass counts the queries curation sends to the executor and the time
+they take inside it (by wrapping ``Executor._run`` in this process only), to show where
+curation time goes; it is not used for any ratio.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from bench_common import ROOT, RawDuckDB, log, median, timed
+
+from curate.curation import curate_to_files
+from score.executor import Executor
+
+OWN_SOURCE = ROOT / "data" / "benchmark" / "omop_source.jsonl"
+QUERYLIBRARY = ROOT.parent / "shared" / "querylibrary" / "queries"
+
+
+def sources(querylibrary: Path, own: Path) -> tuple[list[tuple[str, Path, str]], list[str]]:
+    """The (name, path, format) sources present, and notes about those that are not."""
+    found, notes = [], []
+    if querylibrary.is_dir():
+        found.append(("querylibrary", querylibrary, "querylibrary"))
+    else:
+        notes.append(f"OHDSI QueryLibrary pages not found at {querylibrary}: skipped")
+    if own.is_file():
+        found.append(("omop_source", own, "jsonl"))
+    else:
+        notes.append(f"{own} not found: skipped")
+    return found, notes
+
+
+def _curate(path: Path, fmt: str, ex: Executor, folder: Path):
+    return curate_to_files(
+        path, fmt, ex, out=folder / "tasks.jsonl", report_path=folder / "report.json"
+    )
+
+
+class _QueryCounter:
+    """Counts executor queries and the seconds spent inside ``Executor._run``."""
+
+    def __init__(self) -> None:
+        self.queries = 0
+        self.seconds = 0.0
+
+    def __enter__(self) -> _QueryCounter:
+        self._original = Executor._run
+        counter = self
+
+        def counting(ex: Executor, sql: str):
+            start = time.perf_counter()
+            try:
+                return counter._original(ex, sql)
+            finally:
+                counter.queries += 1
+                counter.seconds += time.perf_counter() - start
+
+        Executor._run = counting
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        Executor._run = self._original
+
+
+def curation_cost(db: Path, querylibrary: Path, own: Path, runs: int, work: Path) -> dict:
+    found, notes = sources(querylibrary, own)
+    for note in notes:
+        log(f"curation: {note}")
+    out: dict[str, Any] = {"runs": runs, "notes": notes, "sources": {}}
+    if not found:
+        out["ratio"] = None
+        return out
+    raw = RawDuckDB(db)
+    per_run: list[dict[str, dict[str, float]]] = []
+    kept_golds: dict[str, list[str]] = {}
+    with Executor(db) as ex:
+        for name, path, fmt in found:  # warm-up, and the kept golds
+            folder = work / f"curate-warmup-{name}"
+            run = _curate(path, fmt, ex, folder)
+            kept_golds[name] = [t["gold_sql"] for t in run.tasks if t["gold_sql"]]
+            statuses = Counter(r["status"] for r in run.report["records"])
+            out["sources"][name] = {
+                "path": str(path),
+                "format": fmt,
+                "records": sum(statuses.values()),
+                "kept": statuses.get("kept", 0),
+                "dropped": statuses.get("dropped", 0),
+                "kept_golds": len(kept_golds[name]),
+            }
+            raw.run_all(kept_golds[name])
+        counts = ", ".join(
+            f"{n} {s['records']} records ({s['kept']} kept)" for n, s in out["sources"].items()
+        )
+        log(f"curation: {counts}, {runs} runs")
+        for i in range(runs):
+            row: dict[str, dict[str, float]] = {}
+            for name, path, fmt in found:
+                folder = work / f"curate-{i}-{name}"
+                wall, _ = timed(lambda path=path, fmt=fmt, folder=folder: _curate(
+                    path, fmt, ex, folder))
+                row[name] = {"wall_s": wall, "raw_s": raw.run_all(kept_golds[name])}
+            total_wall = sum(r["wall_s"] for r in row.values())
+            total_raw = sum(r["raw_s"] for r in row.values())
+            row["all"] = {"wall_s": total_wall, "raw_s": total_raw}
+            per_run.append(row)
+            log(f"  run {i + 1}: " + ", ".join(
+                f"{n} {r['wall_s']:.2f} s / raw {r['raw_s']:.3f} s"
+                f" = x{r['wall_s'] / r['raw_s']:.1f}"
+                for n, r in row.items()))
+        with _QueryCounter() as counter:  # the untimed diagnostic pass
+            start = time.perf_counter()
+            for name, path, fmt in found:
+                _curate(path, fmt, ex, work / f"curate-count-{name}")
+            wall = time.perf_counter() - start
+    raw.close()
+    names = [n for n, _, _ in found] + ["all"]
+    records = {n: out["sources"][n]["records"] for n, _, _ in found}
+    records["all"] = sum(records.values())
+    for n in names:
+        entry = out["sources"].setdefault(n, {"records": records["all"]})
+        entry["wall_s"] = median(r[n]["wall_s"] for r in per_run)
+        entry["raw_s"] = median(r[n]["raw_s"] for r in per_run)
+        entry["ratio"] = median(r[n]["wall_s"] / r[n]["raw_s"] for r in per_run)
+        entry["records_per_second"] = median(records[n] / r[n]["wall_s"] for r in per_run)
+    out["sources"]["all"]["kept_golds"] = sum(len(g) for g in kept_golds.values())
+    out["ratio"] = out["sources"]["all"]["ratio"]
+    out["records_per_second"] = out["sources"]["all"]["records_per_second"]
+    out["diagnostic"] = {
+        "executor_queries": counter.queries,
+        "executor_seconds": counter.seconds,
+        "wall_seconds": wall,
+        "kept_golds": out["sources"]["all"]["kept_golds"],
+        "queries_per_kept_gold": counter.queries / max(1, out["sources"]["all"]["kept_golds"]),
+    }
+    out["per_run"] = per_run
+    return out

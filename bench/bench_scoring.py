@@ -1,0 +1,292 @@
+"""Figures 1 and 5: scoring overhead against raw DuckDB, gold-cache reuse, peak memory.
+
+The workload: the project's task file repeated under new ids (``omop-001/r3``; the task
+schema allows no ``~`` in ids) until it holds at least N instances, every instance
+answered with its task's reference answer (``answer_sql``, the gold where a task has
+none) as a model would, in a fenced ``sql`` block, and ABSTAIN for unanswerable tasks.
+So every answerable instance runs one predicted query and comes out ``correct``.  Each
+predicted text starts with a comment naming its instance (``-- omop-001/r3 ko``), so no
+two instances send the same text, as with a real model's outputs: sqlgold caches the
+guard's verdict and the logical form by SQL text, and identical copies would hit those
+caches where a real run would not.  The identical-text variant is measured too.
+
+What is timed is :func:`score.runner.run_scoring` end to end with ``with_priors=False``
+and ``jobs=1`` (read the files, score every instance, stream results.jsonl, summarise,
+write the run folder), on an :class:`~score.executor.Executor` opened beforehand.  The
+raw time is the same SQL run by plain DuckDB (:class:`bench_common.RawDuckDB`): each
+instance's predicted query once (copies of a task are separate instances and the
+scorer runs each, so the raw time runs each too), plus, for the cold cache, each
+distinct gold query once.  Both sides are warmed up by one untimed pass first, so
+neither pays for reading the file from disk.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from bench_common import ROOT, RawDuckDB, log, median, run_child, timed
+
+from score.executor import Executor
+from score.runner import run_scoring
+from score.tasks import Instance, instances, load_tasks
+
+
+def repeated_tasks(tasks: list[dict[str, Any]], min_instances: int) -> list[dict[str, Any]]:
+    """The tasks repeated under new ids (copy r0, r1, ...) until there are enough instances;
+    the last copy is cut short so the count is just over ``min_instances``."""
+    out: list[dict[str, Any]] = []
+    count = 0
+    copy = 0
+    while count < min_instances:
+        for task in tasks:
+            if count >= min_instances:
+                break
+            out.append({**task, "id": f"{task['id']}/r{copy}"})
+            count += len(task["questions"])
+        copy += 1
+    return out
+
+
+def answer_of(task: dict[str, Any]) -> str | None:
+    """The SQL a perfect model would give, or None for ABSTAIN."""
+    if not task["answerable"]:
+        return None
+    return task.get("answer_sql") or task["gold_sql"]
+
+
+def instance_sql(inst: Instance, unique: bool) -> str | None:
+    """The predicted SQL of one instance; with ``unique``, a first-line comment naming
+    the instance makes every text distinct, as real model outputs are, so caches keyed
+    by SQL text (the guard's verdict, the logical form) get no hits a real run would
+    not get.  DuckDB ignores the comment."""
+    sql = answer_of(inst.task)
+    if sql is None or not unique:
+        return sql
+    return f"-- {inst.task_id} {inst.language}\n{sql}"
+
+
+def write_workload(
+    tasks: list[dict[str, Any]], folder: Path, *, unique: bool = True
+) -> tuple[Path, Path]:
+    """Write the task file and the predictions file of ``tasks``."""
+    tasks_path = folder / "bench_tasks.jsonl"
+    preds_path = folder / f"bench_predictions{'' if unique else '_identical'}.jsonl"
+    with tasks_path.open("w", encoding="utf-8") as f:
+        for task in tasks:
+            f.write(json.dumps(task, sort_keys=True, ensure_ascii=False) + "\n")
+    with preds_path.open("w", encoding="utf-8") as f:
+        for inst in instances(tasks):
+            sql = instance_sql(inst, unique)
+            output = "ABSTAIN" if sql is None else f"```sql\n{sql}\n```"
+            line = {"task_id": inst.task_id, "language": inst.language, "output": output}
+            f.write(json.dumps(line, ensure_ascii=False) + "\n")
+    return tasks_path, preds_path
+
+
+def predicted_sqls(tasks: list[dict[str, Any]]) -> list[str]:
+    """The query each instance runs, in scoring order (one per answerable instance)."""
+    return [s for inst in instances(tasks) if (s := instance_sql(inst, True)) is not None]
+
+
+def gold_sqls(tasks: list[dict[str, Any]]) -> list[str]:
+    """Each distinct gold query once (the gold cache keys results by the SQL's hash)."""
+    return sorted({t["gold_sql"] for t in tasks if t["answerable"] and t["gold_sql"]})
+
+
+def _record_sums(run_dir: Path) -> dict[str, float]:
+    sums = Counter()
+    with (run_dir / "results.jsonl").open(encoding="utf-8") as f:
+        for line in f:
+            timings = json.loads(line)["timings"]
+            for key in ("total_s", "execute_s", "compare_s"):
+                sums[key] += timings.get(key, 0.0)
+    return dict(sums)
+
+
+def _score(tasks_path: Path, preds_path: Path, out: Path, cache: Path, ex: Executor):
+    return run_scoring(
+        tasks_path, preds_path, out, ex, cache_dir=cache, with_priors=False, jobs=1
+    )
+
+
+def scoring_overhead(
+    db: Path, tasks_file: Path, n_instances: int, runs: int, work: Path
+) -> dict[str, Any]:
+    """Figure 1: scoring wall time over raw DuckDB time, warm and cold gold cache."""
+    tasks = repeated_tasks(load_tasks(tasks_file), n_instances)
+    n = len(instances(tasks))
+    tasks_path, preds_path = write_workload(tasks, work)
+    _, identical_path = write_workload(tasks, work, unique=False)
+    preds, golds = predicted_sqls(tasks), gold_sqls(tasks)
+    log(f"scoring: {len(tasks)} tasks, {n} instances, {len(preds)} predicted queries, "
+        f"{len(golds)} distinct gold queries, {runs} runs")
+    raw = RawDuckDB(db)
+    per_run: list[dict[str, Any]] = []
+    with Executor(db) as ex:
+        # warm-up: both DuckDB instances read the file once before anything is timed
+        raw.run_all(preds + golds)
+        _score(tasks_path, preds_path, work / "warmup", work / "cache-warmup", ex)
+        for i in range(runs):
+            raw_pred = raw.run_all(preds)
+            raw_gold = raw.run_all(golds)
+            cache = work / f"cache-{i}"  # empty: a cold gold cache
+            cold_s, cold = timed(
+                lambda cache=cache, i=i: _score(
+                    tasks_path, preds_path, work / f"cold-{i}", cache, ex
+                )
+            )
+            # a second scoring of the same task set, with the cache the first one filled
+            warm_s, warm = timed(
+                lambda cache=cache, i=i: _score(
+                    tasks_path, preds_path, work / f"warm-{i}", cache, ex
+                )
+            )
+            # the same answers with identical texts across copies (SQL-text caches hit)
+            same_s, _ = timed(
+                lambda cache=cache, i=i: _score(
+                    tasks_path, identical_path, work / f"same-{i}", cache, ex
+                )
+            )
+            sums = _record_sums(work / f"warm-{i}")
+            outcomes = Counter(
+                json.loads(line)["outcome"]
+                for line in (work / f"warm-{i}" / "results.jsonl").open(encoding="utf-8")
+            )
+            row = {
+                "raw_predicted_s": raw_pred,
+                "raw_gold_s": raw_gold,
+                "cold_s": cold_s,
+                "warm_s": warm_s,
+                "ratio_warm": warm_s / raw_pred,
+                "ratio_cold": cold_s / (raw_pred + raw_gold),
+                "identical_texts_s": same_s,
+                "ratio_warm_identical_texts": same_s / raw_pred,
+                "gold_executions_first_run": cold.gold_executions,
+                "gold_executions_second_run": warm.gold_executions,
+                "warm_breakdown_s": {
+                    "executor_run": sums.get("execute_s", 0.0),
+                    "compare": sums.get("compare_s", 0.0),
+                    "rest_of_instance": sums.get("total_s", 0.0)
+                    - sums.get("execute_s", 0.0)
+                    - sums.get("compare_s", 0.0),
+                    "outside_instances": warm_s - sums.get("total_s", 0.0),
+                },
+                "outcomes": dict(outcomes),
+            }
+            per_run.append(row)
+            log(f"  run {i + 1}: raw {raw_pred:.2f}+{raw_gold:.2f} s, cold {cold_s:.2f} s, "
+                f"warm {warm_s:.2f} s, identical texts {same_s:.2f} s -> warm "
+                f"x{row['ratio_warm']:.2f}, "
+                f"cold x{row['ratio_cold']:.2f}; gold executions {cold.gold_executions} "
+                f"then {warm.gold_executions}")
+    raw.close()
+    breakdown = {
+        k: median(r["warm_breakdown_s"][k] for r in per_run)
+        for k in per_run[0]["warm_breakdown_s"]
+    }
+    return {
+        "instances": n,
+        "tasks": len(tasks),
+        "predicted_queries": len(preds),
+        "distinct_gold_queries": len(golds),
+        "runs": runs,
+        "ratio_warm": median(r["ratio_warm"] for r in per_run),
+        "ratio_cold": median(r["ratio_cold"] for r in per_run),
+        "ratio_warm_identical_texts": median(r["ratio_warm_identical_texts"] for r in per_run),
+        "raw_predicted_s": median(r["raw_predicted_s"] for r in per_run),
+        "raw_gold_s": median(r["raw_gold_s"] for r in per_run),
+        "warm_s": median(r["warm_s"] for r in per_run),
+        "cold_s": median(r["cold_s"] for r in per_run),
+        "gold_executions_first_run": max(r["gold_executions_first_run"] for r in per_run),
+        "gold_executions_second_run": max(r["gold_executions_second_run"] for r in per_run),
+        "warm_breakdown_s": breakdown,
+        "outcomes": per_run[-1]["outcomes"],
+        "per_run": per_run,
+    }
+
+
+# -- figure 5: peak memory in a fresh process -----------------------------------------
+
+
+def _vm(field: str) -> int:
+    """A /proc/self/status field in KiB (VmHWM: the peak resident set size)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise RuntimeError(f"no {field} in /proc/self/status")
+
+
+def memory_child(db: str, tasks_path: str, preds_path: str, work: str) -> None:
+    """Run in a fresh process: score the workload and print the peak RSS as JSON."""
+    work_dir = Path(work)
+    with Executor(db) as ex:
+        ex.fingerprint  # noqa: B018 - opened and ready, as the CLI is before scoring
+        before = _vm("VmHWM")
+        seconds, outcome = timed(
+            lambda: run_scoring(
+                tasks_path, preds_path, work_dir / "run", ex, cache_dir=work_dir / "cache",
+                with_priors=False, jobs=1,
+            )
+        )
+    print(json.dumps({
+        "peak_rss_kib": _vm("VmHWM"),
+        "peak_rss_kib_before_scoring": before,
+        "seconds": seconds,
+        "scored": outcome.scored,
+        "ex": outcome.summary.get("ex"),
+    }))
+
+
+def peak_memory(
+    db: Path, tasks_file: Path, n_instances: int, runs: int, work: Path, timeout: float
+) -> dict[str, Any]:
+    """Figure 5: peak RSS of scoring ``n_instances`` in a fresh subprocess, per run."""
+    tasks = repeated_tasks(load_tasks(tasks_file), n_instances)
+    folder = work / "memory"
+    folder.mkdir()
+    tasks_path, preds_path = write_workload(tasks, folder)
+    n = len(instances(tasks))
+    log(f"memory: scoring {n} instances in a fresh process, {runs} runs")
+    found: list[dict[str, Any]] = []
+    for i in range(runs):
+        run_work = folder / f"run-{i}"
+        run_work.mkdir()
+        lines, killed, err = run_child(
+            [str(Path(__file__)), "memory-child", str(db), str(tasks_path), str(preds_path),
+             str(run_work)],
+            timeout=timeout,
+        )
+        if killed or not lines:
+            log(f"  run {i + 1}: no result ({'killed after timeout' if killed else err})")
+            continue
+        got = json.loads(lines[-1])
+        found.append(got)
+        log(f"  run {i + 1}: peak RSS {got['peak_rss_kib'] / 1024:.0f} MiB "
+            f"({got['peak_rss_kib_before_scoring'] / 1024:.0f} MiB before scoring), "
+            f"{got['seconds']:.1f} s")
+    if not found:
+        return {"instances": n, "runs": 0, "peak_rss_mb": None}
+    return {
+        "instances": n,
+        "runs": len(found),
+        "peak_rss_mb": median(f["peak_rss_kib"] for f in found) / 1024,
+        "rss_before_scoring_mb": median(f["peak_rss_kib_before_scoring"] for f in found) / 1024,
+        "seconds": median(f["seconds"] for f in found),
+        "per_run": found,
+    }
+
+
+def default_tasks() -> Path:
+    return ROOT / "data" / "benchmark" / "omop_tasks.jsonl"
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 6 and sys.argv[1] == "memory-child":
+        memory_child(*sys.argv[2:])
+    else:
+        sys.exit("usage: bench_scoring.py memory-child DB TASKS PREDICTIONS WORK")
+

@@ -1,0 +1,454 @@
+"""sqlgold's bench: what curation and scoring cost, against DuckDB itself and a naive baseline.
+
+    make bench                                   # the default run (~15 min on 2 cores)
+    .venv/bin/python bench/run_bench.py --quick  # a smoke run of a minute or two
+
+Figures (see bench/README.md for what each one includes and excludes):
+
+1. scoring overhead: run_scoring wall time over raw DuckDB time for the same queries,
+   warm and cold gold cache, and the gold queries a second scoring executes;
+2. comparator cost per profile at 10k / 100k / 1M rows x 8 columns, against a naive
+   sorted-string-tuples baseline, and the 1M / 100k growth;
+3. wide results: 2, 6, 10, 14 permuted columns;
+4. curation: records per second and wall time over raw execution of the kept golds;
+5. peak RSS of scoring 10,000 instances in a fresh process.
+
+Every figure is the median of ``--runs`` runs (ratios are taken within a run, then the
+median).  The table goes to stdout and ``bench/latest.md``, the figures to
+``bench/latest.json`` (``--out``); ``--readme`` also replaces the body of README.md's
+"## Benchmarks" section with the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import math
+import re
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import bench_compare
+import bench_curation
+import bench_profile
+import bench_scoring
+from bench_common import ROOT, log, machine
+
+FIGURES = ("scoring", "comparator", "wide", "curation", "memory")
+TARGETS = {
+    "scoring_overhead_ratio": ("<=", 1.2),
+    "gold_executions_second_run": ("==", 0),
+    "comparator_vs_naive_1m": (">=", 5.0),
+    "curation_ratio": ("<=", 1.5),
+    "peak_rss_mb": ("<", 1024.0),
+}
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--db", type=Path, default=ROOT / "data" / "omop" / "synthea1k.duckdb")
+    p.add_argument("--tasks", type=Path, default=bench_scoring.default_tasks(),
+                   help="task file whose reference answers are scored (figures 1, 5)")
+    p.add_argument("--source", type=Path, default=bench_curation.OWN_SOURCE,
+                   help="the project's own source file to curate (figure 4)")
+    p.add_argument("--querylibrary", type=Path, default=bench_curation.QUERYLIBRARY,
+                   help="folder of OHDSI QueryLibrary pages (figure 4; skipped if absent)")
+    p.add_argument("--out", type=Path, default=None,
+                   help="JSON output (default bench/latest.json; bench/quick.json with --quick)")
+    p.add_argument("--runs", type=int, default=None, help="runs per figure (default 3)")
+    p.add_argument("--quick", action="store_true",
+                   help="smoke run: 1 run, fewer instances and rows, a short budget")
+    p.add_argument("--only", default=",".join(FIGURES),
+                   help=f"comma-separated subset of {','.join(FIGURES)}")
+    p.add_argument("--instances", type=int, default=None,
+                   help="instances scored for figure 1 (default 2000)")
+    p.add_argument("--memory-instances", type=int, default=None,
+                   help="instances scored for figure 5 (default 10000)")
+    p.add_argument("--rows", default=None,
+                   help="comparator row counts (default 10000,100000,1000000)")
+    p.add_argument("--wide-rows", type=int, default=None,
+                   help="rows of the wide results (default 100000)")
+    p.add_argument("--budget", type=float, default=None,
+                   help="seconds one comparison may take before larger sizes are skipped "
+                        "(default 60)")
+    p.add_argument("--profile-dir", type=Path, default=None,
+                   help="also cProfile one warm scoring and one curation pass into DIR "
+                        "(not part of any figure)")
+    p.add_argument("--readme", action="store_true",
+                   help="also write the table into README.md's Benchmarks section")
+    args = p.parse_args(argv)
+    quick = args.quick
+    args.runs = args.runs or (1 if quick else 3)
+    args.instances = args.instances or (451 if quick else 2000)
+    args.memory_instances = args.memory_instances or (1000 if quick else 10_000)
+    args.rows = [int(r) for r in (args.rows or ("10000,100000" if quick
+                                                 else "10000,100000,1000000")).split(",")]
+    args.wide_rows = args.wide_rows or (10_000 if quick else 100_000)
+    args.budget = args.budget or (10.0 if quick else 60.0)
+    args.out = args.out or ROOT / "bench" / ("quick.json" if quick else "latest.json")
+    args.only = [f for f in args.only.split(",") if f]
+    unknown = set(args.only) - set(FIGURES)
+    if unknown:
+        p.error(f"unknown figure(s) {', '.join(sorted(unknown))}; known: {', '.join(FIGURES)}")
+    if args.runs < 1:
+        p.error("--runs must be at least 1")
+    return args
+
+
+def _met(key: str, value: Any) -> bool | None:
+    if value is None or key not in TARGETS:
+        return None
+    op, bound = TARGETS[key]
+    return {"<=": value <= bound, "<": value < bound, ">=": value >= bound,
+            "==": value == bound}[op]
+
+
+def headline(results: dict[str, Any], rows: list[int]) -> dict[str, Any]:
+    """The figures scripts read, under their agreed names."""
+    out: dict[str, Any] = {}
+    s = results.get("scoring")
+    if s:
+        out["scoring_overhead_ratio"] = s["ratio_warm"]
+        out["scoring_overhead_ratio_cold"] = s["ratio_cold"]
+        out["scoring_overhead_ratio_identical_texts"] = s["ratio_warm_identical_texts"]
+        out["gold_executions_second_run"] = s["gold_executions_second_run"]
+    c = results.get("comparator")
+    if c:
+        out["comparator_seconds"] = {p: v for p, v in c["seconds"].items() if p != "naive"}
+        out["naive_seconds"] = c["seconds"]["naive"]
+        out["comparator_vs_naive_1m"] = (
+            c["speedup_vs_naive_at_max"]["sqlgold"] if max(rows) == 1_000_000 else None
+        )
+        out["comparator_vs_naive_1m_by_profile"] = (
+            {p: v for p, v in c["speedup_vs_naive_at_max"].items() if p != "naive"}
+            if max(rows) == 1_000_000 else None
+        )
+        out["comparator_growth_1m_over_100k"] = (
+            {p: v for p, v in c["growth_max_over_previous"].items() if p != "naive"}
+            if sorted(rows)[-2:] == [100_000, 1_000_000] else None
+        )
+    w = results.get("wide")
+    if w:
+        out["wide_columns_seconds"] = w["variants"]["same_multiset"]["seconds"]["sqlgold"]
+        out["wide_columns_seconds_typed"] = w["variants"]["typed"]["seconds"]["sqlgold"]
+    cu = results.get("curation")
+    if cu:
+        out["curation_ratio"] = cu.get("ratio")
+        out["curation_records_per_second"] = cu.get("records_per_second")
+    m = results.get("memory")
+    if m:
+        out["peak_rss_mb"] = m.get("peak_rss_mb")
+    out["targets"] = {k: {"target": f"{op} {bound}", "value": out.get(k),
+                          "met": _met(k, out.get(k))}
+                      for k, (op, bound) in TARGETS.items() if k in out}
+    growth = (out.get("comparator_growth_1m_over_100k") or {}).get("sqlgold")
+    if growth is not None:
+        bound = c["n_log_n_growth"]
+        out["targets"]["comparator_growth_1m_over_100k"] = {
+            "target": f"<= {bound:.2f} (n log n from 100k to 1M)",
+            "value": growth, "met": growth <= bound}
+    if w:
+        ws = out["wide_columns_seconds"]
+        widths = sorted(int(k) for k in ws)
+        lo, hi = str(widths[0]), str(widths[-1])
+        if ws.get(lo) and ws.get(hi):
+            growth_w = ws[hi] / ws[lo]
+            bound_w = (int(hi) / int(lo)) ** 2
+            out["wide_columns_growth"] = growth_w
+            out["targets"]["wide_columns_growth"] = {
+                "target": f"<= {bound_w:g} ({hi} vs {lo} columns: at most quadratic in the "
+                          f"column count; every permutation would be "
+                          f"{math.perm(int(hi)) / math.perm(int(lo)):.1e})",
+                "value": growth_w, "met": growth_w <= bound_w}
+    return out
+
+
+# -- the table ----------------------------------------------------------------------------
+
+
+def _fmt(x: Any, digits: int = 3) -> str:
+    if x is None:
+        return "–"
+    if isinstance(x, bool):
+        return "yes" if x else "**no**"
+    if isinstance(x, int):
+        return f"{x:,}"
+    if x >= 100:
+        return f"{x:,.0f}"
+    return f"{x:.{digits}g}" if x < 1 else f"{x:.{digits}g}"
+
+
+def _rows_label(n: int) -> str:
+    return f"{n // 1_000_000}M" if n >= 1_000_000 else f"{n // 1000}k" if n >= 1000 else str(n)
+
+
+def render(report: dict[str, Any]) -> str:
+    h, r, m = report["figures"], report["results"], report["machine"]
+    t = h.get("targets", {})
+    dirty = " with uncommitted src/ changes" if m["src_uncommitted_changes"] else ""
+    lines = [
+        f"Measured {report['date']} on {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB; "
+        f"Python {m['python']}, duckdb {m['versions']['duckdb']}, sqlglot "
+        f"{m['versions']['sqlglot']}, pyarrow {m['versions']['pyarrow']}; commit "
+        f"{m['git_commit']}{dirty}. "
+        f"Every figure is the median of {report['settings']['runs']} runs; ratios are taken "
+        f"within one run. Bench time {report['bench_seconds'] / 60:.1f} min.",
+        "",
+        "| # | figure | measured | target | met |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+
+    def row(num, what, value, key=None, target="–"):
+        met = t.get(key, {}).get("met") if key else None
+        tgt = t[key]["target"] if key in t else target
+        shown = _fmt(met) if met is not None else "–"
+        lines.append(f"| {num} | {what} | {value} | {tgt} | {shown} |")
+
+    s = r.get("scoring")
+    if s:
+        row(1, f"scoring wall / raw DuckDB, warm gold cache ({s['instances']:,} instances)",
+            f"{s['ratio_warm']:.2f} ({s['warm_s']:.1f} s / {s['raw_predicted_s']:.2f} s)",
+            "scoring_overhead_ratio")
+        row(1, "scoring wall / raw DuckDB, cold gold cache (golds run once each)",
+            f"{s['ratio_cold']:.2f} ({s['cold_s']:.1f} s / "
+            f"{s['raw_predicted_s'] + s['raw_gold_s']:.2f} s)")
+        row(1, "the same with identical SQL texts across copies (the guard's and the "
+               "logical form's caches by SQL text hit), warm",
+            f"{s['ratio_warm_identical_texts']:.2f}")
+        row(1, f"gold queries executed by a second scoring (first: "
+               f"{s['gold_executions_first_run']})", str(s["gold_executions_second_run"]),
+            "gold_executions_second_run")
+    c = r.get("comparator")
+    if c:
+        big = _rows_label(max(c["rows"]))
+        sq = c["seconds"]["sqlgold"][str(max(c["rows"]))]
+        nv = c["seconds"]["naive"][str(max(c["rows"]))]
+        row(2, f"sqlgold comparator speed-up over naive at {big} rows x 8 columns",
+            f"{c['speedup_vs_naive_at_max']['sqlgold']:.1f}x ({_fmt(sq)} s vs {_fmt(nv)} s)",
+            "comparator_vs_naive_1m" if big == "1M" else None)
+        g = c["growth_max_over_previous"].get("sqlgold")
+        if g is not None:
+            row(2, f"sqlgold time growth {big} / {_rows_label(sorted(c['rows'])[-2])} rows",
+                f"{g:.1f}", "comparator_growth_1m_over_100k")
+    w = r.get("wide")
+    if w:
+        ws = w["variants"]["same_multiset"]["seconds"]["sqlgold"]
+        growth_w = h.get("wide_columns_growth")
+        row(3, f"sqlgold, {w['rows']:,} rows, permuted columns that share one multiset: "
+               + ", ".join(f"{k}" for k in ws) + " columns; growth 14 / 2 columns",
+            " / ".join(f"{_fmt(v)} s" for v in ws.values())
+            + (f"; growth {growth_w:.1f}" if growth_w is not None else ""),
+            "wide_columns_growth")
+    cu = r.get("curation")
+    if cu and cu.get("ratio") is not None:
+        a = cu["sources"]["all"]
+        row(4, f"curation wall / raw DuckDB of the {a['kept_golds']} kept golds "
+               f"({a['records']} records)",
+            f"{cu['ratio']:.1f} ({a['wall_s']:.1f} s / {a['raw_s']:.2f} s)", "curation_ratio")
+        row(4, "curation throughput", f"{cu['records_per_second']:.1f} records/s")
+    elif cu:
+        row(4, "curation", "skipped: " + "; ".join(cu["notes"]))
+    me = r.get("memory")
+    if me and me.get("peak_rss_mb") is not None:
+        row(5, f"peak RSS scoring {me['instances']:,} instances in a fresh process "
+               f"({me['rss_before_scoring_mb']:.0f} MiB before scoring)",
+            f"{me['peak_rss_mb']:.0f} MiB", "peak_rss_mb")
+    lines += _detail_tables(r)
+    return "\n".join(lines) + "\n"
+
+
+def _detail_tables(r: dict[str, Any]) -> list[str]:
+    out: list[str] = []
+    s = r.get("scoring")
+    if s:
+        b = s["warm_breakdown_s"]
+        out += ["", f"Where a warm scoring's {s['warm_s']:.1f} s go (medians; raw DuckDB for "
+                    f"the same queries: {s['raw_predicted_s']:.2f} s):", "",
+                "| part | seconds |", "| --- | --- |",
+                f"| executor: guarded run in a rolled-back transaction, Arrow batches "
+                f"(`execute_s`) | {b['executor_run']:.2f} |",
+                f"| comparator (`compare_s`) | {b['compare']:.2f} |",
+                f"| rest of each instance: extraction, guard parse, logical-form match, "
+                f"prepare | {b['rest_of_instance']:.2f} |",
+                f"| outside instances: reading inputs, results.jsonl, summary, run folder "
+                f"| {b['outside_instances']:.2f} |"]
+    c = r.get("comparator")
+    if c:
+        sizes = [str(n) for n in c["rows"]]
+        big = sizes[-1]
+        prev = sizes[-2] if len(sizes) > 2 else None
+        head = " | ".join(f"{_rows_label(int(n))} s" for n in sizes)
+        out += ["", f"Comparator seconds, {c['columns']} columns, rows shuffled (budget "
+                    f"{c['budget_seconds']:g} s per comparison):", "",
+                f"| profile | {head} | naive / profile at {_rows_label(int(big))} | "
+                f"growth {_rows_label(int(big))} / "
+                f"{_rows_label(int(prev)) if prev else '-'} | verdict |",
+                "| --- |" + " --- |" * (len(sizes) + 3)]
+        for p, by in c["cells"].items():
+            cells = []
+            for n in sizes:
+                cell = by[n]
+                if cell.get("skipped"):
+                    pred = cell.get("predicted_seconds")
+                    cells.append(f"skipped (~{_fmt(pred)} s)" if pred is not None else "killed")
+                else:
+                    cells.append(_fmt(cell["seconds"]))
+            measured = [by[n] for n in sizes if not by[n].get("skipped")]
+            verdict = ("match" if all(x["match"] for x in measured) else
+                       "no match: " + next(x["reason"] for x in measured if not x["match"])[:70]
+                       ) if measured else "–"
+            sp = c["speedup_vs_naive_at_max"].get(p)
+            gr = c["growth_max_over_previous"].get(p)
+            out.append(f"| {p} | {' | '.join(cells)} | {_fmt(sp) if p != 'naive' else '1'} | "
+                       f"{_fmt(gr)} | {verdict} |")
+    w = r.get("wide")
+    if w:
+        for variant, data in w["variants"].items():
+            widths = [str(x) for x in w["widths"]]
+            out += ["", f"Wide results, `{variant}`, {w['rows']:,} rows, seconds by column "
+                        "count:", "",
+                    "| profile | " + " | ".join(widths) + " | verdict |",
+                    "| --- |" + " --- |" * (len(widths) + 1)]
+            for p, by in data["cells"].items():
+                vals = [("skipped" if by[k].get("skipped") else _fmt(by[k]["seconds"]))
+                        for k in widths]
+                measured = [by[k] for k in widths if not by[k].get("skipped")]
+                verdict = ("match" if all(x["match"] for x in measured) else
+                           "no match (" + next(x["reason"] for x in measured
+                                               if not x["match"])[:60] + ")") if measured else "–"
+                out.append(f"| {p} | {' | '.join(vals)} | {verdict} |")
+    cu = r.get("curation")
+    if cu and cu.get("ratio") is not None:
+        out += ["", "Curation by source:", "",
+                "| source | records | kept | wall s | raw kept golds s | ratio | records/s |",
+                "| --- | --- | --- | --- | --- | --- | --- |"]
+        for name, e in cu["sources"].items():
+            kept = e.get("kept", sum(x.get("kept", 0) for x in cu["sources"].values()))
+            out.append(f"| {name} | {e['records']} | {kept} | "
+                       f"{e['wall_s']:.2f} | {e['raw_s']:.3f} | {e['ratio']:.1f} | "
+                       f"{e['records_per_second']:.1f} |")
+        d = cu["diagnostic"]
+        out += ["", f"Curation sent {d['executor_queries']} queries to the executor "
+                    f"({d['queries_per_kept_gold']:.1f} per kept gold), which spent "
+                    f"{d['executor_seconds']:.2f} s of {d['wall_seconds']:.2f} s inside "
+                    "them (instrumented pass, not timed)."]
+    for note in (cu or {}).get("notes", []):
+        out.append(f"\nNote: {note}")
+    return out
+
+
+# -- README -------------------------------------------------------------------------------
+
+README_INTRO = """\
+`make bench` (`bench/run_bench.py`; `--quick` for a smoke run) measures, in one run,
+what curation and scoring cost against DuckDB's own execution time and a naive
+baseline, prints this table, and writes it to `bench/latest.md` and the figures to
+`bench/latest.json`. What each figure includes is in `bench/README.md`; in short:
+
+1. **Scoring overhead**: the task file's 277 tasks repeated under new ids to about
+   2,000 instances, each answered with its reference answer (ABSTAIN when
+   unanswerable), scored by `run_scoring` (one job, no priors). The denominator is
+   plain DuckDB on the same file and views running each instance's query once and
+   fetching it to Arrow. *Warm*: the gold cache already holds every gold result
+   (the scorer's own overhead); *cold*: an empty cache, and the denominator adds
+   each distinct gold query once. A second scoring must run no gold query.
+2. **Comparator cost**: two equal results, rows shuffled, 8 columns (integers,
+   floats, text, dates, with NULLs), under every profile, against a naive baseline
+   (rows as tuples of strings, both sorted, compared). Speed-up at 1M rows and the
+   growth from 100k to 1M rows (n log n would be 12.0).
+3. **Wide results**: 2 to 14 columns, the prediction's a permutation of the gold's;
+   every column a shuffle of the same integers, so no column can be told apart by
+   its content alone (the worst case for mapping columns by content).
+4. **Curation**: all OHDSI QueryLibrary pages and `omop_source.jsonl` curated by
+   `curate_to_files` (default rules); records per second, and wall time over plain
+   DuckDB running each kept gold once.
+5. **Memory**: peak RSS (VmHWM) of a fresh process scoring 10,000 instances.
+"""
+
+
+def update_readme(table: str) -> None:
+    path = ROOT / "README.md"
+    text = path.read_text(encoding="utf-8")
+    match = re.search(r"^## Benchmarks\n(.*?)(?=^## )", text, flags=re.S | re.M)
+    if not match:
+        raise SystemExit("README.md has no '## Benchmarks' section followed by another")
+    body = f"\n{README_INTRO}\n{table}\n"
+    path.write_text(text[: match.start(1)] + body + text[match.end(1):], encoding="utf-8")
+
+
+# -- main ---------------------------------------------------------------------------------
+
+
+def main(argv: list[str]) -> int:
+    args = parse_args(argv)
+    if not args.db.is_file():
+        log(f"no database at {args.db}: run `make db` first")
+        return 1
+    started = time.perf_counter()
+    results: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="sqlgold-bench-") as tmp:
+        work = Path(tmp)
+        if "scoring" in args.only:
+            folder = work / "scoring"
+            folder.mkdir()
+            results["scoring"] = bench_scoring.scoring_overhead(
+                args.db, args.tasks, args.instances, args.runs, folder)
+        if "comparator" in args.only:
+            results["comparator"] = bench_compare.comparator_cost(
+                args.rows, args.runs, args.budget)
+        if "wide" in args.only:
+            results["wide"] = bench_compare.wide_cost(
+                args.wide_rows, [2, 6, 10, 14], args.runs, args.budget)
+        if "curation" in args.only:
+            folder = work / "curation"
+            folder.mkdir()
+            results["curation"] = bench_curation.curation_cost(
+                args.db, args.querylibrary, args.source, args.runs, folder)
+        if "memory" in args.only:
+            results["memory"] = bench_scoring.peak_memory(
+                args.db, args.tasks, args.memory_instances, args.runs, work,
+                timeout=max(600.0, args.memory_instances * 0.1))
+        if args.profile_dir:
+            bench_profile.write_profiles(
+                args.db, args.tasks, args.instances, args.querylibrary, args.source,
+                args.profile_dir, work)
+    report: dict[str, Any] = {
+        "format": "sqlgold.bench/1",
+        "date": dt.date.today().isoformat(),
+        "machine": machine(),
+        "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
+        "bench_seconds": time.perf_counter() - started,
+    }
+    report["figures"] = headline(results, args.rows)
+    report["results"] = results
+    table = render(report)
+    final = {**report["figures"], **{k: v for k, v in report.items() if k != "figures"}}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(_finite(final), indent=2, sort_keys=False) + "\n",
+                        encoding="utf-8")
+    args.out.with_suffix(".md").write_text(table, encoding="utf-8")
+    print(table)
+    if args.readme:
+        update_readme(table)
+    log(f"wrote {args.out} and {args.out.with_suffix('.md')} in "
+        f"{report['bench_seconds'] / 60:.1f} min")
+    return 0
+
+
+def _finite(value: Any) -> Any:
+    """JSON has no NaN or infinity: write null instead."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {str(k): _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
