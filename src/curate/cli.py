@@ -7,6 +7,7 @@ code 1; ``--help`` works on every command; progress goes to stderr, data to stdo
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from contextlib import closing
 from importlib.metadata import version
 from pathlib import Path
@@ -19,9 +20,10 @@ from score.cli_options import (
     executor_options,
     executor_settings,
     handle_errors,
+    jobs_option,
+    profile_option,
     quiet_option,
 )
-from score.compare import profile_names
 from score.database import describe_database
 from score.executor import Executor
 
@@ -34,6 +36,18 @@ from .pipeline import READ_DIALECT, CurationOptions
 from .publish_cli import diff_command, publish_command
 from .reference_rules import ReferenceRules
 from .verify_pair import render_pair, verify_pair
+
+
+def source_format_option(help: str) -> Callable:
+    """``--format`` of source records: one of the importers."""
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(sorted(FORMATS)),
+        default="jsonl",
+        show_default=True,
+        help=help,
+    )
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -99,13 +113,8 @@ def db_info(db_path: Path, schema: str | None, recompute: bool) -> None:
 
 @main.command("curate")
 @click.argument("source", type=click.Path(exists=True, path_type=Path))
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(sorted(FORMATS)),
-    default="jsonl",
-    show_default=True,
-    help="Source format: the project's JSONL, OHDSI QueryLibrary pages, or FunSQL train.jsonl.",
+@source_format_option(
+    "Source format: the project's JSONL, OHDSI QueryLibrary pages, or FunSQL train.jsonl."
 )
 @database_options
 @click.option(
@@ -121,20 +130,10 @@ def db_info(db_path: Path, schema: str | None, recompute: bool) -> None:
     help="JSON report to write; the Markdown report goes beside it "
     "(default: <name>_report.json next to the task file).",
 )
-@click.option(
-    "--profile",
-    type=click.Choice(profile_names()),
-    default="sqlgold",
-    show_default=True,
-    help="Comparator profile that decides whether a reference answer returns the gold's result.",
+@profile_option(
+    "Comparator profile that decides whether a reference answer returns the gold's result."
 )
-@click.option(
-    "--jobs",
-    type=click.IntRange(1),
-    default=1,
-    show_default=True,
-    help="Records verified in parallel.",
-)
+@jobs_option("Records verified in parallel.")
 @click.option(
     "--min-rows",
     type=click.IntRange(0),
@@ -280,21 +279,8 @@ def _sql_argument(value: str) -> str:
     default=None,
     help="Source file or folder holding --id.",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(sorted(FORMATS)),
-    default="jsonl",
-    show_default=True,
-    help="Format of --source.",
-)
-@click.option(
-    "--profile",
-    type=click.Choice(profile_names()),
-    default="sqlgold",
-    show_default=True,
-    help="Comparator profile deciding 'the same result'.",
-)
+@source_format_option("Format of --source.")
+@profile_option()
 @click.option(
     "--rows", type=click.IntRange(1), default=5, show_default=True, help="Rows shown per result."
 )

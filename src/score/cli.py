@@ -9,13 +9,15 @@ import click
 from .chart import render_chart
 from .cli_options import (
     ProgressBar,
+    bootstrap_options,
     database_options,
     executor_options,
     executor_settings,
     handle_errors,
+    jobs_option,
+    profile_option,
     quiet_option,
 )
-from .compare import profile_names
 from .errors import ScoringError
 from .executor import Executor
 from .report import render_report
@@ -38,23 +40,11 @@ def score_group() -> None:
     required=True,
     help="Run folder: results.jsonl, summary.json, results.json, priors.json.",
 )
-@click.option(
-    "--profile",
-    type=click.Choice(profile_names()),
-    default="sqlgold",
-    show_default=True,
-    help="Comparison rule deciding 'the same result'.",
-)
+@profile_option("Comparison rule deciding 'the same result'.")
 @click.option(
     "--run", "run_label", default=None, help="Score only the predictions with this run label."
 )
-@click.option(
-    "--jobs",
-    type=click.IntRange(1),
-    default=1,
-    show_default=True,
-    help="Instances scored in parallel (threads).",
-)
+@jobs_option("Instances scored in parallel (threads).")
 @click.option("--resume", is_flag=True, help="Continue an interrupted run in --out.")
 @click.option(
     "--lenient",
@@ -76,14 +66,7 @@ def score_group() -> None:
     default=None,
     help="A release's manifest.json (or folder): refuse TASKS if its items changed.",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
-@click.option(
-    "--resamples",
-    type=click.IntRange(1),
-    default=2000,
-    show_default=True,
-    help="Bootstrap resamples.",
-)
+@bootstrap_options
 @database_options
 @executor_options
 @quiet_option
@@ -220,14 +203,7 @@ def score_report(run_dirs: tuple[Path, ...], out: Path | None) -> None:
     help="Where comparison.json, report.md and chart.svg go "
     "(default: RUN_A_vs_RUN_B beside RUN_A).",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
-@click.option(
-    "--resamples",
-    type=click.IntRange(1),
-    default=2000,
-    show_default=True,
-    help="Bootstrap resamples.",
-)
+@bootstrap_options
 @click.option(
     "--brittleness",
     is_flag=True,

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from .compare import profile_names
 from .errors import SqlgoldError
 from .executor import ExecutorSettings
 
@@ -84,6 +85,34 @@ def executor_settings(
         threads=threads,
         today=today,
     )
+
+
+def profile_option(help: str = "Comparator profile deciding 'the same result'.") -> Callable:
+    """``--profile``: one of the comparison profiles, ``sqlgold`` by default."""
+    return click.option(
+        "--profile",
+        type=click.Choice(profile_names()),
+        default="sqlgold",
+        show_default=True,
+        help=help,
+    )
+
+
+def jobs_option(help: str) -> Callable:
+    """``--jobs``: how many items run in parallel (threads)."""
+    return click.option("--jobs", type=click.IntRange(1), default=1, show_default=True, help=help)
+
+
+def bootstrap_options(f: Callable) -> Callable:
+    """``--seed`` and ``--resamples`` of the bootstrap intervals."""
+    f = click.option(
+        "--resamples",
+        type=click.IntRange(1),
+        default=2000,
+        show_default=True,
+        help="Bootstrap resamples.",
+    )(f)
+    return click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")(f)
 
 
 def quiet_option(f: Callable) -> Callable:
