@@ -30,7 +30,13 @@ from pathlib import Path
 
 import duckdb
 
-from score.cdm_schema import CDM_TABLES, CDM_VERSION, column_names, create_table_sql
+from score.cdm_schema import (
+    CDM_TABLES,
+    CDM_VERSION,
+    VOCABULARY_TABLES,
+    column_names,
+    create_table_sql,
+)
 from score.database import INFO_SCHEMA, INFO_TABLE, compute_fingerprint, quote
 from score.errors import DatabaseError
 
@@ -38,17 +44,10 @@ SCHEMA = "cdm"
 DEFAULT_DB = Path("data/omop/synthea1k.duckdb")
 SYNTHEA_FOLDER = "1001"
 
-#: Vocabulary tables an Athena download provides, loaded by ``--vocab``.
-ATHENA_TABLES = (
-    "concept",
-    "vocabulary",
-    "domain",
-    "concept_class",
-    "concept_relationship",
-    "relationship",
-    "concept_synonym",
-    "concept_ancestor",
-    "drug_strength",
+#: Vocabulary tables an Athena download provides, loaded by ``--vocab`` (every
+#: vocabulary table but the site-made source_to_concept_map).
+ATHENA_TABLES = tuple(
+    t for t in CDM_TABLES if t in VOCABULARY_TABLES and t != "source_to_concept_map"
 )
 
 

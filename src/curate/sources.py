@@ -11,7 +11,7 @@ back as a :class:`SourceProblem` naming the file, the line, the id and the JSON 
 '{"format": "sqlgold.source/1", "gold_dialect": "duckdb", "go'
 >>> records, problems = parse_lines([to_json_line(r), '{"id": "q1"'], path="a.jsonl")
 >>> [x.id for x in records], [str(p) for p in problems]
-(['q1'], ["[import] a.jsonl:2: malformed JSON: Expecting ',' delimiter (column 12)"])
+(['q1'], ["[import] a.jsonl:2: not JSON: Expecting ',' delimiter (column 12)"])
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from typing import Any
 
 from score.cdm_schema import CDM_TABLES
 from score.errors import InputError
+from score.jsonl import numbered_json
 from score.schemas import schema_path, validator
 
 #: The format every record carries; readers refuse any other.
@@ -226,20 +227,9 @@ def parse_lines(
     records: list[SourceRecord] = []
     problems: list[SourceProblem] = []
     first_line: dict[str, int] = {}
-    for number, text in enumerate(lines, start=1):
-        if not text.strip():
-            continue
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as e:
-            problems.append(
-                SourceProblem(
-                    "malformed_json",
-                    f"malformed JSON: {e.msg} (column {e.colno})",
-                    path=shown,
-                    line=number,
-                )
-            )
+    for number, obj, error in numbered_json(lines):
+        if error is not None:
+            problems.append(SourceProblem("malformed_json", error, path=shown, line=number))
             continue
         found = check_object(obj, path=shown, line=number)
         if found:

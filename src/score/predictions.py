@@ -16,7 +16,6 @@ unknown languages and duplicate predictions are problems, each with its line num
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import Any
 import duckdb
 
 from .errors import InputError
+from .jsonl import numbered_json
 from .result import QueryResult
 from .schemas import validation_errors
 
@@ -107,16 +107,9 @@ def read_predictions(
     parsed: list[tuple[int, dict[str, Any]]] = []
     problems: list[Problem] = []
     with path.open(encoding="utf-8") as f:
-        for number, text in enumerate(f, start=1):
-            if not text.strip():
-                continue
-            try:
-                record = json.loads(text)
-            except json.JSONDecodeError as e:
-                problems.append(Problem(number, "malformed_json", f"not JSON: {e.msg}"))
-                continue
-            if not isinstance(record, dict):
-                problems.append(Problem(number, "malformed_json", "not a JSON object"))
+        for number, record, error in numbered_json(f):
+            if error is not None or not isinstance(record, dict):
+                problems.append(Problem(number, "malformed_json", error or "not a JSON object"))
                 continue
             parsed.append((number, record))
     fmt = fmt or detect_format(r for _, r in parsed)

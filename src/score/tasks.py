@@ -13,13 +13,13 @@ language (seed 004: each language is its own scored instance).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .errors import InputError
+from .jsonl import numbered_json
 from .release_rows import read_rows, row_to_task
 from .schemas import validation_errors
 from .task_manifest import read_manifest, verify_tasks
@@ -113,15 +113,9 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     tasks: list[dict[str, Any]] = []
     seen: dict[str, int] = {}
     with path.open(encoding="utf-8") as f:
-        for number, text in enumerate(f, start=1):
-            if not text.strip():
-                continue
-            try:
-                task = json.loads(text)
-            except json.JSONDecodeError as e:
-                raise InputError(
-                    f"not JSON: {e.msg}", stage="tasks", path=str(path), line=number
-                ) from None
+        for number, task, error in numbered_json(f):
+            if error is not None:
+                raise InputError(error, stage="tasks", path=str(path), line=number)
             check_task(task, path=str(path), line=number)
             if task["id"] in seen:
                 raise InputError(

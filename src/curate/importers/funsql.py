@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from curate.sources import DIALECTS, SourceProblem, SourceRecord, check_object
+from score.jsonl import numbered_json
 
 PATTERN = "*.jsonl"
 
@@ -56,15 +57,7 @@ def _items(text: str) -> list[tuple[int, Any, str | None]]:
         else:
             if isinstance(items, list):
                 return [(i, item, None) for i, item in enumerate(items, start=1)]
-    out: list[tuple[int, Any, str | None]] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            out.append((number, json.loads(line), None))
-        except json.JSONDecodeError as e:
-            out.append((number, None, f"malformed JSON: {e.msg} (column {e.colno})"))
-    return out
+    return list(numbered_json(text.splitlines()))
 
 
 def parse_text(
