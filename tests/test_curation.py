@@ -354,3 +354,17 @@ def test_curate_command_reports_a_malformed_source_line(omop_db, tmp_path):
     assert report["counts"]["kept"] == 0
     where = [r for r in report["records"] if r["stage"] == "import"] + report["problems"]
     assert len(where) == 2
+
+
+def test_committed_examples_document_is_current_and_leak_free(project_run):
+    from curate.examples_doc import examples_document, leaked_tasks
+    from curate.split import split_tasks
+
+    split = split_tasks(project_run.tasks, test_fraction=0.5, seed=0)
+    document = examples_document(split["train"])
+    committed = (REPO / "data" / "grounding" / "examples.md").read_text(encoding="utf-8")
+    assert committed == document, "data/grounding/examples.md is stale: run `make curate`"
+    assert leaked_tasks(committed, split["test"]) == []
+    for task in split["test"]:
+        if task["gold_sql"]:
+            assert task["gold_sql"] not in committed and task["answer_sql"] not in committed
