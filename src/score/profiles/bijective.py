@@ -417,6 +417,8 @@ class Matcher:
         exact = [i for i in range(len(pairs)) if i not in tolerant]
         kg = combine([hs[i][0] for i in exact], n)
         kp = combine([hs[i][1] for i in exact], n)
+        if exact and not np.array_equal(np.sort(kg), np.sort(kp)):
+            return False  # the exact columns already differ: no tolerance helps
         sg = np.lexsort(self._sort_keys([pairs[i][0] for i in tolerant], kg))
         sp = np.lexsort(self._sort_keys([pairs[i][1] for i in tolerant], kp))
         if not np.array_equal(kg[sg], kp[sp]):

@@ -62,6 +62,7 @@ class CsvColumn:
     texts: pa.Array  # string, null for number cells
     ints: np.ndarray | list[int] | None = None  # exact integers of INT cells, if not
     # all of them are exact as doubles (int64 array, or Python ints beyond int64)
+    order: np.ndarray | None = None  # Spider 2.0's sort of the cells, once computed
 
     def __len__(self) -> int:
         return len(self.tags)
@@ -81,6 +82,15 @@ class CsvColumn:
             else:
                 out[tag] = np.sort(self.numbers[sel].view(np.uint64))
         return out
+
+    @cached_property
+    def sorted_number_values(self) -> np.ndarray:
+        """The numeric cells (booleans as 0/1) sorted by value."""
+        return np.sort(self.numbers[self.tags != TEXT])
+
+    @cached_property
+    def sorted_text_hashes(self) -> np.ndarray:
+        return np.sort(self.text_hashes[0])
 
     @cached_property
     def text_hashes(self) -> tuple[np.ndarray, np.ndarray]:
@@ -135,17 +145,18 @@ class CsvColumn:
 
     def python(self) -> list[Any]:
         """The cells as Python values (for reasons and small checks)."""
-        out: list[Any] = []
-        for i, tag in enumerate(self.tags.tolist()):
-            if tag == TEXT:
-                out.append(self.texts[i].as_py())
-            elif tag == INT:
-                out.append(int(self.ints[i]) if self.ints is not None else int(self.numbers[i]))
-            elif tag == BOOL:
-                out.append(bool(self.numbers[i]))
-            else:
-                out.append(float(self.numbers[i]))
-        return out
+        return [self.python_at(i) for i in range(len(self))]
+
+    def python_at(self, i: int) -> Any:
+        """Cell ``i`` as the Python value Spider 2.0 compares."""
+        tag = int(self.tags[i])
+        if tag == TEXT:
+            return self.texts[i].as_py()
+        if tag == INT:
+            return int(self.ints[i]) if self.ints is not None else int(self.numbers[i])
+        if tag == BOOL:
+            return bool(self.numbers[i])
+        return float(self.numbers[i])
 
 
 def csv_column(arr: pa.Array | pa.ChunkedArray, duckdb_type: str = "") -> CsvColumn:
