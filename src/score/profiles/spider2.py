@@ -80,21 +80,39 @@ def compare_csv(
 
 
 def _lonely(g: CsvColumn, i: int, names, pred: list[CsvColumn], ignore_order: bool) -> str:
+    """Why gold column ``i`` equals no predicted column, shown against the predicted
+    column in the same place (or the first)."""
     text = f"gold column {i + 1} {names[i]!r} equals no predicted column"
-    lengths = {len(p) for p in pred}
     if not pred:
         return text + " (the prediction has no columns)"
-    if len(g) not in lengths:
-        return text + f" (gold has {len(g)} rows, the prediction {sorted(lengths)[0]})"
-    p = pred[0]
-    og = _order(g) if ignore_order else np.arange(len(g))
+    j = i if i < len(pred) else 0
+    p = pred[j]
+    versus = f"; predicted column {j + 1}"
+    if len(g) != len(p):
+        return text + f"{versus} has {len(p)} rows, gold {len(g)}"
+    texts_g, texts_p = np.flatnonzero(g.tags == TEXT), np.flatnonzero(p.tags == TEXT)
+    if ignore_order and len(texts_g) != len(texts_p):
+        return text + f"{versus} has {len(texts_p)} text cells, gold {len(texts_g)}"
+    if ignore_order and not np.array_equal(g.sorted_text_hashes, p.sorted_text_hashes):
+        lost = np.setdiff1d(g.text_hashes[0], p.text_hashes[0])
+        if len(lost):
+            row = int(texts_g[np.flatnonzero(g.text_hashes[0] == lost[0])[0]])
+            return text + f"{versus} lacks the text {show(g.python_at(row))}"
+        return text + f"{versus} holds its texts a different number of times"
+    if ignore_order:
+        a, b = g.sorted_number_values, p.sorted_number_values
+        bad = np.flatnonzero(~_close(a, b))
+        if len(bad):
+            k = int(bad[0])
+            return text + (f"{versus}, sorted by value, has {b[k]!r} where gold has {a[k]!r}")
+    og = _order(g) if ignore_order else np.arange(len(g))  # the peer's own str sort
     op = _order(p) if ignore_order else np.arange(len(p))
     bad = np.flatnonzero(~_cells_match(g, p, og, op))
     if len(bad):
         k = int(bad[0])
         where = "sorted position" if ignore_order else "row"
-        text += (f"; vs predicted column 1 at {where} {k + 1}: predicted "
-                 f"{show(p.python_at(op[k]))} vs gold {show(g.python_at(og[k]))}")
+        text += (f"{versus} at {where} {k + 1}: predicted {show(p.python_at(op[k]))} vs gold "
+                 f"{show(g.python_at(og[k]))}")
     return text
 
 
