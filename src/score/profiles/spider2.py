@@ -94,17 +94,23 @@ def _lonely(g: CsvColumn, i: int, names, pred: list[CsvColumn], ignore_order: bo
     if ignore_order and len(texts_g) != len(texts_p):
         return text + f"{versus} has {len(texts_p)} text cells, gold {len(texts_g)}"
     if ignore_order and not np.array_equal(g.sorted_text_hashes, p.sorted_text_hashes):
-        lost = np.setdiff1d(g.text_hashes[0], p.text_hashes[0])
-        if len(lost):
-            row = int(texts_g[np.flatnonzero(g.text_hashes[0] == lost[0])[0]])
-            return text + f"{versus} lacks the text {show(g.python_at(row))}"
-        return text + f"{versus} holds its texts a different number of times"
+        ug, cg = np.unique(g.text_hashes[0], return_counts=True)
+        up, cp = np.unique(p.text_hashes[0], return_counts=True)
+        pos = np.clip(np.searchsorted(up, ug), 0, max(len(up) - 1, 0))
+        have = np.where(up[pos] == ug, cp[pos], 0) if len(up) else np.zeros_like(cg)
+        short = ug[np.flatnonzero(have != cg)[0]]
+        row = int(texts_g[np.flatnonzero(g.text_hashes[0] == short)[0]])
+        n_g = int(cg[np.searchsorted(ug, short)])
+        n_p = int(have[np.searchsorted(ug, short)])
+        return text + (f"{versus} holds the text {show(g.python_at(row))} {n_p} time(s), "
+                       f"gold {n_g}")
     if ignore_order:
         a, b = g.sorted_number_values, p.sorted_number_values
         bad = np.flatnonzero(~_close(a, b))
         if len(bad):
             k = int(bad[0])
-            return text + (f"{versus}, sorted by value, has {b[k]!r} where gold has {a[k]!r}")
+            return text + f"{versus}, sorted by value, has {float(b[k])!r} where gold has " \
+                          f"{float(a[k])!r}"
     og = _order(g) if ignore_order else np.arange(len(g))  # the peer's own str sort
     op = _order(p) if ignore_order else np.arange(len(p))
     bad = np.flatnonzero(~_cells_match(g, p, og, op))
