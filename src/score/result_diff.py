@@ -104,17 +104,25 @@ class ResultDiff:
             )
         lines.append(f"rows: gold {self.gold_rows}, predicted {self.pred_rows}")
         if self.missing_count:
-            lines.append(f"{self.missing_count} gold row(s) missing from the prediction"
-                         + _first(len(self.missing), self.missing_count) + ":")
+            lines.append(
+                f"{self.missing_count} gold row(s) missing from the prediction"
+                + _first(len(self.missing), self.missing_count)
+                + ":"
+            )
             lines += ["  " + _row(r) for r in self.missing]
         if self.extra_count:
-            lines.append(f"{self.extra_count} predicted row(s) not in gold"
-                         + _first(len(self.extra), self.extra_count) + ":")
+            lines.append(
+                f"{self.extra_count} predicted row(s) not in gold"
+                + _first(len(self.extra), self.extra_count)
+                + ":"
+            )
             lines += ["  " + _row(r) for r in self.extra]
         if self.out_of_order is not None:
             i, p, g = self.out_of_order
-            lines.append(f"same rows in another order; first difference at row {i + 1}: "
-                         f"predicted {_row(p)} vs gold {_row(g)}")
+            lines.append(
+                f"same rows in another order; first difference at row {i + 1}: "
+                f"predicted {_row(p)} vs gold {_row(g)}"
+            )
         return "\n".join(lines)
 
 
@@ -142,8 +150,9 @@ def diff_results(
     used = {link.pred for link in links if link.pred is not None}
     unused = [(j, p.name) for j, p in enumerate(P) if j not in used]
     pairs = [(G[link.gold], P[link.pred]) for link in links if link.pred is not None]
-    out = ResultDiff(verdict.match, verdict.reason, links, unused, gold.num_rows,
-                     predicted.num_rows)
+    out = ResultDiff(
+        verdict.match, verdict.reason, links, unused, gold.num_rows, predicted.num_rows
+    )
     if verdict.match:
         return out
     miss, extra = _unpaired_rows(pairs, gold.num_rows, predicted.num_rows, tol)
@@ -153,9 +162,17 @@ def diff_results(
         if order is not None:
             order = (order, _tuple(P, order), _tuple(G, order))
     return ResultDiff(
-        verdict.match, verdict.reason, links, unused, gold.num_rows, predicted.num_rows,
-        [_tuple(G, int(i)) for i in miss[:limit]], len(miss),
-        [_tuple(P, int(i)) for i in extra[:limit]], len(extra), order,
+        verdict.match,
+        verdict.reason,
+        links,
+        unused,
+        gold.num_rows,
+        predicted.num_rows,
+        [_tuple(G, int(i)) for i in miss[:limit]],
+        len(miss),
+        [_tuple(P, int(i)) for i in extra[:limit]],
+        len(extra),
+        order,
     )
 
 
