@@ -264,6 +264,11 @@ def render(report: dict[str, Any], details: tuple[str, ...] = FIGURES) -> str:
         row(5, f"peak RSS scoring {me['instances']:,} instances in a fresh process "
                f"({me['rss_before_scoring_mb']:.0f} MiB before scoring)",
             f"{me['peak_rss_mb']:.0f} MiB", "peak_rss_mb")
+    met = [f"`{k}` {_fmt(v['value'])}" for k, v in t.items() if v["met"]]
+    unmet = [f"`{k}` {_fmt(v['value'])} ({v['target']})" for k, v in t.items()
+             if v["met"] is False]
+    lines += ["", f"Targets met: {', '.join(met) or 'none'}. "
+                  f"Not met: {', '.join(unmet) or 'none'}."]
     lines += _detail_tables({k: v for k, v in r.items() if k in details})
     return "\n".join(lines) + "\n"
 
@@ -353,28 +358,30 @@ def _detail_tables(r: dict[str, Any]) -> list[str]:
 # -- README -------------------------------------------------------------------------------
 
 README_INTRO = """\
-`make bench` (`bench/run_bench.py`; `--quick` for a smoke run) measures, in one run,
-what curation and scoring cost against DuckDB's own execution time and a naive
-baseline, prints this table, and writes it to `bench/latest.md` and the figures to
-`bench/latest.json`. What each figure includes is in `bench/README.md`; in short:
+`make bench` (`bench/run_bench.py`; `--quick` for a one-minute smoke run) measures, in
+one run, what curation and scoring cost against DuckDB's own execution time and a naive
+baseline; it prints the table below and writes it to `bench/latest.md` (with more
+detail) and the figures to `bench/latest.json`. `bench/README.md` says exactly what each
+figure includes. In short:
 
-1. **Scoring overhead**: the task file's 277 tasks repeated under new ids to about
-   2,000 instances, each answered with its reference answer (ABSTAIN when
-   unanswerable), scored by `run_scoring` (one job, no priors). The denominator is
-   plain DuckDB on the same file and views running each instance's query once and
-   fetching it to Arrow. *Warm*: the gold cache already holds every gold result
-   (the scorer's own overhead); *cold*: an empty cache, and the denominator adds
-   each distinct gold query once. A second scoring must run no gold query.
-2. **Comparator cost**: two equal results, rows shuffled, 8 columns (integers,
-   floats, text, dates, with NULLs), under every profile, against a naive baseline
-   (rows as tuples of strings, both sorted, compared). Speed-up at 1M rows and the
-   growth from 100k to 1M rows (n log n would be 12.0).
-3. **Wide results**: 2 to 14 columns, the prediction's a permutation of the gold's;
-   every column a shuffle of the same integers, so no column can be told apart by
-   its content alone (the worst case for mapping columns by content).
-4. **Curation**: all OHDSI QueryLibrary pages and `omop_source.jsonl` curated by
-   `curate_to_files` (default rules); records per second, and wall time over plain
-   DuckDB running each kept gold once.
+1. **Scoring overhead**: the 277 tasks repeated under new ids to 2,000 instances, each
+   answered with its task's reference answer (ABSTAIN when unanswerable; every text made
+   distinct by a comment, as real outputs are), scored by `run_scoring` end to end (one
+   job, no priors). The denominator, the physical limit, is plain DuckDB on the same file
+   and views running each instance's query once and fetching its result to Arrow.
+   *Warm*: the gold cache holds every gold result, so the ratio is the scorer's own
+   overhead; *cold*: an empty gold cache, and the denominator adds each distinct gold
+   query once. A second scoring of the same tasks must run no gold query.
+2. **Comparator cost**: two equal results, rows shuffled, 8 columns (integers, floats,
+   text, dates, with NULLs), under every profile, against a naive baseline written in the
+   bench (rows as tuples of strings, both lists sorted, compared); the speed-up at 1M rows
+   and the growth from 100k to 1M rows (n log n: 12.0). A profile predicted to exceed 60 s
+   per comparison at a size is not run there and is shown as skipped with the prediction.
+3. **Wide results**: 2 to 14 columns, the prediction's a permutation of the gold's, every
+   column a shuffle of the same integers (no column can be told apart by its own content).
+4. **Curation**: the 117 OHDSI QueryLibrary pages and `omop_source.jsonl` curated by
+   `curate_to_files` (default rules); records per second, and wall time over plain DuckDB
+   running each kept gold once.
 5. **Memory**: peak RSS (VmHWM) of a fresh process scoring 10,000 instances.
 """
 
