@@ -135,6 +135,7 @@ class Executor:
         self._local = threading.local()
         self._fingerprint: str | None = None
         self._lock = threading.Lock()
+        self._watchdog = _Watchdog()
 
     # -- context ---------------------------------------------------------------
     def __enter__(self) -> Executor:
@@ -144,6 +145,7 @@ class Executor:
         self.close()
 
     def close(self) -> None:
+        self._watchdog.close()
         self._con.close()
 
     @property
@@ -217,14 +219,12 @@ class Executor:
     def _run(self, sql: str) -> QueryResult:
         """Run already-guarded SQL inside a transaction that is always rolled back."""
         cur = self._cursor()
-        state = _RunState()
-        timer = threading.Timer(self.settings.timeout_seconds, state.interrupt, args=(cur,))
-        timer.daemon = True
+        state = _RunState(cur)
         start = time.perf_counter()
         reader = None
         cur.execute("BEGIN TRANSACTION")
         try:
-            timer.start()
+            self._watchdog.arm(state, start + self.settings.timeout_seconds)
             try:
                 rel = cur.sql(sql)
                 if rel is None:
@@ -252,7 +252,7 @@ class Executor:
                 raise _classify(e) from None
             finally:
                 state.stop()
-                timer.cancel()
+                self._watchdog.disarm(state)
         finally:
             if reader is not None:
                 reader.close()
@@ -265,21 +265,67 @@ class Executor:
 class _RunState:
     """Interrupt a cursor only while its query runs; report whether it fired."""
 
-    def __init__(self) -> None:
+    def __init__(self, cur: duckdb.DuckDBPyConnection) -> None:
+        self._cur = cur
         self._lock = threading.Lock()
         self._running = True
         self.fired = False
 
-    def interrupt(self, cur: duckdb.DuckDBPyConnection) -> None:
+    def interrupt(self) -> None:
         with self._lock:
             if self._running:
                 self.fired = True
-                cur.interrupt()
+                self._cur.interrupt()
 
     def stop(self) -> bool:
         with self._lock:
             self._running = False
             return self.fired
+
+
+class _Watchdog:
+    """One thread per executor that interrupts every query past its deadline.
+
+    A thread per query (``threading.Timer``) cost about half a millisecond to start,
+    as much as a small OMOP query takes to run; this one sleeps until the nearest
+    deadline and is started on first use.
+    """
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._deadlines: dict[_RunState, float] = {}
+        self._thread: threading.Thread | None = None
+        self._closed = False
+
+    def arm(self, state: _RunState, deadline: float) -> None:
+        with self._cond:
+            self._deadlines[state] = deadline
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._loop, name="sqlgold-timeout", daemon=True
+                )
+                self._thread.start()
+            self._cond.notify()
+
+    def disarm(self, state: _RunState) -> None:
+        with self._cond:
+            self._deadlines.pop(state, None)
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify()
+
+    def _loop(self) -> None:
+        with self._cond:
+            while not self._closed:
+                now = time.perf_counter()
+                due = [s for s, d in self._deadlines.items() if d <= now]
+                for state in due:
+                    del self._deadlines[state]
+                    state.interrupt()
+                wait = min(self._deadlines.values(), default=now + 60.0) - now
+                self._cond.wait(timeout=max(wait, 0.001))
 
 
 def _discard_result(cur: duckdb.DuckDBPyConnection) -> None:
