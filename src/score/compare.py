@@ -44,7 +44,7 @@ from collections.abc import Sequence
 from score.profiles import bird, ehrsql, healthllm, snuh, spider2, spider_ts, sqlgold, ties
 from score.profiles.base import Flags, Profile, Verdict
 from score.result import QueryResult
-from score.values import Tolerance
+from score.values import Tolerance, hashing_for
 
 __all__ = ["PROFILES", "Flags", "Profile", "Tolerance", "Verdict", "compare", "profile_names"]
 
@@ -160,7 +160,9 @@ def compare(
         raise ValueError("gold must be a QueryResult or a non-empty list of them")
     if not isinstance(predicted, QueryResult):
         raise ValueError(f"predicted must be a QueryResult, got {type(predicted).__name__}")
-    verdicts = [prof.comparator(g, predicted, flags) for g in golds]
+    rows = max(predicted.num_rows, *(g.num_rows for g in golds))
+    with hashing_for(rows):
+        verdicts = [prof.comparator(g, predicted, flags) for g in golds]
     if len(golds) == 1:
         return verdicts[0]
     for i, v in enumerate(verdicts):
