@@ -12,6 +12,7 @@ form the comparators read).  No guard, no transaction, no timeout timer, no row 
 from __future__ import annotations
 
 import gc
+import hashlib
 import os
 import platform
 import statistics
@@ -85,6 +86,15 @@ def _git(*args: str) -> str | None:
     return out.stdout.strip()
 
 
+def src_digest() -> str:
+    """sha256 over every file under src/ (path and bytes): which code was measured,
+    committed or not."""
+    digest = hashlib.sha256()
+    for path in sorted(SRC.rglob("*.py")):
+        digest.update(str(path.relative_to(SRC)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
 def machine() -> dict[str, Any]:
     """What the figures were measured on."""
     try:
@@ -107,6 +117,7 @@ def machine() -> dict[str, Any]:
             "sqlgold": version("sqlgold"),
         },
         "git_commit": _git("rev-parse", "--short", "HEAD"),
+        "src_sha256": src_digest(),
         # others commit concurrently: say whether src/ differed from that commit
         "src_uncommitted_changes": bool(dirty) if dirty is not None else None,
     }

@@ -19,8 +19,10 @@ are a permutation of the gold's (and its rows shuffled), in two variants:
 Each profile runs in its own child process (a fresh ``python bench/bench_compare.py
 worker ...``), which prints one JSON line per measured cell.  A cell is a (profile,
 size) pair.  Each child first makes one untimed comparison of 200 rows (imports and
-first-call set-up are not billed); every comparison in a cell gets fresh
-:class:`QueryResult` objects, so no cached Python rows carry over between runs.
+first-call set-up are not billed), and one untimed comparison at each size before the
+timed ones (the first touch of memory the heap has not reached yet cost up to 1.7 times
+the steady time at 1M rows); every comparison gets fresh :class:`QueryResult`
+objects, so no cached Python rows carry over between runs.
 
 The time budget: before a cell runs, its time is predicted from the profile's previous
 cells (a power law through the last two, exponent at least 1, or 2 when only one is
@@ -185,6 +187,7 @@ def worker(figure: str, profile: str, sizes: list[int], runs: int, budget: float
             gold, pred, types = eight_columns(size)
         else:
             gold, pred, types = wide_columns(rows, size, variant)
+        _one(profile, gold, pred, types)  # untimed: the heap grows to this size first
         seconds, match, reason = [], None, ""
         for _ in range(runs):
             s, match, reason = _one(profile, gold, pred, types)

@@ -195,6 +195,9 @@ def render(report: dict[str, Any], details: tuple[str, ...] = FIGURES) -> str:
     h, r, m = report["figures"], report["results"], report["machine"]
     t = h.get("targets", {})
     dirty = " with uncommitted src/ changes" if m["src_uncommitted_changes"] else ""
+    if m.get("src_changed_during_run"):
+        dirty += (f" (**src/ changed during the run**, ending at {m['git_commit_end']}: "
+                  "figures may mix code versions)")
     lines = [
         f"Measured {report['date']} on {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB; "
         f"Python {m['python']}, duckdb {m['versions']['duckdb']}, sqlglot "
@@ -414,6 +417,9 @@ def main(argv: list[str]) -> int:
         log(f"no database at {args.db}: run `make db` first")
         return 1
     started = time.perf_counter()
+    # others may commit while the bench runs, and child processes import src/ when they
+    # start: note the code at the start and say so if it changed before the end
+    at_start = machine()
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="sqlgold-bench-") as tmp:
         work = Path(tmp)
@@ -444,7 +450,7 @@ def main(argv: list[str]) -> int:
     report: dict[str, Any] = {
         "format": "sqlgold.bench/1",
         "date": dt.date.today().isoformat(),
-        "machine": machine(),
+        "machine": _code_check(at_start, machine()),
         "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
         "bench_seconds": time.perf_counter() - started,
     }
@@ -462,6 +468,14 @@ def main(argv: list[str]) -> int:
     log(f"wrote {args.out} and {args.out.with_suffix('.md')} in "
         f"{report['bench_seconds'] / 60:.1f} min")
     return 0
+
+
+def _code_check(start: dict[str, Any], end: dict[str, Any]) -> dict[str, Any]:
+    changed = start["src_sha256"] != end["src_sha256"]
+    if changed:
+        log(f"WARNING: src/ changed while the bench ran (commit {start['git_commit']} -> "
+            f"{end['git_commit']}): figures may mix code versions; run it again")
+    return {**start, "git_commit_end": end["git_commit"], "src_changed_during_run": changed}
 
 
 def _from_json(data: dict[str, Any]) -> dict[str, Any]:
