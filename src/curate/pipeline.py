@@ -16,14 +16,15 @@ The pipeline knows nothing of click or the terminal; the CLI calls :func:`curate
 
 from __future__ import annotations
 
+import multiprocessing
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from score.compare import compare
-from score.executor import Executor
+from score.executor import Executor, ExecutorSettings
 from score.order import order_matters as gold_orders_rows
 from score.result import QueryResult
 from score.schemas import validation_errors
@@ -262,6 +263,25 @@ def _validated(task: dict[str, Any], notes: list[str]) -> tuple[dict[str, Any] |
     return task, Verdict(task["id"], "kept", tier=task["tier"], notes=tuple(notes))
 
 
+_WORKER: CurationContext | None = None
+_WORKER_SCOPE: Any = None  # keeps the context manager (and its executors) open
+
+
+def _start_worker(
+    db_path: str, schema: str, settings: ExecutorSettings, options: CurationOptions
+) -> None:
+    """Open this worker process's own executors (DuckDB handles do not cross processes)."""
+    global _WORKER, _WORKER_SCOPE
+    executor = Executor(db_path, schema, settings)
+    _WORKER_SCOPE = curation_context(executor, options)
+    _WORKER = _WORKER_SCOPE.__enter__()
+
+
+def _curate_in_worker(record: SourceRecord) -> tuple[dict[str, Any] | None, Verdict]:
+    assert _WORKER is not None, "worker not started"
+    return curate_record(record, _WORKER)
+
+
 def curate_records(
     records: Iterable[SourceRecord],
     executor: Executor,
@@ -270,17 +290,34 @@ def curate_records(
     jobs: int = 1,
     progress: Callable[[SourceRecord], None] | None = None,
 ) -> tuple[list[dict[str, Any]], list[Verdict]]:
-    """Curate every record; return the kept tasks sorted by id and a verdict per record."""
+    """Curate every record; return the kept tasks sorted by id and a verdict per record.
+
+    With ``jobs`` > 1 records are curated in that many worker processes, each with its
+    own read-only executors on the same database (transpiling and comparing hold the
+    GIL, so threads would not help); the result is the same as with one job.
+    """
     records = list(records)
+    options = options or CurationOptions()
     outcomes: list[tuple[dict[str, Any] | None, Verdict]] = []
-    with curation_context(executor, options) as ctx, ThreadPoolExecutor(jobs) as pool:
-        # results come back in record order; progress is reported from this thread
-        for record, outcome in zip(
-            records, pool.map(lambda r: curate_record(r, ctx), records), strict=True
-        ):
-            outcomes.append(outcome)
-            if progress:
-                progress(record)
+    if jobs > 1 and len(records) > 1:
+        pool = ProcessPoolExecutor(
+            max_workers=jobs,
+            mp_context=multiprocessing.get_context("spawn"),  # no forked DuckDB threads
+            initializer=_start_worker,
+            initargs=(executor.db_path, executor.schema, executor.settings, options),
+        )
+        with pool:
+            work = pool.map(_curate_in_worker, records, chunksize=4)
+            for record, outcome in zip(records, work, strict=True):
+                outcomes.append(outcome)
+                if progress:
+                    progress(record)
+    else:
+        with curation_context(executor, options) as ctx:
+            for record in records:
+                outcomes.append(curate_record(record, ctx))
+                if progress:
+                    progress(record)
     tasks = sorted((t for t, _ in outcomes if t is not None), key=lambda t: t["id"])
     verdicts = sorted((v for _, v in outcomes), key=lambda v: v.id)
     return tasks, verdicts
