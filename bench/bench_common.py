@@ -11,13 +11,16 @@ form the comparators read).  No guard, no transaction, no timeout timer, no row 
 
 from __future__ import annotations
 
+import atexit
 import gc
 import hashlib
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterable
 from importlib.metadata import version
@@ -28,8 +31,32 @@ import duckdb
 
 ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "src"
-if str(SRC) not in sys.path:  # a fresh clone without the editable install still works
-    sys.path.insert(0, str(SRC))
+
+
+def _snapshot_src() -> Path:
+    """The code this bench measures: a copy of src/ (and schemas/, which it reads) taken
+    when the bench starts.
+
+    Child processes (comparator workers, the memory runs) import sqlgold when they
+    start, minutes later; if someone commits meanwhile, the figures would mix code
+    versions.  So the parent copies src/ once, puts the copy first on sys.path, and
+    passes it to every child in SQLGOLD_BENCH_SRC (a child uses it and copies nothing).
+    """
+    given = os.environ.get("SQLGOLD_BENCH_SRC")
+    if given:
+        return Path(given)
+    folder = Path(tempfile.mkdtemp(prefix="sqlgold-bench-src-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    copy = folder / "src"
+    shutil.copytree(SRC, copy, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    # score.schemas reads ../schemas beside src/
+    shutil.copytree(ROOT / "schemas", folder / "schemas")
+    os.environ["SQLGOLD_BENCH_SRC"] = str(copy)
+    return copy
+
+
+MEASURED_SRC = _snapshot_src()
+sys.path.insert(0, str(MEASURED_SRC))  # before the editable install's src/ on the path
 
 from score.database import (  # noqa: E402
     attach_read_only,
@@ -86,12 +113,12 @@ def _git(*args: str) -> str | None:
     return out.stdout.strip()
 
 
-def src_digest() -> str:
-    """sha256 over every file under src/ (path and bytes): which code was measured,
-    committed or not."""
+def src_digest(root: Path = MEASURED_SRC) -> str:
+    """sha256 over every Python file under ``root`` (path and bytes): which code was
+    measured, committed or not."""
     digest = hashlib.sha256()
-    for path in sorted(SRC.rglob("*.py")):
-        digest.update(str(path.relative_to(SRC)).encode() + b"\0" + path.read_bytes() + b"\0")
+    for path in sorted(root.rglob("*.py")):
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
 
@@ -170,7 +197,7 @@ def run_child(
     """
     full_env = dict(os.environ)
     full_env["PYTHONPATH"] = os.pathsep.join(
-        [str(SRC), str(ROOT / "bench"), full_env.get("PYTHONPATH", "")]
+        [str(MEASURED_SRC), str(ROOT / "bench"), full_env.get("PYTHONPATH", "")]
     ).rstrip(os.pathsep)
     if env:
         full_env.update(env)
