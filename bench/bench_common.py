@@ -83,6 +83,16 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - start, out
 
 
+def clocked(fn: Callable[[], Any]) -> tuple[float, float, Any]:
+    """Wall seconds and CPU seconds of this whole process (every thread, DuckDB's
+    included) of one call.  CPU time barely moves when other processes compete for the
+    cores; wall time does."""
+    gc.collect()
+    wall, cpu = time.perf_counter(), time.process_time()
+    out = fn()
+    return time.perf_counter() - wall, time.process_time() - cpu, out
+
+
 def _meminfo_total_gib() -> float | None:
     try:
         for line in Path("/proc/meminfo").read_text().splitlines():
@@ -172,6 +182,15 @@ class RawDuckDB:
     def run(self, sql: str) -> int:
         """Execute ``sql`` and fetch its whole result as Arrow; the row count."""
         return self.con.sql(sql).to_arrow_table().num_rows
+
+    def clocked(self, sqls: list[str]) -> tuple[float, float, None]:
+        """Wall and CPU seconds to run every query once, in order."""
+
+        def go() -> None:
+            for sql in sqls:
+                self.run(sql)
+
+        return clocked(go)
 
     def run_all(self, sqls: list[str]) -> float:
         """Seconds to run every query once, in order, on this one connection."""

@@ -28,7 +28,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from bench_common import ROOT, RawDuckDB, log, median, run_child, timed
+from bench_common import ROOT, RawDuckDB, clocked, log, median, run_child, timed
 
 from score.executor import Executor
 from score.runner import run_scoring
@@ -130,41 +130,46 @@ def scoring_overhead(
         # warm-up: both DuckDB instances read the file once before anything is timed
         raw.run_all(preds + golds)
         _score(tasks_path, preds_path, work / "warmup", work / "cache-warmup", ex)
+
+        def score(preds_file: Path, out: str, cache: Path):
+            return clocked(lambda: _score(tasks_path, preds_file, work / out, cache, ex))
+
         for i in range(runs):
-            raw_pred = raw.run_all(preds)
-            raw_gold = raw.run_all(golds)
+            # each scoring sits between two raw passes and is divided by their mean, so
+            # a burst of load from elsewhere shows on both sides of the ratio
+            gold_w, gold_c, _ = raw.clocked(golds)
+            r0 = raw.clocked(preds)
             cache = work / f"cache-{i}"  # empty: a cold gold cache
-            cold_s, cold = timed(
-                lambda cache=cache, i=i: _score(
-                    tasks_path, preds_path, work / f"cold-{i}", cache, ex
-                )
-            )
+            cold_w, cold_c, cold = score(preds_path, f"cold-{i}", cache)
+            r1 = raw.clocked(preds)
             # a second scoring of the same task set, with the cache the first one filled
-            warm_s, warm = timed(
-                lambda cache=cache, i=i: _score(
-                    tasks_path, preds_path, work / f"warm-{i}", cache, ex
-                )
-            )
+            warm_w, warm_c, warm = score(preds_path, f"warm-{i}", cache)
+            r2 = raw.clocked(preds)
             # the same answers with identical texts across copies (SQL-text caches hit)
-            same_s, _ = timed(
-                lambda cache=cache, i=i: _score(
-                    tasks_path, identical_path, work / f"same-{i}", cache, ex
-                )
-            )
+            same_w, same_c, _ = score(identical_path, f"same-{i}", cache)
+            r3 = raw.clocked(preds)
+
+            def mean(a, b, k):
+                return (a[k] + b[k]) / 2
+
             sums = _record_sums(work / f"warm-{i}")
             outcomes = Counter(
                 json.loads(line)["outcome"]
                 for line in (work / f"warm-{i}" / "results.jsonl").open(encoding="utf-8")
             )
+            raw_pred = median([r0[0], r1[0], r2[0], r3[0]])
             row = {
                 "raw_predicted_s": raw_pred,
-                "raw_gold_s": raw_gold,
-                "cold_s": cold_s,
-                "warm_s": warm_s,
-                "ratio_warm": warm_s / raw_pred,
-                "ratio_cold": cold_s / (raw_pred + raw_gold),
-                "identical_texts_s": same_s,
-                "ratio_warm_identical_texts": same_s / raw_pred,
+                "raw_predicted_passes_s": [r0[0], r1[0], r2[0], r3[0]],
+                "raw_gold_s": gold_w,
+                "cold_s": cold_w,
+                "warm_s": warm_w,
+                "identical_texts_s": same_w,
+                "ratio_warm": warm_w / mean(r1, r2, 0),
+                "ratio_cold": cold_w / (mean(r0, r1, 0) + gold_w),
+                "ratio_warm_identical_texts": same_w / mean(r2, r3, 0),
+                "cpu_ratio_warm": warm_c / mean(r1, r2, 1),
+                "cpu_ratio_cold": cold_c / (mean(r0, r1, 1) + gold_c),
                 "gold_executions_first_run": cold.gold_executions,
                 "gold_executions_second_run": warm.gold_executions,
                 "warm_breakdown_s": {
@@ -173,16 +178,16 @@ def scoring_overhead(
                     "rest_of_instance": sums.get("total_s", 0.0)
                     - sums.get("execute_s", 0.0)
                     - sums.get("compare_s", 0.0),
-                    "outside_instances": warm_s - sums.get("total_s", 0.0),
+                    "outside_instances": warm_w - sums.get("total_s", 0.0),
                 },
                 "outcomes": dict(outcomes),
             }
             per_run.append(row)
-            log(f"  run {i + 1}: raw {raw_pred:.2f}+{raw_gold:.2f} s, cold {cold_s:.2f} s, "
-                f"warm {warm_s:.2f} s, identical texts {same_s:.2f} s -> warm "
-                f"x{row['ratio_warm']:.2f}, "
-                f"cold x{row['ratio_cold']:.2f}; gold executions {cold.gold_executions} "
-                f"then {warm.gold_executions}")
+            log(f"  run {i + 1}: raw {r0[0]:.2f}/{r1[0]:.2f}/{r2[0]:.2f}/{r3[0]:.2f} s "
+                f"(+ golds {gold_w:.2f} s), cold {cold_w:.2f} s, warm {warm_w:.2f} s, "
+                f"identical texts {same_w:.2f} s -> warm x{row['ratio_warm']:.2f} "
+                f"(CPU x{row['cpu_ratio_warm']:.2f}), cold x{row['ratio_cold']:.2f}; "
+                f"gold executions {cold.gold_executions} then {warm.gold_executions}")
     raw.close()
     breakdown = {
         k: median(r["warm_breakdown_s"][k] for r in per_run)
@@ -197,6 +202,8 @@ def scoring_overhead(
         "ratio_warm": median(r["ratio_warm"] for r in per_run),
         "ratio_cold": median(r["ratio_cold"] for r in per_run),
         "ratio_warm_identical_texts": median(r["ratio_warm_identical_texts"] for r in per_run),
+        "cpu_ratio_warm": median(r["cpu_ratio_warm"] for r in per_run),
+        "cpu_ratio_cold": median(r["cpu_ratio_cold"] for r in per_run),
         "raw_predicted_s": median(r["raw_predicted_s"] for r in per_run),
         "raw_gold_s": median(r["raw_gold_s"] for r in per_run),
         "warm_s": median(r["warm_s"] for r in per_run),
