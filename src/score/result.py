@@ -64,6 +64,9 @@ class QueryResult:
     table: pa.Table
     seconds: float = 0.0
     _rows: list[tuple] | None = field(default=None, repr=False, compare=False)
+    #: What comparators derive from this result (normalised columns), kept so a gold
+    #: result compared with many predictions is prepared once.
+    derived: dict = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if len(self.columns) != len(self.types) or len(self.columns) != self.table.num_columns:

@@ -30,8 +30,9 @@ from .compare import compare
 from .executor import Executor
 from .extract import ABSTAIN, CUT_OFF, FORMAT_FAILURE, extract
 from .gold_cache import GoldCache
+from .guard import check_statement
 from .predictions import Prediction, load_relation_csv
-from .profiles.logical_form import logical_form_match
+from .profiles.logical_form import logical_form_match, normalise_sql, normalise_tree
 from .result import QueryError, QueryResult
 from .tasks import Instance, instances
 
@@ -112,11 +113,14 @@ def _decide(
             return _set(record, oc.FORMAT_FAILURE, extraction.reason)
         sql = extraction.sql
     record["sql"] = sql
-    if task["answerable"] and task["gold_sql"]:
-        record["lf_match"] = logical_form_match(task["gold_sql"], sql)
     try:
         prepared = ctx.executor.prepare(sql)
-        record["executed_sql"] = prepared.sql
+    except QueryError as e:
+        _logical_form(task, sql, record)
+        return _set(record, oc.outcome_for_error(e.kind), e.message)
+    _logical_form(task, sql, record)
+    record["executed_sql"] = prepared.sql
+    try:
         predicted = ctx.executor.run(prepared)
     except QueryError as e:
         return _set(record, oc.outcome_for_error(e.kind), e.message)
@@ -124,6 +128,18 @@ def _decide(
     if not task["answerable"]:
         return _set(record, oc.MISMATCH, "the question is unanswerable here; expected ABSTAIN")
     _compare_with_gold(task, predicted, ctx, record)
+
+
+def _logical_form(task: dict, sql: str, record: dict) -> None:
+    """Seed 003's logical-form match, reusing the guard's parse of ``sql`` when it has one."""
+    if not (task["answerable"] and task["gold_sql"]):
+        return
+    try:
+        tree = check_statement(sql)  # cached: prepare() has just parsed this text
+    except QueryError:
+        record["lf_match"] = logical_form_match(task["gold_sql"], sql)
+        return
+    record["lf_match"] = normalise_sql(task["gold_sql"]) == normalise_tree(tree)
 
 
 def _decide_relation(task: dict, prediction: Prediction, ctx: ScoringContext, record: dict) -> None:

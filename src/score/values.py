@@ -125,6 +125,11 @@ def hashing_for(rows: int) -> Iterator[None]:
         _small.reset(token)
 
 
+def small_hashing() -> bool:
+    """Whether :func:`hash_strings` currently takes the in-process path."""
+    return _small.get()
+
+
 def hash_strings(arr: pa.Array, seed: int = 0) -> np.ndarray:
     """A 64-bit hash (``uint64``) of each value of a string or binary array; another
     ``seed`` gives a second, independent hash of the same values.  DuckDB's vectorised

@@ -42,6 +42,7 @@ from score.values import (
     normalise,
     same_cells,
     show,
+    small_hashing,
     splitmix64,
 )
 
@@ -64,11 +65,18 @@ class _BudgetSpent(Exception):
 
 
 def columns(result: QueryResult, rules: Rules, side: int) -> list[NormColumn]:
-    """Every column of ``result`` normalised (``side`` 0 gold, 1 prediction)."""
-    return [
-        normalise(result.table.column(i), name, rules, side=side)
-        for i, name in enumerate(result.columns)
-    ]
+    """Every column of ``result`` normalised (``side`` 0 gold, 1 prediction); kept on
+    the result, so a cached gold is normalised once for all the predictions it meets
+    (the key includes the string-hash path, see :func:`score.values.hashing_for`)."""
+    key = ("columns", rules, side, small_hashing())
+    found = result.derived.get(key)
+    if found is None:
+        found = [
+            normalise(result.table.column(i), name, rules, side=side)
+            for i, name in enumerate(result.columns)
+        ]
+        result.derived[key] = found
+    return found
 
 
 def compare_bijective(
@@ -524,8 +532,24 @@ def counts_in(keys: np.ndarray, other: np.ndarray, counts: np.ndarray) -> np.nda
 
 
 def _unmatched(cands: list[list[int]], n_right: int) -> int | None:
-    """A gold column left out of a maximum one-to-one matching (None: all matched)."""
+    """A gold column left out of a maximum one-to-one matching (None: all matched).
+
+    A greedy pass settles the usual case (each gold column has one candidate of its
+    own) without building the sparse matching problem; a greedy success is a full
+    matching, a greedy failure proves nothing and goes to the exact matching.
+
+    >>> _unmatched([[1], [0]], 2), _unmatched([[0, 1], [0]], 2), _unmatched([[0], [0]], 2)
+    (None, None, 1)
+    """
     if not cands:
+        return None
+    taken: set[int] = set()
+    for c in cands:
+        free = next((m for m in c if m not in taken), None)
+        if free is None:
+            break
+        taken.add(free)
+    else:
         return None
     rows, cols = [], []
     for i, c in enumerate(cands):

@@ -24,6 +24,7 @@ import re
 from functools import lru_cache
 
 import sqlglot
+from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 
@@ -37,9 +38,18 @@ def normalise_sql(sql: str, dialect: str = "duckdb") -> str:
     """
     try:
         statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
-        return "; ".join(s.sql(dialect=dialect, normalize=True, comments=False) for s in statements)
+        return "; ".join(normalise_tree(s, dialect) for s in statements)
     except SqlglotError:
         return re.sub(r"\s+", " ", sql).strip().rstrip(";").strip()
+
+
+def normalise_tree(tree: exp.Expression, dialect: str = "duckdb") -> str:
+    """The canonical text of one parsed statement (what :func:`normalise_sql` gives).
+
+    >>> normalise_tree(sqlglot.parse_one("select 1 as x -- note"))
+    'SELECT 1 AS x'
+    """
+    return tree.sql(dialect=dialect, normalize=True, comments=False)
 
 
 def logical_form_match(gold_sql: str, predicted_sql: str, dialect: str = "duckdb") -> bool:
