@@ -227,21 +227,10 @@ def test_crash_reason_names_the_peer() -> None:
     assert "BIRD" in compare(case.gold, case.pred, "bird").reason
 
 
-def _reference_table() -> Path | None:
-    """``shared/comparators.md`` beside the checkout (``parents[2].parent`` for a
-    worktree two levels down, ``parents[1].parent`` for a checkout directly under it)."""
-    here = Path(__file__).resolve()
-    for root in (here.parents[2].parent, here.parents[1].parent):
-        path = root / "shared" / "comparators.md"
-        if path.exists():
-            return path
-    return None
-
-
-def test_reference_table_still_lists_the_encoded_peer_verdicts() -> None:
-    path = _reference_table()
-    if path is None:
-        pytest.skip("shared/comparators.md is not present")
+def test_reference_table_still_lists_the_encoded_peer_verdicts(shared_dir: Path) -> None:
+    path = shared_dir / "comparators.md"
+    if not path.exists():
+        pytest.skip("../shared/comparators.md is not present")
     rows = {}
     for line in path.read_text(encoding="utf-8").splitlines():
         m = re.match(r"^\|\s*(\d+)\s*\|", line)
