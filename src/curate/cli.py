@@ -7,7 +7,6 @@ code 1; ``--help`` works on every command; progress goes to stderr, data to stdo
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from contextlib import closing
 from importlib.metadata import version
 from pathlib import Path
@@ -27,27 +26,16 @@ from score.cli_options import (
 from score.database import describe_database
 from score.executor import Executor
 
+from .cli_options import source_format_option
 from .curation import curate_to_files
 from .grounding_cli import grounding
-from .importers import FORMATS, load_sources
+from .importers import load_sources
 from .ohdsi import render_record
 from .omop_db import DEFAULT_DB, build_database
 from .pipeline import READ_DIALECT, CurationOptions
 from .publish_cli import diff_command, publish_command
 from .reference_rules import ReferenceRules
 from .verify_pair import render_pair, verify_pair
-
-
-def source_format_option(help: str) -> Callable:
-    """``--format`` of source records: one of the importers."""
-    return click.option(
-        "--format",
-        "fmt",
-        type=click.Choice(sorted(FORMATS)),
-        default="jsonl",
-        show_default=True,
-        help=help,
-    )
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -13,6 +13,7 @@ import click
 from score.cli_options import database_options, handle_errors
 from score.tasks import load_tasks
 
+from .cli_options import split_options
 from .examples_doc import EXAMPLES_DOC, examples_document, leaked_tasks
 from .grounding import DEFAULT_OUT, generate_documents, stale_documents, write_documents
 from .grounding_common import GroundingError
@@ -35,14 +36,7 @@ from .split import split_tasks
     default=None,
     help="A curated task file: also write examples.md from the train side of its split.",
 )
-@click.option(
-    "--test-fraction",
-    type=click.FloatRange(0, 1),
-    default=0.5,
-    show_default=True,
-    help="Share of each tier held out for evaluation; 1.0 writes no examples document.",
-)
-@click.option("--seed", type=int, default=0, show_default=True, help="Split seed.")
+@split_options("Share of each tier held out for evaluation; 1.0 writes no examples document.")
 @click.option(
     "--check",
     is_flag=True,

@@ -18,6 +18,7 @@ from score.errors import SqlgoldError
 from score.task_manifest import read_manifest
 from score.tasks import load_tasks, read_release
 
+from .cli_options import split_options
 from .publish import publish
 from .task_diff import diff_tasks, render_markdown
 
@@ -56,14 +57,7 @@ def database_columns(info: DatabaseInfo) -> list[dict[str, Any]]:
     show_default=True,
     help="Releases folder; the release goes to OUT/<name>/<version>/.",
 )
-@click.option(
-    "--test-fraction",
-    type=click.FloatRange(0.0, 1.0),
-    default=0.5,
-    show_default=True,
-    help="Share of each tier held out in the test split.",
-)
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the split.")
+@split_options("Share of each tier held out in the test split.")
 @click.option(
     "--license", "license_", default="apache-2.0", show_default=True, help="Card license id."
 )
