@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import click
 
-from .importers import FORMATS
+from curate.sources import FORMATS
 
 
 def source_format_option(help: str) -> Callable:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -13,12 +12,12 @@ from click.testing import CliRunner
 from curate.cli import main
 from curate.curation import curate_to_files
 from curate.pipeline import CurationOptions, curate_record, curate_records, curation_context
-from curate.reference_rules import ReferenceRules
-from curate.sources import SourceRecord, UnanswerableBecause
+from curate.sources.records import SourceRecord, UnanswerableBecause
+from curate.verify.reference_rules import ReferenceRules
 from score.executor import Executor, ExecutorSettings
 from score.tasks import load_tasks
+from tests.paths import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 PROJECT_SOURCE = REPO / "data" / "benchmark" / "omop_source.jsonl"
 PROJECT_TASKS = REPO / "data" / "benchmark" / "omop_tasks.jsonl"
 
@@ -357,7 +356,7 @@ def test_curate_command_reports_a_malformed_source_line(omop_db, tmp_path):
 
 
 def test_committed_examples_document_is_current_and_leak_free(project_run):
-    from curate.examples_doc import examples_document, leaked_tasks
+    from curate.grounding.examples_doc import examples_document, leaked_tasks
     from curate.split import split_tasks
 
     split = split_tasks(project_run.tasks, test_fraction=0.5, seed=0)

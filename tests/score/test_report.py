@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import doctest
 import json
-from pathlib import Path
 
 import jsonschema
 import pytest
@@ -13,8 +12,9 @@ import score.report as report
 from score.metrics import record
 from score.report import PRIORS_NOTE, render_report
 from score.stats import SUMMARY_FORMAT, compare_runs, summarize
+from tests.paths import REPO
 
-SCHEMAS = Path(__file__).resolve().parents[1] / "schemas"
+SCHEMAS = REPO / "schemas"
 META = {
     "database": "synthea1k fp:0123abcd",
     "task_set": "omop 1.0",

@@ -22,9 +22,9 @@ from score.predictions import Prediction
 from score.run_dir import read_run
 from score.runner import run_scoring
 from score.scorer import ScoringContext, score_predictions
-from task_factory import make_task
+from tests.paths import REPO
+from tests.task_factory import make_task
 
-REPO = Path(__file__).resolve().parents[1]
 PROJECT_TASKS = REPO / "data" / "benchmark" / "omop_tasks.jsonl"
 COUNT = "SELECT count(*) AS n FROM cdm.person"
 
@@ -357,7 +357,7 @@ def test_report_and_compare_commands(reference_run, omop_db, tmp_path):
 def test_a_release_folder_is_scored_and_a_drifted_task_file_refused(
     omop_db, reference_predictions, reference_run, tmp_path
 ):
-    from curate.publish import publish
+    from curate.publish.release import publish
     from score.database import describe_database
 
     info = describe_database(omop_db)

@@ -23,7 +23,7 @@ from score.task_manifest import (
     verify_tasks,
 )
 from score.tasks import load_tasks
-from task_records import answerable, sample_tasks, schema_errors, unanswerable, write_tasks
+from tests.task_records import answerable, sample_tasks, schema_errors, unanswerable, write_tasks
 
 
 def test_docstring_examples():

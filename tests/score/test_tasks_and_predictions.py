@@ -10,7 +10,7 @@ import pytest
 from score.errors import InputError
 from score.predictions import CSV_INDEX, load_relation_csv, read_predictions
 from score.tasks import instances, load_tasks
-from task_factory import make_task
+from tests.task_factory import make_task
 
 
 def write_jsonl(path: Path, records) -> Path:

@@ -10,14 +10,18 @@ from pathlib import Path
 
 import click
 
+from curate.cli_options import split_options
+from curate.grounding.common import GroundingError
+from curate.grounding.documents import (
+    DEFAULT_OUT,
+    generate_documents,
+    stale_documents,
+    write_documents,
+)
+from curate.grounding.examples_doc import EXAMPLES_DOC, examples_document, leaked_tasks
+from curate.split import split_tasks
 from score.cli_options import database_options, handle_errors
 from score.tasks import load_tasks
-
-from .cli_options import split_options
-from .examples_doc import EXAMPLES_DOC, examples_document, leaked_tasks
-from .grounding import DEFAULT_OUT, generate_documents, stale_documents, write_documents
-from .grounding_common import GroundingError
-from .split import split_tasks
 
 
 @click.command("grounding")

@@ -4,16 +4,16 @@ Three Markdown documents are generated from the database the benchmark runs on a
 committed under ``data/grounding/``:
 
 * ``omop_schema.md``: every CDM table and column as it is in this database
-  (:mod:`curate.grounding_schema`);
+  (:mod:`curate.grounding.schema_doc`);
 * ``vocabulary.md``: how the vocabulary tables are used, with what this database's
-  vocabulary has and lacks (:mod:`curate.grounding_vocabulary`);
+  vocabulary has and lacks (:mod:`curate.grounding.vocabulary_doc`);
 * ``duckdb_for_sqlserver_users.md``: DuckDB SQL for SQL Server habits, and the
-  transpiler's fix-up rules (``curate.transpile.RULES``)
-  (:mod:`curate.grounding_sql_notes`).
+  transpiler's fix-up rules (``curate.transpile.to_duckdb.RULES``)
+  (:mod:`curate.grounding.sql_notes`).
 
 Every example in them is executed while they are generated, with a fixed today, so a
 rerun on a database with the same content gives byte-identical files.  The train
-split's examples document is written by :mod:`curate.examples_doc` beside them.
+split's examples document is written by :mod:`curate.grounding.examples_doc` beside them.
 
 >>> sorted(DOCUMENTS)  # doctest: +NORMALIZE_WHITESPACE
 ['duckdb_for_sqlserver_users.md', 'omop_schema.md', 'vocabulary.md']
@@ -26,14 +26,13 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from curate.grounding.common import GroundingError, atomic_write
+from curate.grounding.schema_doc import gather_schema, render_schema
+from curate.grounding.sql_notes import render_sql_notes, run_notes
+from curate.grounding.vocabulary_doc import gather_vocabulary, render_vocabulary
+from curate.transpile.to_duckdb import RULES
 from score.executor import Executor, ExecutorSettings
 from score.result import QueryError
-
-from .grounding_common import GroundingError, atomic_write
-from .grounding_schema import gather_schema, render_schema
-from .grounding_sql_notes import render_sql_notes, run_notes
-from .grounding_vocabulary import gather_vocabulary, render_vocabulary
-from .transpile import RULES
 
 DEFAULT_OUT = Path("data/grounding")
 SCHEMA_DOC = "omop_schema.md"
@@ -52,7 +51,7 @@ def build_documents(executor: Executor, *, rules: Iterable[Any] | None = None) -
     """Every grounding document, file name -> text, from an executor with a fixed today.
 
     ``rules``: the transpile fix-up rules the dialect document lists (for example
-    ``curate.transpile.RULES``); None leaves that section out.
+    ``curate.transpile.to_duckdb.RULES``); None leaves that section out.
     """
     today = executor.settings.today
     if today is None:

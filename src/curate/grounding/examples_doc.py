@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .grounding_common import GroundingError, atomic_write, code_block
+from curate.grounding.common import GroundingError, atomic_write, code_block
 
 EXAMPLES_DOC = "examples.md"
 

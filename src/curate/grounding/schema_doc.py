@@ -15,11 +15,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from curate.grounding.common import format_value, markdown_table, plural
 from score.cdm_schema import CDM_TABLES, CDM_VERSION, VOCABULARY_TABLES
 from score.database import quote
 from score.executor import Executor
-
-from .grounding_common import format_value, markdown_table, plural
 
 #: How many of a column's most frequent values the document shows.
 EXAMPLE_VALUES = 3

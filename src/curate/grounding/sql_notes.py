@@ -8,7 +8,7 @@ SQL Server habit (as text, never run) and a small DuckDB example that
 The transpile fix-up rules that sqlgold applies to SQL Server gold queries are listed
 by :func:`render_rules_section` from any sequence of rules having ``name`` and
 ``description`` (or ``(name, description)`` pairs), such as
-``curate.transpile.RULES``.
+``curate.transpile.to_duckdb.RULES``.
 """
 
 from __future__ import annotations
@@ -18,15 +18,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from score.executor import Executor
-
-from .grounding_common import (
+from curate.grounding.common import (
     ExampleRun,
     code_block,
     markdown_table,
     render_run,
     run_example,
 )
+from score.executor import Executor
 
 
 @dataclass(frozen=True)

@@ -22,9 +22,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from curate.split import SPLITS
 from score.task_manifest import ITEM_FIELDS
-
-from .split import SPLITS
 
 README_NAME = "README.md"
 TASKS_CONFIG = "tasks"

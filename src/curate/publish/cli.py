@@ -12,15 +12,14 @@ from typing import Any
 
 import click
 
+from curate.cli_options import split_options
+from curate.publish.release import publish
+from curate.publish.task_diff import diff_tasks, render_markdown
 from score.cli_options import database_options, handle_errors
 from score.database import DatabaseInfo, describe_database
 from score.errors import SqlgoldError
 from score.task_manifest import read_manifest
 from score.tasks import load_tasks, read_release
-
-from .cli_options import split_options
-from .publish import publish
-from .task_diff import diff_tasks, render_markdown
 
 DEFAULT_RELEASES = Path("data/benchmark/releases")
 
@@ -119,7 +118,7 @@ def publish_command(
     else:
         click.echo(f"{result.name} {version} is already published with this content: no change")
     if push_to:
-        from .hub_push import push_release
+        from curate.publish.hub_push import push_release
 
         pushed = push_release(result.path, push_to, private=private or None)
         if pushed.created:

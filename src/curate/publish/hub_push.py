@@ -15,7 +15,7 @@ Before anything is sent, the folder is checked against its own manifest (every f
 sha256, no file missing or extra).  Authentication is huggingface_hub's own (the
 ``HF_TOKEN`` variable or a saved login); this module never reads a token.  The Hub
 validates the dataset card's YAML on upload; the offline checks are
-:func:`curate.publish.check_release`.
+:func:`curate.publish.release.check_release`.
 """
 
 from __future__ import annotations
@@ -25,10 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from curate.publish.release import check_files, compare_releases
 from score.errors import SqlgoldError
 from score.task_manifest import MANIFEST_NAME, read_manifest
-
-from .publish import check_files, compare_releases
 
 STAGE = "push"
 REPO_TYPE = "dataset"

@@ -15,7 +15,7 @@ same.  An empty split (e.g. ``train`` at test fraction 1.0) is left out: ``datas
 cannot load a split with no rows.
 
 The Parquet representation of a task is :mod:`score.release_rows`; the dataset card
-is :mod:`curate.release_card`.
+is :mod:`curate.publish.card`.
 
 **Immutability**: an existing version is never rewritten.  Publishing it again with
 the same content (tasks, split, database schema, Parquet features, dataset card) is a
@@ -29,15 +29,38 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import shutil
 import tempfile
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from curate.publish.card import (
+    DATABASE_CONFIG,
+    DATABASE_SPLIT,
+    README_NAME,
+    TASKS_CONFIG,
+    ConfigPart,
+    card_body,
+    card_languages,
+    card_yaml,
+    check_card,
+    render_card,
+    size_category,
+)
+from curate.publish.errors import fail
+from curate.publish.inputs import check_database_columns, check_report, read_report
+from curate.publish.task_diff import diff_tasks, render_markdown
+from curate.publish.versions import (
+    default_report_path,
+    previous_version,
+    release_name,
+    release_versions,
+    tag_for,
+    version_key,
+)
+from curate.split import SPLITS, split_tasks
 from score.errors import SqlgoldError
 from score.release_rows import (
     database_features,
@@ -55,224 +78,6 @@ from score.task_manifest import (
     sha256_text,
 )
 from score.tasks import load_tasks, read_release
-
-from .release_card import (
-    DATABASE_CONFIG,
-    DATABASE_SPLIT,
-    README_NAME,
-    TASKS_CONFIG,
-    ConfigPart,
-    card_body,
-    card_languages,
-    card_yaml,
-    check_card,
-    render_card,
-    size_category,
-)
-from .split import SPLITS, split_tasks
-from .task_diff import diff_tasks, render_markdown
-
-STAGE = "publish"
-
-
-_SEMVER = re.compile(
-    r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
-    r"(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?$"
-)
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-
-
-def fail(message: str, **where: Any) -> SqlgoldError:
-    return SqlgoldError(message, stage=STAGE, **where)
-
-
-# --- versions ---------------------------------------------------------------------------
-
-
-def version_key(version: str) -> tuple:
-    """A sort key giving semantic-version precedence (a pre-release sorts before its release).
-
-    >>> sorted(["1.0.0", "0.10.0", "1.0.0-rc.1", "0.9.1", "1.0.0-alpha"], key=version_key)
-    ['0.9.1', '0.10.0', '1.0.0-alpha', '1.0.0-rc.1', '1.0.0']
-    >>> version_key("v1.0")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    score.errors.SqlgoldError: [publish] 'v1.0' is not a semantic version like 0.1.0 ...
-    """
-    m = _SEMVER.match(version)
-    if not m:
-        raise fail(
-            f"{version!r} is not a semantic version like 0.1.0 (MAJOR.MINOR.PATCH, no leading v)"
-        )
-    major, minor, patch, pre = m.groups()
-    if pre is None:
-        return (int(major), int(minor), int(patch), 1, ())
-    ids = tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in pre.split("."))
-    return (int(major), int(minor), int(patch), 0, ids)
-
-
-def is_version(text: str) -> bool:
-    """Whether ``text`` is a version folder name.
-
-    >>> is_version("0.1.0"), is_version(".0.1.0.tmp-x")
-    (True, False)
-    """
-    return _SEMVER.match(text) is not None
-
-
-def tag_for(version: str) -> str:
-    """The git tag of a version on the Hub.
-
-    >>> tag_for("0.1.0")
-    'v0.1.0'
-    """
-    version_key(version)
-    return f"v{version}"
-
-
-def previous_version(versions: Sequence[str], version: str) -> str | None:
-    """The highest of ``versions`` below ``version`` (the one its changelog is against).
-
-    >>> previous_version(["0.1.0", "0.2.0", "1.0.0"], "0.3.0")
-    '0.2.0'
-    >>> previous_version(["0.2.0"], "0.1.0") is None
-    True
-    """
-    key = version_key(version)
-    below = [v for v in versions if version_key(v) < key]
-    return max(below, key=version_key) if below else None
-
-
-def release_versions(name_dir: Path) -> list[str]:
-    """The versions already published under ``<releases>/<name>/``, in version order."""
-    if not name_dir.is_dir():
-        return []
-    found = [p.name for p in name_dir.iterdir() if p.is_dir() and is_version(p.name)]
-    return sorted(found, key=version_key)
-
-
-def release_name(tasks_path: Path) -> str:
-    """The release name of a task file: ``omop_tasks.jsonl`` -> ``omop``.
-
-    >>> release_name(Path("data/benchmark/omop_tasks.jsonl"))
-    'omop'
-    >>> release_name(Path("mine.jsonl"))
-    'mine'
-    """
-    stem = tasks_path.name.removesuffix(".jsonl")
-    name = stem.removesuffix("_tasks") or stem
-    if not _NAME.match(name):
-        raise fail(f"cannot use {name!r} as a release name", path=str(tasks_path))
-    return name
-
-
-def default_report_path(tasks_path: Path) -> Path:
-    """The curation report beside a task file: ``omop_tasks.jsonl`` -> ``omop_report.json``.
-
-    >>> default_report_path(Path("b/omop_tasks.jsonl")).as_posix()
-    'b/omop_report.json'
-    """
-    return tasks_path.with_name(f"{release_name(tasks_path)}_report.json")
-
-
-# --- reading the inputs -----------------------------------------------------------------
-
-
-REPORT_KEYS: dict[str, tuple[str, ...]] = {
-    "database": ("path", "fingerprint", "schema"),
-    "versions": ("sqlgold", "sqlglot", "duckdb"),
-    "counts": ("kept", "dropped", "by_tier"),
-    "comparator_profile": (),
-}
-
-
-def read_report(path: Path) -> dict[str, Any]:
-    """The curation report (``<name>_report.json``); extra keys are kept and ignored."""
-    try:
-        report = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise fail("no curation report (run `make curate` first)", path=str(path)) from None
-    except (OSError, json.JSONDecodeError) as e:
-        raise fail(f"cannot read the curation report: {e}", path=str(path)) from e
-    if not isinstance(report, dict):
-        raise fail("the curation report is not a JSON object", path=str(path))
-    for key, subkeys in REPORT_KEYS.items():
-        if key not in report:
-            raise fail(f"the curation report has no {key!r}", path=str(path))
-        if subkeys and not (
-            isinstance(report[key], dict) and all(k in report[key] for k in subkeys)
-        ):
-            raise fail(f"the curation report's {key!r} needs {', '.join(subkeys)}", path=str(path))
-    return report
-
-
-def tier_counts(tasks: Sequence[Mapping[str, Any]]) -> dict[str, int]:
-    """Tasks per tier, tiers sorted.
-
-    >>> tier_counts([{"tier": "simple"}, {"tier": "compositional"}, {"tier": "simple"}])
-    {'compositional': 1, 'simple': 2}
-    """
-    return dict(sorted(Counter(t["tier"] for t in tasks).items()))
-
-
-def check_report(
-    report: Mapping[str, Any],
-    tasks: Sequence[Mapping[str, Any]],
-    *,
-    fingerprint: str | None = None,
-    path: str | None = None,
-) -> None:
-    """Refuse a report that describes another task file or another database."""
-    counts = report["counts"]
-    if counts["kept"] != len(tasks):
-        raise fail(
-            f"the curation report says {counts['kept']} tasks were kept, the task file has "
-            f"{len(tasks)}: is it the report of this task file?",
-            path=path,
-        )
-    by_tier = counts["by_tier"]
-    if isinstance(by_tier, Mapping):
-        reported = {
-            tier: (n.get("kept") if isinstance(n, Mapping) else n) for tier, n in by_tier.items()
-        }
-        reported = {t: n for t, n in reported.items() if isinstance(n, int) and n}
-        if all(isinstance(n, int) for n in reported.values()) and reported != tier_counts(tasks):
-            raise fail(
-                f"the curation report counts {reported} by tier, the task file has "
-                f"{tier_counts(tasks)}",
-                path=path,
-            )
-    if fingerprint is not None and report["database"]["fingerprint"] != fingerprint:
-        raise fail(
-            f"the database given has fingerprint {fingerprint}, the tasks were verified on "
-            f"{report['database']['fingerprint']}: publish with the database of the report",
-            path=path,
-        )
-
-
-def check_database_columns(columns: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The database schema rows ``{table, column, type, rows}``, checked and copied.
-
-    >>> check_database_columns([{"table": "person", "column": "person_id", "type": "BIGINT",
-    ...                          "rows": 1000}])
-    [{'table': 'person', 'column': 'person_id', 'type': 'BIGINT', 'rows': 1000}]
-    """
-    rows = []
-    for n, c in enumerate(columns):
-        ok = (
-            isinstance(c, Mapping)
-            and all(isinstance(c.get(k), str) and c.get(k) for k in ("table", "column", "type"))
-            and isinstance(c.get("rows"), int)
-            and not isinstance(c.get("rows"), bool)
-            and c["rows"] >= 0
-        )
-        if not ok:
-            raise fail(f"database column {n} is not {{table, column, type, rows}}: {c!r}")
-        rows.append({k: c[k] for k in ("table", "column", "type", "rows")})
-    if not rows:
-        raise fail("no database columns: the database config needs the schema")
-    return rows
-
 
 # --- writing and checking a release -----------------------------------------------------
 
@@ -292,7 +97,7 @@ def records_sha256(tasks: Sequence[Mapping[str, Any]]) -> str:
 
 def check_release(folder: Path) -> list[str]:
     """Offline checks of a release folder, each problem as one line (empty: all good):
-    the card (:func:`curate.release_card.check_card`), then every file against its
+    the card (:func:`curate.publish.card.check_card`), then every file against its
     sha256 in the manifest, with no file missing or unlisted."""
     problems = check_card(folder)
     try:

@@ -3,7 +3,7 @@
 Each importer module reads one format and has a ``load_file(path, *, name)`` and a
 ``PATTERN`` for the files it reads in a folder:
 
-- ``jsonl``: the project's own records (``sqlgold.source/1``), see :mod:`curate.sources`;
+- ``jsonl``: the project's own records (``sqlgold.source/1``), see :mod:`curate.sources.records`;
 - ``querylibrary``: OHDSI QueryLibrary Markdown query pages;
 - ``funsql``: a HealthLLM-style FunSQLQueries ``train.jsonl`` (question and SQL per line).
 
@@ -18,8 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
-from curate.importers import funsql, jsonl, querylibrary
-from curate.sources import SourceProblem, SourceRecord
+from curate.sources import funsql, jsonl, querylibrary
+from curate.sources.records import SourceProblem, SourceRecord
 from score.errors import InputError
 
 FORMATS: dict[str, ModuleType] = {"jsonl": jsonl, "querylibrary": querylibrary, "funsql": funsql}

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from curate.sources import DIALECTS, SourceProblem, SourceRecord, check_object
+from curate.sources.records import DIALECTS, SourceProblem, SourceRecord, check_object
 from score.jsonl import numbered_json
 
 PATTERN = "*.jsonl"

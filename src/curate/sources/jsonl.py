@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from curate.sources import SourceProblem, SourceRecord, read_sources
+from curate.sources.records import SourceProblem, SourceRecord, read_sources
 
 #: Files of this format in a folder.
 PATTERN = "*.jsonl"

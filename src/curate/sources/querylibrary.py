@@ -44,7 +44,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from curate.sources import SourceProblem, SourceRecord, check_object
+from curate.sources.records import SourceProblem, SourceRecord, check_object
 
 PATTERN = "*.md"
 ID_PREFIX = "querylibrary/"

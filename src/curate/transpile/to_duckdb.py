@@ -1,8 +1,8 @@
 """Transpile gold SQL (SQL Server, PostgreSQL or DuckDB) to DuckDB that returns the same result.
 
-sqlglot does the translation; named fix-up rules (:data:`curate.rules.RULES`) repair what
+sqlglot does the translation; named fix-up rules (:data:`curate.transpile.rules.RULES`) repair what
 sqlglot's output would compute differently.  The query is parsed once, checked
-(:func:`curate.rules.reject.reject_unsupported`), its CDM tables qualified to ``cdm.``,
+(:func:`curate.transpile.rules.reject.reject_unsupported`), its CDM tables qualified to ``cdm.``,
 annotated with SQL Server types once (on a copy, so the original layout survives), then
 each rule is applied in order.  Anything that cannot be carried over faithfully raises
 :class:`TranspileError` with the reason.
@@ -26,12 +26,12 @@ from sqlglot.errors import ErrorLevel, ParseError, SqlglotError, TokenError
 from sqlglot.schema import Schema
 from sqlglot.tokens import TokenType
 
-from curate.rules import KNOWN_LIMITS, RULES, apply_rules, parse_rules_used
-from curate.rules.annotate import CannotAnnotate, annotate
-from curate.rules.base import TranspileError
-from curate.rules.hazards import hazards
-from curate.rules.reject import reject_unsupported
-from curate.rules.tsql_dialect import SqlgoldTSQL
+from curate.transpile.rules import KNOWN_LIMITS, RULES, apply_rules, parse_rules_used
+from curate.transpile.rules.annotate import CannotAnnotate, annotate
+from curate.transpile.rules.base import TranspileError
+from curate.transpile.rules.hazards import hazards
+from curate.transpile.rules.reject import reject_unsupported
+from curate.transpile.rules.tsql_dialect import SqlgoldTSQL
 
 __all__ = ["KNOWN_LIMITS", "READS", "RULES", "Transpiled", "TranspileError", "transpile"]
 

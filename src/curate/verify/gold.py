@@ -4,7 +4,7 @@ Uses the very executor and comparator that later score predictions, so a task is
 verified by the rule that scores it:
 
 * the gold must pass the executor's guard and run (:mod:`score.executor`);
-* it must meet the reference rules (:mod:`curate.reference_rules`): row counts, not
+* it must meet the reference rules (:mod:`curate.verify.reference_rules`): row counts, not
   all zero or NULL, no current date unless a fixed today is set, deterministic;
 * a reference answer, when the record has one, must return the same result under the
   scoring comparator profile (:func:`score.compare.compare`).
@@ -16,18 +16,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from score.compare import compare
-from score.executor import Executor
-from score.guard import check_statement
-from score.result import QueryError, QueryResult
-
-from .reference_rules import (
+from curate.verify.reference_rules import (
     ReferenceRules,
     check_query_rules,
     check_result_rules,
     cuts_ties,
     tie_probe,
 )
+from score.compare import compare
+from score.executor import Executor
+from score.guard import check_statement
+from score.result import QueryError, QueryResult
 
 
 @dataclass(frozen=True)

@@ -3,23 +3,22 @@
 Both queries are transpiled as curation would, run by the scoring executor, and
 compared under the scoring profile; the text shows both results side by side (types,
 row counts, first rows), the verdict, and where they differ (:mod:`score.result_diff`).
-An empty gold also gets concept hints (:mod:`curate.concept_hints`).
+An empty gold also gets concept hints (:mod:`curate.verify.concept_hints`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from curate.pipeline import READ_DIALECT
+from curate.transpile.to_duckdb import TranspileError, transpile
+from curate.verify.concept_hints import ConceptHint, concept_hints
 from score.compare import compare
 from score.executor import Executor
 from score.order import order_matters as gold_orders_rows
 from score.result import QueryError, QueryResult
 from score.result_diff import ResultDiff, diff_results
 from score.values import show
-
-from .concept_hints import ConceptHint, concept_hints
-from .pipeline import READ_DIALECT
-from .transpile import TranspileError, transpile
 
 
 @dataclass(frozen=True)

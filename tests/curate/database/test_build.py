@@ -8,7 +8,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from curate.omop_db import build_database, plan_columns, synthea_folder
+from curate.database.build import build_database, plan_columns, synthea_folder
 from score.cdm_schema import CDM_TABLES, column_names
 from score.database import describe_database
 from score.errors import DatabaseError

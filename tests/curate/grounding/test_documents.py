@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from curate.grounding import (
+from curate.grounding.cli import grounding
+from curate.grounding.common import GroundingError, atomic_write, run_example
+from curate.grounding.documents import (
     DOCS_TODAY,
     DOCUMENTS,
     SCHEMA_DOC,
@@ -21,9 +23,7 @@ from curate.grounding import (
     stale_documents,
     write_documents,
 )
-from curate.grounding_cli import grounding
-from curate.grounding_common import GroundingError, atomic_write, run_example
-from curate.grounding_schema import (
+from curate.grounding.schema_doc import (
     TABLE_PURPOSES,
     ColumnFacts,
     SchemaFacts,
@@ -32,13 +32,13 @@ from curate.grounding_schema import (
     render_schema,
     render_table,
 )
-from curate.grounding_sql_notes import NOTES, render_rules_section, render_sql_notes
-from curate.grounding_vocabulary import EXAMPLES
+from curate.grounding.sql_notes import NOTES, render_rules_section, render_sql_notes
+from curate.grounding.vocabulary_doc import EXAMPLES
 from score.cdm_schema import CDM_TABLES
 from score.database import describe_database
 from score.executor import Executor, ExecutorSettings
+from tests.paths import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 COMMITTED = REPO / "data" / "grounding"
 
 
@@ -247,7 +247,7 @@ def test_sql_notes_cover_the_transpiler_topics(documents) -> None:
 
 
 def test_every_transpile_rule_is_listed(documents) -> None:
-    from curate.transpile import RULES
+    from curate.transpile.to_duckdb import RULES
 
     section = _section(documents[SQL_NOTES_DOC], "## What sqlgold's transpiler changes")
     names = re.findall(r"(?m)^\| `([a-z0-9_]+)` \|", section)
@@ -288,7 +288,7 @@ def test_rules_section_from_any_rule_shape() -> None:
 
 
 def test_render_sql_notes_with_and_without_rules(docs_executor) -> None:
-    from curate.grounding_sql_notes import run_notes
+    from curate.grounding.sql_notes import run_notes
 
     runs = run_notes(docs_executor)
     today = dt.date(2019, 12, 31)

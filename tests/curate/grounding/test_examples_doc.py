@@ -8,15 +8,15 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from curate.examples_doc import (
+from curate.grounding.common import GroundingError
+from curate.grounding.examples_doc import (
     EXAMPLES_DOC,
     examples_document,
     leaked_tasks,
     write_examples_document,
 )
-from curate.grounding_common import GroundingError
+from tests.paths import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 TASK_SCHEMA = json.loads((REPO / "schemas" / "task.schema.json").read_text(encoding="utf-8"))
 
 _GOLDS = {

@@ -9,11 +9,16 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
-from curate import ohdsi
-from curate import single_query as sq
-from curate.importers import load_sources
-from curate.ohdsi import RenderError, render, render_record, to_sql_server, tokenize
-from curate.sources import SourceRecord
+from curate.ohdsi import conditions as ohdsi_conditions
+from curate.ohdsi import errors as ohdsi_errors
+from curate.ohdsi import render as ohdsi_render
+from curate.ohdsi import statements as sq
+from curate.ohdsi import template as ohdsi_template
+from curate.ohdsi.errors import RenderError
+from curate.ohdsi.render import render, render_record, to_sql_server
+from curate.ohdsi.template import tokenize
+from curate.sources import load_sources
+from curate.sources.records import SourceRecord
 
 TEMPLATE = (
     "{DEFAULT @limit = '10'}\nSELECT TOP @limit * FROM @cdm.person WHERE {@men == 'yes'} ? "
@@ -79,7 +84,7 @@ def test_schema_placeholders_all_map_to_cdm() -> None:
     assert result.sql == ("USE cdm; SELECT * FROM cdm.person p JOIN cdm.concept c ON 1 = 1 "
                           "JOIN cdm.cohort r ON 1 = 1 JOIN cdm.x ON 1 = 1")
     assert "@anything -> cdm" in result.notes
-    assert {"cdm", "vocab", "cdm_database_schema"} <= ohdsi.SCHEMA_PLACEHOLDERS
+    assert {"cdm", "vocab", "cdm_database_schema"} <= ohdsi_render.SCHEMA_PLACEHOLDERS
 
 
 def test_parameters_substitute_as_text() -> None:
@@ -111,24 +116,24 @@ def test_question_marks_and_colons_outside_blocks_are_sql() -> None:
 @pytest.mark.parametrize(
     ("sql", "reason"),
     [
-        ("SELECT @foo", ohdsi.MISSING_PARAMETER),
-        ("{@flag} ? {x}", ohdsi.BAD_CONDITION),
-        ("{'yes'} ? {x}", ohdsi.BAD_CONDITION),
-        ("{1 == 1 & 2 == 2 | 1 == 0} ? {x}", ohdsi.BAD_CONDITION),
-        ("{(1 == 1} ? {x}", ohdsi.BAD_CONDITION),
-        ("{1 IN 1} ? {x}", ohdsi.BAD_CONDITION),
-        ("{a == b == c} ? {x}", ohdsi.BAD_CONDITION),
-        ("SELECT { 1", ohdsi.UNBALANCED_BRACES),
-        ("SELECT 1 }", ohdsi.UNBALANCED_BRACES),
-        ("{DEFAULT @a}", ohdsi.BAD_DEFAULT),
-        ("{DEFAULT a = 1}", ohdsi.BAD_DEFAULT),
+        ("SELECT @foo", ohdsi_errors.MISSING_PARAMETER),
+        ("{@flag} ? {x}", ohdsi_errors.BAD_CONDITION),
+        ("{'yes'} ? {x}", ohdsi_errors.BAD_CONDITION),
+        ("{1 == 1 & 2 == 2 | 1 == 0} ? {x}", ohdsi_errors.BAD_CONDITION),
+        ("{(1 == 1} ? {x}", ohdsi_errors.BAD_CONDITION),
+        ("{1 IN 1} ? {x}", ohdsi_errors.BAD_CONDITION),
+        ("{a == b == c} ? {x}", ohdsi_errors.BAD_CONDITION),
+        ("SELECT { 1", ohdsi_errors.UNBALANCED_BRACES),
+        ("SELECT 1 }", ohdsi_errors.UNBALANCED_BRACES),
+        ("{DEFAULT @a}", ohdsi_errors.BAD_DEFAULT),
+        ("{DEFAULT a = 1}", ohdsi_errors.BAD_DEFAULT),
     ],
 )
 def test_render_errors_have_named_reasons(sql: str, reason: str) -> None:
     with pytest.raises(RenderError) as err:
         render(sql, {"flag": "maybe"})
     assert err.value.reason == reason and err.value.stage == "ohdsi"
-    if reason == ohdsi.MISSING_PARAMETER:
+    if reason == ohdsi_errors.MISSING_PARAMETER:
         assert err.value.message == "parameter @foo has no value"
 
 
@@ -178,8 +183,10 @@ def test_every_querylibrary_page_renders_or_has_a_named_reason(querylibrary_dir:
             out, notes = render_record(rec)
         except RenderError as e:
             assert e.reason in sq.REASONS or e.reason in {
-                ohdsi.MISSING_PARAMETER, ohdsi.BAD_CONDITION, ohdsi.UNBALANCED_BRACES,
-                ohdsi.BAD_DEFAULT,
+                ohdsi_errors.MISSING_PARAMETER,
+                ohdsi_errors.BAD_CONDITION,
+                ohdsi_errors.UNBALANCED_BRACES,
+                ohdsi_errors.BAD_DEFAULT,
             }
             outcomes[e.reason] += 1
             continue
@@ -195,4 +202,5 @@ def test_every_querylibrary_page_renders_or_has_a_named_reason(querylibrary_dir:
 def test_docstring_examples_run() -> None:
     import doctest
 
-    assert doctest.testmod(ohdsi).failed == 0
+    for module in (ohdsi_render, ohdsi_template, ohdsi_conditions):
+        assert doctest.testmod(module).failed == 0

@@ -11,8 +11,9 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
-from curate import single_query as sq
-from curate.single_query import SingleQueryError, split_statements, to_single_query
+from curate.ohdsi import statements as sq
+from curate.ohdsi.script import to_single_query
+from curate.ohdsi.statements import SingleQueryError, split_statements
 
 SETUP = """
 CREATE SCHEMA cdm;

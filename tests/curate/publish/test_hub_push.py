@@ -17,12 +17,12 @@ from huggingface_hub.errors import EntryNotFoundError
 from huggingface_hub.hf_api import CommitInfo, GitRefInfo, GitRefs
 from huggingface_hub.utils import DEFAULT_IGNORE_PATTERNS, filter_repo_objects
 
-import curate.hub_push as hub_push_module
-from curate.hub_push import push_release
-from curate.publish import publish
-from curate.publish_cli import publish_command
+import curate.publish.hub_push as hub_push_module
+from curate.publish.cli import publish_command
+from curate.publish.hub_push import push_release
+from curate.publish.release import publish
 from score.errors import SqlgoldError
-from task_records import DATABASE_COLUMNS, answerable, sample_tasks, write_inputs
+from tests.task_records import DATABASE_COLUMNS, answerable, sample_tasks, write_inputs
 
 REPO_ID = "sqlgold/omop-text2sql"
 UPLOADED = "a" * 40

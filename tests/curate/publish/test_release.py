@@ -16,20 +16,20 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-import curate.publish as publish_module
-import curate.release_card as release_card
+import curate.publish.card as release_card
+import curate.publish.release as publish_module
 import score.release_rows as release_rows
-from curate.publish import check_release, publish
-from curate.publish_cli import publish_command
+from curate.publish.cli import publish_command
+from curate.publish.release import check_release, publish
 from curate.split import split_tasks
 from score.database import describe_database
 from score.errors import SqlgoldError
 from score.release_rows import row_to_task, task_features, task_to_row
 from score.task_manifest import set_hash
 from score.tasks import load_tasks, read_release
-from task_records import (
+from tests.paths import REPO
+from tests.task_records import (
     DATABASE_COLUMNS,
-    REPO,
     answerable,
     report_for,
     sample_tasks,
@@ -299,7 +299,7 @@ def test_byte_identical_in_another_process_and_hash_seed(tmp_path):
     first = release(tmp_path, root="one")
     task_file = tmp_path / "in-0.1.0-one" / "omop_tasks.jsonl"
     code = (
-        "import sys, json; from curate.publish import publish; "
+        "import sys, json; from curate.publish.release import publish; "
         "publish(sys.argv[1], '0.1.0', sys.argv[2], database_columns=json.loads(sys.argv[3]))"
     )
     env = {**os.environ, "PYTHONHASHSEED": "4242"}

@@ -9,12 +9,18 @@ import click
 import pytest
 from click.testing import CliRunner
 
-import curate.task_diff as task_diff_module
-from curate.publish import publish
-from curate.publish_cli import diff_command
-from curate.task_diff import TaskDiff, changed_fields, diff_tasks, render_markdown
+import curate.publish.task_diff as task_diff_module
+from curate.publish.cli import diff_command
+from curate.publish.release import publish
+from curate.publish.task_diff import TaskDiff, changed_fields, diff_tasks, render_markdown
 from score.errors import SqlgoldError
-from task_records import DATABASE_COLUMNS, answerable, sample_tasks, unanswerable, write_inputs
+from tests.task_records import (
+    DATABASE_COLUMNS,
+    answerable,
+    sample_tasks,
+    unanswerable,
+    write_inputs,
+)
 
 
 def test_docstring_examples():

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from curate.importers import load_sources
-from curate.importers.funsql import FieldMapping, parse_text
+from curate.sources import load_sources
+from curate.sources.funsql import FieldMapping, parse_text
 
 
 def jsonl(*rows: object) -> str:

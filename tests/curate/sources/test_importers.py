@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from curate.importers import FORMATS, load_sources, source_files
-from curate.sources import FORMAT
+from curate.sources import FORMATS, load_sources, source_files
+from curate.sources.records import FORMAT
 from score.errors import InputError
 
 
@@ -64,7 +64,7 @@ def test_unknown_format_and_missing_path_are_input_errors(tmp_path: Path) -> Non
         load_sources(tmp_path / "nope", "jsonl")
 
 
-@pytest.mark.parametrize("module", ["curate.importers", *(m.__name__ for m in FORMATS.values())])
+@pytest.mark.parametrize("module", ["curate.sources", *(m.__name__ for m in FORMATS.values())])
 def test_docstring_examples_run(module: str) -> None:
     import doctest
     import importlib

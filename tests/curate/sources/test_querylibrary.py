@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from curate.importers import load_sources
-from curate.importers.querylibrary import parse_page
-from curate.sources import SourceProblem, SourceRecord, check_object
+from curate.sources import load_sources
+from curate.sources.querylibrary import parse_page
+from curate.sources.records import SourceProblem, SourceRecord, check_object
 
 
 def page(body: str, *, title: str = "# X01: Count persons") -> str:

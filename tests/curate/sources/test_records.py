@@ -8,7 +8,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from curate.sources import (
+from curate.sources.records import (
     FORMAT,
     SCHEMA_PATH,
     Origin,
@@ -201,6 +201,6 @@ def test_an_unreadable_file_is_an_input_error(tmp_path: Path) -> None:
 def test_docstring_examples_run() -> None:
     import doctest
 
-    import curate.sources
+    import curate.sources.records
 
-    assert doctest.testmod(curate.sources).failed == 0
+    assert doctest.testmod(curate.sources.records).failed == 0

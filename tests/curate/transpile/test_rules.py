@@ -9,28 +9,28 @@ import importlib
 
 import pytest
 
-import curate.rules.annotate as annotate_module
-from curate.rules import KNOWN_LIMITS, RULES, rules_for
-from curate.rules.convert import read_styled
-from curate.rules.date_strings import is_iso, read_datetime
-from curate.rules.strings import like_to_regex
-from curate.transpile import Transpiled, TranspileError, transpile
+import curate.transpile.rules.annotate as annotate_module
+from curate.transpile.rules import KNOWN_LIMITS, RULES, rules_for
+from curate.transpile.rules.convert import read_styled
+from curate.transpile.rules.date_strings import is_iso, read_datetime
+from curate.transpile.rules.strings import like_to_regex
+from curate.transpile.to_duckdb import Transpiled, TranspileError, transpile
 
 MODULES = [
-    "curate.transpile",
-    "curate.rules",
-    "curate.rules.annotate",
-    "curate.rules.base",
-    "curate.rules.convert",
-    "curate.rules.date_strings",
-    "curate.rules.dates",
-    "curate.rules.hazards",
-    "curate.rules.numeric",
-    "curate.rules.reject",
-    "curate.rules.strings",
-    "curate.rules.tables",
-    "curate.rules.top",
-    "curate.rules.tsql_dialect",
+    "curate.transpile.to_duckdb",
+    "curate.transpile.rules",
+    "curate.transpile.rules.annotate",
+    "curate.transpile.rules.base",
+    "curate.transpile.rules.convert",
+    "curate.transpile.rules.date_strings",
+    "curate.transpile.rules.dates",
+    "curate.transpile.rules.hazards",
+    "curate.transpile.rules.numeric",
+    "curate.transpile.rules.reject",
+    "curate.transpile.rules.strings",
+    "curate.transpile.rules.tables",
+    "curate.transpile.rules.top",
+    "curate.transpile.rules.tsql_dialect",
 ]
 
 TYPICAL = """

@@ -1,8 +1,8 @@
-"""Transpile cases from tests/fixtures/transpile/cases.json, executed on a small CDM database.
+"""Transpile cases from tests/curate/transpile/cases.json, executed on a small CDM database.
 
 Each case's SQL Server (or PostgreSQL, DuckDB) query is transpiled and run on an
 in-memory DuckDB holding every CDM table (schema ``cdm``) and the rows of
-``fixtures/transpile/data.sql``; its rows must equal the rows SQL Server would return
+``data.sql`` beside it; its rows must equal the rows SQL Server would return
 (written in the case, or computed by a hand-written DuckDB query).  ``naive: differs``
 cases also run sqlglot's plain tsql -> duckdb output and show that it fails or returns
 something else, so the rule is needed; ``naive: same`` cases show sqlglot alone is right.
@@ -19,10 +19,10 @@ import duckdb
 import pytest
 import sqlglot
 
-from curate.transpile import RULES, TranspileError, transpile
+from curate.transpile.to_duckdb import RULES, TranspileError, transpile
 from score.cdm_schema import CDM_TABLES, create_table_sql
 
-FIXTURES = Path(__file__).parent / "fixtures" / "transpile"
+FIXTURES = Path(__file__).parent
 CASES = json.loads((FIXTURES / "cases.json").read_text())
 RUN_CASES = [c for c in CASES if "error" not in c]
 ERROR_CASES = [c for c in CASES if "error" in c]

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from click.testing import CliRunner
 
 from curate.cli import main
-from curate.concept_hints import concept_hints, concept_literals, home_table
-from curate.verify_pair import verify_pair
+from curate.verify.concept_hints import concept_hints, concept_literals, home_table
+from curate.verify.pair import verify_pair
+from tests.paths import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 SOURCE = REPO / "data" / "benchmark" / "omop_source.jsonl"
 
 

@@ -1,7 +1,7 @@
 """The fix-up rules that carry SQL Server (or PostgreSQL) gold SQL into DuckDB faithfully.
 
 :data:`RULES` lists every rule in the order it is applied.  ``parse`` rules act while
-the SQL is read (see ``curate.rules.tsql_dialect``); ``names`` rules run on the parsed
+the SQL is read (see ``curate.transpile.rules.tsql_dialect``); ``names`` rules run on the parsed
 tree; ``types`` rules run after the tree has been annotated with its SQL Server types.
 Each entry names its function; every function has a docstring example.
 
@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from curate.rules import convert, dates, numeric, strings, tables, top
-from curate.rules.base import ALL_READS, TSQL_POSTGRES, Rule, TranspileError, apply_rule
-from curate.rules.tsql_dialect import META_KEY
+from curate.transpile.rules import convert, dates, numeric, strings, tables, top
+from curate.transpile.rules.base import ALL_READS, TSQL_POSTGRES, Rule, TranspileError, apply_rule
+from curate.transpile.rules.tsql_dialect import META_KEY
 
 POSTGRES = frozenset({"postgres"})
 

@@ -4,7 +4,7 @@ A rule is a small function ``node -> node``.  :func:`apply_rule` offers it every
 a tree, children before parents; a rule returns the node unchanged when it does not
 apply, or a new node to put in its place (which may wrap the old node or reuse its
 children).  Rules read the SQL Server types that
-``curate.rules.annotate`` left on the nodes (``node.type``) and set the type of any
+``curate.transpile.rules.annotate`` left on the nodes (``node.type``) and set the type of any
 node they build, so later rules can read it too.
 
 >>> from sqlglot import exp, parse_one

@@ -8,7 +8,7 @@ converted to text is ignored, as SQL Server ignores it.  A CONVERT to VARCHAR(n)
 its length, which ``varchar_length_truncates`` then applies.
 
 >>> from sqlglot import parse_one
->>> from curate.rules.base import typed
+>>> from curate.transpile.rules.base import typed
 >>> node = parse_one("CONVERT(varchar(6), d, 112)", read="tsql")
 >>> _ = typed(node.expression, "DATE")
 >>> convert_styles(node).sql("duckdb")
@@ -21,7 +21,7 @@ import datetime as dt
 
 from sqlglot import exp
 
-from curate.rules.base import (
+from curate.transpile.rules.base import (
     TranspileError,
     int_literal,
     is_date,

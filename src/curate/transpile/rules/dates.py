@@ -4,8 +4,8 @@ SQL Server settings assumed: language us_english, ``DATEFIRST 7`` (weeks start o
 Sunday), ``DATEFORMAT mdy``, two-digit year cutoff 2049 (its defaults).
 
 >>> from sqlglot import parse_one
->>> from curate.rules.annotate import annotate
->>> from curate.rules.base import apply_rule
+>>> from curate.transpile.rules.annotate import annotate
+>>> from curate.transpile.rules.base import apply_rule
 >>> sql = "SELECT * FROM cdm.person WHERE birth_datetime > '01-jan-2011'"
 >>> apply_rule(date_string_literals, annotate(parse_one(sql, read="tsql"), "tsql"))[0].sql("duckdb")
 "SELECT * FROM cdm.person WHERE birth_datetime > CAST('2011-01-01' AS TIMESTAMP)"
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from curate.rules.base import (
+from curate.transpile.rules.base import (
     TranspileError,
     is_date,
     is_datetime,
@@ -24,7 +24,7 @@ from curate.rules.base import (
     is_temporal,
     typed,
 )
-from curate.rules.date_strings import has_time, is_iso, iso_text, read_datetime
+from curate.transpile.rules.date_strings import has_time, is_iso, iso_text, read_datetime
 
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ)
 # The string is converted to the function's date type by sqlglot's own wrapper node.
@@ -80,7 +80,7 @@ def date_string_literals(node: exp.Expression) -> exp.Expression:
     ``'20110101'``, ``'1/2/2011'`` and ``'01-jan-2011'`` fail in DuckDB; ISO strings
     compared with a column are left as they are.
 
-    >>> from curate.rules.base import apply_rule
+    >>> from curate.transpile.rules.base import apply_rule
     >>> column = typed(exp.column("visit_start_date"), "DATE")
     >>> tree = exp.GT(this=column, expression=exp.Literal.string("20110102"))
     >>> apply_rule(date_string_literals, tree)[0].sql("duckdb")

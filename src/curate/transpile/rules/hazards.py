@@ -10,7 +10,7 @@
   stays DuckDB division, which is exact where SQL Server's integer division truncates.
 
 >>> from sqlglot import parse_one
->>> from curate.rules.annotate import annotate
+>>> from curate.transpile.rules.annotate import annotate
 >>> sql = "SELECT person_id FROM cdm.person WHERE gender_source_value = 'M'"
 >>> hazards(annotate(parse_one(sql, read="tsql"), "tsql"))
 ("collation: compares text with letters (gender_source_value = 'M'); SQL Server ignores case",)
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from curate.rules.base import is_string, is_unknown
+from curate.transpile.rules.base import is_string, is_unknown
 
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.In, exp.Between)
 _SEARCHES = (exp.Like, exp.ILike, exp.StrPosition, exp.Replace, exp.RegexpLike)

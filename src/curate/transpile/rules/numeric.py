@@ -1,10 +1,10 @@
 """Rules for numbers: SQL Server keeps integer arithmetic integer and truncates.
 
-Each rule reads the SQL Server types left by ``curate.rules.annotate``.
+Each rule reads the SQL Server types left by ``curate.transpile.rules.annotate``.
 
 >>> from sqlglot import parse_one
->>> from curate.rules.annotate import annotate
->>> from curate.rules.base import apply_rule
+>>> from curate.transpile.rules.annotate import annotate
+>>> from curate.transpile.rules.base import apply_rule
 >>> tree = annotate(parse_one("SELECT 7 / 2", read="tsql"), "tsql")
 >>> apply_rule(integer_division, tree)[0].sql("duckdb")
 'SELECT 7 // 2'
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from curate.rules.base import (
+from curate.transpile.rules.base import (
     int_literal,
     is_fractional,
     is_integer,

@@ -4,14 +4,14 @@
 >>> reject_unsupported(parse_one("SELECT a INTO #x FROM t", read="tsql"))  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-curate.rules.base.TranspileError: [transpile] SELECT ... INTO writes a table; a gold query only ...
+curate.transpile.rules.base.TranspileError: [transpile] SELECT ... INTO writes a table; ...
 """
 
 from __future__ import annotations
 
 from sqlglot import exp
 
-from curate.rules.base import TranspileError
+from curate.transpile.rules.base import TranspileError
 
 #: SQL Server functions with no DuckDB counterpart that sqlgold can write faithfully.
 UNSUPPORTED_FUNCTIONS = frozenset(

@@ -1,8 +1,8 @@
 """Rules for text: ``+`` concatenation, LEN, lengths of VARCHAR(n), LIKE character classes.
 
 >>> from sqlglot import parse_one
->>> from curate.rules.annotate import annotate
->>> from curate.rules.base import apply_rule
+>>> from curate.transpile.rules.annotate import annotate
+>>> from curate.transpile.rules.base import apply_rule
 >>> tree = annotate(parse_one("SELECT 'a' + 'b'", read="tsql"), "tsql")
 >>> apply_rule(plus_concatenation, tree)[0].sql("duckdb")
 "SELECT 'a' || 'b'"
@@ -14,7 +14,7 @@ import datetime as dt
 
 from sqlglot import exp
 
-from curate.rules.base import (
+from curate.transpile.rules.base import (
     TranspileError,
     int_literal,
     is_datetime,
@@ -23,7 +23,7 @@ from curate.rules.base import (
     is_string,
     typed,
 )
-from curate.rules.tsql_dialect import int_param
+from curate.transpile.rules.tsql_dialect import int_param
 
 #: The length of VARCHAR / CHAR in CAST and CONVERT when none is given.
 DEFAULT_LENGTH = 30
@@ -163,7 +163,7 @@ def text_of_number_or_time(node: exp.Expression) -> exp.Expression:
     >>> text_of_number_or_time(exp.cast(value, "VARCHAR"))  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    curate.rules.base.TranspileError: [transpile] CAST(x AS VARCHAR): SQL Server prints FLOAT ...
+    curate.transpile.rules.base.TranspileError: [transpile] CAST(x AS VARCHAR): SQL Server ...
     """
     if not isinstance(node, exp.Cast) or node.to.this not in exp.DataType.TEXT_TYPES:
         return node

@@ -1,7 +1,7 @@
 """Rules about names: CDM tables live in schema ``cdm``; brackets are only quoting.
 
 >>> from sqlglot import parse_one
->>> from curate.rules.base import apply_rule
+>>> from curate.transpile.rules.base import apply_rule
 >>> tree, _ = apply_rule(qualify_cdm_tables, parse_one("SELECT * FROM [dbo].[person]", read="tsql"))
 >>> apply_rule(unquote_identifiers, tree)[0].sql("duckdb")
 'SELECT * FROM cdm.person'
@@ -13,7 +13,7 @@ import re
 
 from sqlglot import exp
 
-from curate.rules.annotate import CDM_SCHEMA_NAME
+from curate.transpile.rules.annotate import CDM_SCHEMA_NAME
 from score.cdm_schema import CDM_TABLES
 
 #: Schema names that mean "the CDM schema" in gold SQL (SQL Server's default schema).

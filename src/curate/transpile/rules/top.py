@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from curate.rules.base import TranspileError, int_literal
+from curate.transpile.rules.base import TranspileError, int_literal
 
 
 def _with_ties(select: exp.Select) -> bool:

@@ -13,7 +13,7 @@ while parsing (AST builders, not text edits):
 * FLOAT.  SQL Server's FLOAT is FLOAT(53), a 64-bit DOUBLE; only REAL and FLOAT(1..24)
   are 32-bit.  sqlglot reads FLOAT and REAL as the same type, which DuckDB writes REAL.
 
-Nodes built here carry ``meta["sqlgold_rule"]`` so :func:`curate.transpile.transpile`
+Nodes built here carry ``meta["sqlgold_rule"]`` so :func:`curate.transpile.to_duckdb.transpile`
 can report the parse rule as applied.
 
 >>> from sqlglot import parse_one
@@ -30,7 +30,7 @@ from sqlglot.dialects.tsql import TSQL
 from sqlglot.helper import seq_get
 from sqlglot.tokens import TokenType
 
-from curate.rules.base import TranspileError
+from curate.transpile.rules.base import TranspileError
 
 META_KEY = "sqlgold_rule"
 DATE_PARTS_RULE = "tsql_date_parts"
