@@ -22,7 +22,7 @@ def source_format_option(help: str) -> Callable:
 
 
 def split_options(fraction_help: str) -> Callable:
-    """``--test-fraction`` and ``--seed`` of the leakage-aware split (curate.split)."""
+    """``--test-fraction`` and ``--seed`` of the leakage-aware split (score.split)."""
 
     def apply(f: Callable) -> Callable:
         f = click.option("--seed", type=int, default=0, show_default=True, help="Split seed.")(f)

@@ -357,7 +357,7 @@ def test_curate_command_reports_a_malformed_source_line(omop_db, tmp_path):
 
 def test_committed_examples_document_is_current_and_leak_free(project_run):
     from curate.grounding.examples_doc import examples_document, leaked_tasks
-    from curate.split import split_tasks
+    from score.split import split_tasks
 
     split = split_tasks(project_run.tasks, test_fraction=0.5, seed=0)
     document = examples_document(split["train"])

@@ -19,8 +19,8 @@ from curate.grounding.documents import (
     write_documents,
 )
 from curate.grounding.examples_doc import EXAMPLES_DOC, examples_document, leaked_tasks
-from curate.split import split_tasks
 from score.cli_options import database_options, handle_errors
+from score.split import split_tasks
 from score.tasks import load_tasks
 
 

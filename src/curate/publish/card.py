@@ -22,7 +22,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from curate.split import SPLITS
+from score.split import SPLITS
 from score.task_manifest import ITEM_FIELDS
 
 README_NAME = "README.md"

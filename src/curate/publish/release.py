@@ -60,7 +60,6 @@ from curate.publish.versions import (
     tag_for,
     version_key,
 )
-from curate.split import SPLITS, split_tasks
 from score.errors import SqlgoldError
 from score.release_rows import (
     database_features,
@@ -68,6 +67,7 @@ from score.release_rows import (
     task_to_row,
     write_parquet,
 )
+from score.split import SPLITS, split_tasks
 from score.task_manifest import (
     MANIFEST_FORMAT,
     MANIFEST_NAME,

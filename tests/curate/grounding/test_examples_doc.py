@@ -119,7 +119,7 @@ def test_no_test_answer_appears(tasks) -> None:
 
 
 def test_no_test_answer_appears_with_split_tasks(tasks) -> None:
-    split_module = pytest.importorskip("curate.split")
+    split_module = pytest.importorskip("score.split")
     split = split_module.split_tasks(tasks, test_fraction=0.5, seed=0)
     assert split["train"] and split["test"]
     doc = examples_document(split["train"])

@@ -21,10 +21,10 @@ import curate.publish.release as publish_module
 import score.release_rows as release_rows
 from curate.publish.cli import publish_command
 from curate.publish.release import check_release, publish
-from curate.split import split_tasks
 from score.database import describe_database
 from score.errors import SqlgoldError
 from score.release_rows import row_to_task, task_features, task_to_row
+from score.split import split_tasks
 from score.task_manifest import set_hash
 from score.tasks import load_tasks, read_release
 from tests.paths import REPO

@@ -10,9 +10,9 @@ import sys
 
 import pytest
 
-import curate.split as split_module
-from curate.split import count_for_test, held_out_ids, rank_key, split_tasks
+import score.split as split_module
 from score.errors import SqlgoldError
+from score.split import count_for_test, held_out_ids, rank_key, split_tasks
 
 TIERS = ("simple", "compositional", "schema_aware", "unanswerable")
 
@@ -88,7 +88,7 @@ def test_pinned_split_is_the_same_on_every_machine():
 
 def test_same_split_under_any_hash_seed():
     code = (
-        "import json, sys; from curate.split import held_out_ids; "
+        "import json, sys; from score.split import held_out_ids; "
         "tasks = [{'id': f't{i}', 'tier': ('a', 'b')[i % 2]} for i in range(40)]; "
         "print(json.dumps(sorted(held_out_ids(tasks, 0.3, 5))))"
     )
