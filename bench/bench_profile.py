@@ -18,7 +18,7 @@ from bench_curation import _curate, sources
 from bench_scoring import _score, repeated_tasks, write_workload
 
 from curate.pipeline import curate_record, curation_context
-from curate.sources import load_sources
+from curate.sources.load import load_sources
 from score.executor import Executor
 from score.tasks import load_tasks
 

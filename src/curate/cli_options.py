@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import click
 
-from curate.sources import FORMATS
+from curate.sources import FORMAT_NAMES
 
 
 def source_format_option(help: str) -> Callable:
@@ -14,7 +14,7 @@ def source_format_option(help: str) -> Callable:
     return click.option(
         "--format",
         "fmt",
-        type=click.Choice(sorted(FORMATS)),
+        type=click.Choice(FORMAT_NAMES),
         default="jsonl",
         show_default=True,
         help=help,

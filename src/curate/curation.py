@@ -19,7 +19,7 @@ import sqlglot
 
 from curate.curation_report import build_report, report_json, report_markdown
 from curate.pipeline import CurationOptions, curate_records
-from curate.sources import load_sources, source_files
+from curate.sources.load import load_sources, source_files
 from curate.sources.records import SourceRecord
 from curate.task_file import write_tasks, write_text_atomic
 from score.executor import Executor

@@ -26,6 +26,7 @@ from typing import Any
 
 from curate.ohdsi.errors import RenderError
 from curate.ohdsi.render import render_record
+from curate.sources import READ_DIALECT
 from curate.sources.records import SourceRecord
 from curate.tiers import classify_tier, extract_features
 from curate.transpile.to_duckdb import Transpiled, TranspileError, transpile
@@ -40,7 +41,6 @@ from score.schemas import validation_errors
 TASK_SCHEMA_VERSION = "1.0"
 
 #: What each source dialect is read as by the transpiler (after OHDSI rendering).
-READ_DIALECT = {"ohdsi": "tsql", "tsql": "tsql", "duckdb": "duckdb", "postgres": "postgres"}
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,9 @@
-"""Option bundles shared by every sqlgold command, so flags stay identical everywhere."""
+"""Option bundles shared by every sqlgold command, so flags stay identical everywhere.
+
+Every CLI module imports this one at start-up, so it imports nothing heavy: the
+executor's settings class is imported when a command builds its settings, and the
+profile names come from a registry that imports no comparator.
+"""
 
 from __future__ import annotations
 
@@ -7,14 +12,17 @@ import functools
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from .compare import profile_names
+from .defaults import DEFAULT_DB
 from .errors import SqlgoldError
-from .executor import ExecutorSettings
+from .profiles.registry import profile_names
 
-DEFAULT_DB = "data/omop/synthea1k.duckdb"
+if TYPE_CHECKING:
+    from .executor import ExecutorSettings
+
 
 
 def database_options(f: Callable) -> Callable:
@@ -78,6 +86,8 @@ def executor_options(f: Callable) -> Callable:
 def executor_settings(
     timeout: float, max_rows: int, memory_limit: str, threads: int | None, today: dt.date | None
 ) -> ExecutorSettings:
+    from .executor import ExecutorSettings
+
     return ExecutorSettings(
         timeout_seconds=timeout,
         max_rows=max_rows,

@@ -38,10 +38,10 @@ from score.cdm_schema import (
     create_table_sql,
 )
 from score.database import INFO_SCHEMA, INFO_TABLE, compute_fingerprint, quote
+from score.defaults import DEFAULT_DB
 from score.errors import DatabaseError
 
 SCHEMA = "cdm"
-DEFAULT_DB = Path("data/omop/synthea1k.duckdb")
 SYNTHEA_FOLDER = "1001"
 
 #: Vocabulary tables an Athena download provides, loaded by ``--vocab`` (every

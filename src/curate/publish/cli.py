@@ -8,18 +8,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from curate.cli_options import split_options
-from curate.publish.release import publish
-from curate.publish.task_diff import diff_tasks, render_markdown
 from score.cli_options import database_options, handle_errors
-from score.database import DatabaseInfo, describe_database
 from score.errors import SqlgoldError
-from score.task_manifest import read_manifest
-from score.tasks import load_tasks, read_release
+
+if TYPE_CHECKING:
+    from score.database import DatabaseInfo
 
 DEFAULT_RELEASES = Path("data/benchmark/releases")
 
@@ -97,6 +95,9 @@ def publish_command(
     and a manifest of hashes. Republishing identical content is a no-op; a version
     already published with other content is an error.
     """
+    from curate.publish.release import publish
+    from score.database import describe_database
+
     info = describe_database(db_path, schema)
     result = publish(
         tasks,
@@ -129,6 +130,9 @@ def publish_command(
 
 def load_side(path: Path) -> tuple[list[dict[str, Any]], dict[str, list[str]] | None, str]:
     """Tasks, split (or None) and a label of a task file or a release folder."""
+    from score.task_manifest import read_manifest
+    from score.tasks import load_tasks, read_release
+
     if path.is_dir():
         manifest = read_manifest(path)
         tasks, splits = read_release(path)
@@ -147,6 +151,8 @@ def diff_command(old: Path, new: Path, as_json: bool) -> None:
     OLD and NEW are task files (JSONL) or release folders; between two releases,
     tasks that moved between train and test are listed too.
     """
+    from curate.publish.task_diff import diff_tasks, render_markdown
+
     try:
         old_tasks, old_splits, old_label = load_side(old)
         new_tasks, new_splits, new_label = load_side(new)

@@ -9,16 +9,19 @@ An empty gold also gets concept hints (:mod:`curate.verify.concept_hints`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from curate.pipeline import READ_DIALECT
+from curate.sources import READ_DIALECT
 from curate.transpile.to_duckdb import TranspileError, transpile
-from curate.verify.concept_hints import ConceptHint, concept_hints
 from score.compare import compare
 from score.executor import Executor
 from score.order import order_matters as gold_orders_rows
 from score.result import QueryError, QueryResult
-from score.result_diff import ResultDiff, diff_results
 from score.values import show
+
+if TYPE_CHECKING:  # imported where used: only an empty gold or a mismatch needs them
+    from curate.verify.concept_hints import ConceptHint
+    from score.result_diff import ResultDiff
 
 
 @dataclass(frozen=True)
@@ -85,13 +88,19 @@ def verify_pair(
         order = gold_orders_rows(gold.sql) if gold.sql else False
     hints: list[ConceptHint] = []
     if gold.result is not None and gold.result.num_rows == 0 and gold.sql:
+        from curate.verify.concept_hints import concept_hints
+
         hints = concept_hints(gold.sql, executor)
     if gold.result is None or answer.result is None:
         failed = [s for s in (gold, answer) if s.result is None]
         reason = "; ".join(f"the {s.label} did not run ({s.error})" for s in failed)
         return PairCheck(gold, answer, order, profile, None, reason, hints=hints)
     verdict = compare(gold.result, answer.result, profile, order_matters=order)
-    diff = diff_results(gold.result, answer.result, order_matters=order)
+    diff = None
+    if not verdict.match:  # where they differ is shown only for a mismatch
+        from score.result_diff import diff_results
+
+        diff = diff_results(gold.result, answer.result, order_matters=order)
     return PairCheck(gold, answer, order, profile, verdict.match, verdict.reason, diff, hints)
 
 

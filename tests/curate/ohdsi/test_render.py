@@ -17,7 +17,7 @@ from curate.ohdsi import template as ohdsi_template
 from curate.ohdsi.errors import RenderError
 from curate.ohdsi.render import render, render_record, to_sql_server
 from curate.ohdsi.template import tokenize
-from curate.sources import load_sources
+from curate.sources.load import load_sources
 from curate.sources.records import SourceRecord
 
 TEMPLATE = (

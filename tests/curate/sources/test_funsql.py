@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from curate.sources import load_sources
 from curate.sources.funsql import FieldMapping, parse_text
+from curate.sources.load import load_sources
 
 
 def jsonl(*rows: object) -> str:

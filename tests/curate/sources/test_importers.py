@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from curate.sources import FORMATS, load_sources, source_files
+from curate.sources.load import FORMATS, load_sources, source_files
 from curate.sources.records import FORMAT
 from score.errors import InputError
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from curate.sources import load_sources
+from curate.sources.load import load_sources
 from curate.sources.querylibrary import parse_page
 from curate.sources.records import SourceProblem, SourceRecord, check_object
 
