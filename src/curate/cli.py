@@ -170,6 +170,7 @@ def curate(
 
 
 from score.cli import score_group  # noqa: E402  (score's own command group)
+from score.generate.cli import generate_command, prompt_command  # noqa: E402
 
 main.add_command(db)
 main.add_command(score_group)
@@ -177,6 +178,8 @@ main.add_command(verify)
 main.add_command(grounding)
 main.add_command(publish_command)
 main.add_command(diff_command)
+main.add_command(generate_command)
+main.add_command(prompt_command)
 
 
 if __name__ == "__main__":
