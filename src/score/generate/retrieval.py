@@ -63,16 +63,24 @@ def slug(heading: str) -> str:
 
 
 def _split_long(text: str, limit: int = MAX_CHUNK_CHARS) -> list[str]:
-    """``text`` in pieces of at most about ``limit`` characters, cut between paragraphs."""
+    """``text`` in pieces of at most about ``limit`` characters, cut between paragraphs
+    (or between lines, inside a paragraph longer than ``limit``)."""
     if len(text) <= limit:
         return [text]
-    pieces, current = [], ""
+    units: list[tuple[str, str]] = []  # (separator before it, text)
     for paragraph in re.split(r"\n{2,}", text):
-        if current and len(current) + len(paragraph) + 2 > limit:
-            pieces.append(current)
-            current = paragraph
+        if len(paragraph) <= limit:
+            units.append(("\n\n", paragraph))
         else:
-            current = f"{current}\n\n{paragraph}" if current else paragraph
+            lines = paragraph.split("\n")
+            units += [("\n\n", lines[0])] + [("\n", line) for line in lines[1:]]
+    pieces, current = [], ""
+    for separator, unit in units:
+        if current and len(current) + len(separator) + len(unit) > limit:
+            pieces.append(current)
+            current = unit
+        else:
+            current = f"{current}{separator}{unit}" if current else unit
     if current:
         pieces.append(current)
     return pieces
