@@ -264,3 +264,37 @@ def test_without_the_extra_the_error_says_how_to_install_it(omop_db, tmp_path):
 def test_help_names_the_options(command):
     result = CliRunner().invoke(main, command)
     assert result.exit_code == 0 and "--mode" in result.output
+
+
+def test_zero_shot_and_rag_runs_compare_with_mcnemar(chat_server, all_tasks, omop_db, tmp_path):
+    """The loop the README shows: generate both modes, score both, compare them."""
+    chosen = pick(all_tasks, 16)
+    tasks = write_tasks(tmp_path / "tasks.jsonl", chosen)
+    reference = chat_server.default
+    helped = {" ".join(t["questions"]["en"].split()) for t in chosen[:8] if t["answerable"]}
+
+    def answer(question: str):
+        body = chat_server.requests[-1].body["messages"][1]["content"]
+        if question in helped and "Reference material" not in body:
+            return Reply("```sql\nSELECT 0 AS wrong\n```")  # zero-shot gets these wrong
+        return reference(question)
+
+    chat_server.default = answer
+    runs = {}
+    for mode in ("zero-shot", "rag"):
+        preds = tmp_path / f"{mode}.jsonl"
+        args = ("--mode", mode, "--split", "all")
+        assert generate(chat_server, tasks, preds, omop_db, *args).exit_code == 0
+        runs[mode] = tmp_path / "runs" / mode
+        score(tasks, preds, runs[mode], omop_db)
+    result = CliRunner().invoke(
+        main, ["score", "compare", str(runs["rag"]), str(runs["zero-shot"]), "--resamples", "50"]
+    )
+    assert result.exit_code == 0, result.output
+    comparison = json.loads(
+        (tmp_path / "runs" / "rag_vs_zero-shot" / "comparison.json").read_text()
+    )
+    assert comparison["b"] == len(helped) and comparison["c"] == 0
+    assert comparison["p_value"] == pytest.approx(2 * 0.5 ** len(helped))
+    answerable = len([i for i in instances(chosen) if i.task["answerable"]])
+    assert comparison["scores"]["ex"]["diff"] == pytest.approx(len(helped) / answerable)
