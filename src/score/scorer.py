@@ -6,15 +6,19 @@ profile; the CLI is a thin layer over it, and a notebook can call it the same wa
     tasks = load_tasks("data/benchmark/omop_tasks.jsonl")
     preds = read_predictions("preds.jsonl", tasks)
     with Executor("data/omop/synthea1k.duckdb") as ex:
-        records = list(score_predictions(tasks, preds.by_key, ex, run=preds.run))
+        ctx = ScoringContext(ex, GoldCache(None, ex), "sqlgold", preds.run)
+        records = list(score_predictions(tasks, preds.by_key, ctx))
 
 For each instance (a task in one language), in pipeline order:
 
-missing (no prediction) -> generation_error (the generator said so) -> extraction
-(abstained, cut_off, format_failure, or SQL) -> for an unanswerable task any answer is
-wrong -> gold result (cached; a failing gold is ``gold_error``) -> the prediction runs
-through the sandboxed executor (a failure maps to parse/build/render/execute error) ->
-the comparator profile decides correct or mismatch.
+missing (no prediction) -> generation_error (the generator said so) -> in a sandbox
+worker, under the query time limit (:mod:`score.answer`): extraction (abstained,
+cut_off, format_failure, or SQL), the guard, the logical-form match and the run (a
+failure maps to parse/build/render/execute error) -> for an unanswerable task any
+answer is wrong -> gold result (cached; a failing gold is ``gold_error``) -> the
+comparator profile decides correct or mismatch.  Nothing a prediction does ends the
+run: a worker past its time limit is killed and replaced, and even a failure of
+sqlgold's own code is that instance's outcome with the reason.
 """
 
 from __future__ import annotations
@@ -26,13 +30,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import outcomes as oc
+from .answer import Answer
 from .compare import compare
 from .executor import Executor
-from .extract import ABSTAIN, CUT_OFF, FORMAT_FAILURE, extract
+from .extract import ABSTAIN, CUT_OFF, FORMAT_FAILURE
 from .gold_cache import GoldCache
-from .guard import check_statement
-from .predictions import Prediction, load_relation_csv
-from .profiles.logical_form import logical_form_match, normalise_sql, normalise_tree
+from .predictions import Prediction
 from .result import QueryError, QueryResult
 from .tasks import Instance, instances
 
@@ -72,11 +75,14 @@ def _base_record(instance: Instance, run: str, prediction: Prediction | None) ->
 def score_instance(
     instance: Instance, prediction: Prediction | None, ctx: ScoringContext
 ) -> dict[str, Any]:
-    """The outcome record of one instance."""
+    """The outcome record of one instance; whatever the prediction does, it ends in an
+    outcome with a reason (an unexpected failure of sqlgold's own code too)."""
     start = time.perf_counter()
     record = _base_record(instance, ctx.run, prediction)
     try:
         _decide(instance, prediction, ctx, record)
+    except Exception as e:  # noqa: BLE001 - one instance never ends the run
+        _set(record, oc.EXECUTE_ERROR, f"scoring failed: {_describe(e)}")
     finally:
         record["timings"]["total_s"] = round(time.perf_counter() - start, 6)
     return record
@@ -85,6 +91,11 @@ def score_instance(
 def _set(record: dict[str, Any], outcome: str, reason: str) -> None:
     record["outcome"] = outcome
     record["reason"] = reason
+
+
+def _describe(e: BaseException) -> str:
+    text = f"{type(e).__name__}: {e}"
+    return text if len(text) <= 300 else text[:297] + "..."
 
 
 def _decide(
@@ -99,53 +110,43 @@ def _decide(
         )
     if prediction.kind == "csv":
         return _decide_relation(task, prediction, ctx, record)
-    if prediction.kind == "sql":
-        if prediction.sql is None or prediction.sql.strip().lower() == "null":
-            return _set(record, oc.ABSTAINED, "the answer is null")
-        sql = prediction.sql
-    else:
-        extraction = extract(prediction.output, prediction.status)
-        if extraction.kind == ABSTAIN:
-            return _set(record, oc.ABSTAINED, extraction.reason)
-        if extraction.kind == CUT_OFF:
-            return _set(record, oc.CUT_OFF, extraction.reason)
-        if extraction.kind == FORMAT_FAILURE:
-            return _set(record, oc.FORMAT_FAILURE, extraction.reason)
-        sql = extraction.sql
-    record["sql"] = sql
+    answerable_gold = task["gold_sql"] if task["answerable"] and task["gold_sql"] else None
+    request = Answer(
+        output=prediction.output,
+        sql=prediction.sql,
+        ready_sql=prediction.kind == "sql",
+        status=prediction.status,
+        gold_sql=answerable_gold,
+    )
     try:
-        prepared = ctx.executor.prepare(sql)
-    except QueryError as e:
-        _logical_form(task, sql, record)
+        reply = ctx.executor.call(request)
+    except QueryError as e:  # its process had to be ended: past the time limit, or died
         return _set(record, oc.outcome_for_error(e.kind), e.message)
-    _logical_form(task, sql, record)
-    record["executed_sql"] = prepared.sql
-    try:
-        predicted = ctx.executor.run(prepared)
-    except QueryError as e:
-        return _set(record, oc.outcome_for_error(e.kind), e.message)
+    if reply.kind == ABSTAIN:
+        return _set(record, oc.ABSTAINED, reply.reason)
+    if reply.kind == CUT_OFF:
+        return _set(record, oc.CUT_OFF, reply.reason)
+    if reply.kind == FORMAT_FAILURE:
+        return _set(record, oc.FORMAT_FAILURE, reply.reason)
+    record["sql"] = reply.sql
+    record["executed_sql"] = reply.executed_sql
+    record["lf_match"] = reply.lf_match
+    if reply.error is not None:
+        return _set(record, oc.outcome_for_error(reply.error.kind), reply.error.message)
+    predicted = reply.result
     record["timings"]["execute_s"] = round(predicted.seconds, 6)
     if not task["answerable"]:
         return _set(record, oc.MISMATCH, "the question is unanswerable here; expected ABSTAIN")
     _compare_with_gold(task, predicted, ctx, record)
 
 
-def _logical_form(task: dict, sql: str, record: dict) -> None:
-    """Seed 003's logical-form match, reusing the guard's parse of ``sql`` when it has one."""
-    if not (task["answerable"] and task["gold_sql"]):
-        return
-    try:
-        tree = check_statement(sql)  # cached: prepare() has just parsed this text
-    except QueryError:
-        record["lf_match"] = logical_form_match(task["gold_sql"], sql)
-        return
-    record["lf_match"] = normalise_sql(task["gold_sql"]) == normalise_tree(tree)
-
-
 def _decide_relation(task: dict, prediction: Prediction, ctx: ScoringContext, record: dict) -> None:
     if prediction.csv is None:
         return _set(record, oc.EXECUTE_ERROR, "terminal failure (null in the index)")
-    predicted = load_relation_csv(prediction.csv)
+    try:
+        predicted = ctx.executor.read_csv(prediction.csv, prediction.csv_folder or ".")
+    except QueryError as e:
+        return _set(record, oc.EXECUTE_ERROR, f"cannot read the result CSV: {e.message}")
     if not task["answerable"]:
         return _set(record, oc.MISMATCH, "the question is unanswerable here; expected ABSTAIN")
     _compare_with_gold(task, predicted, ctx, record)
@@ -158,8 +159,12 @@ def _compare_with_gold(
     if isinstance(gold, QueryError):
         return _set(record, oc.GOLD_ERROR, f"the gold failed: {gold.kind}: {gold.message}")
     start = time.perf_counter()
-    verdict = compare(gold, predicted, ctx.profile, order_matters=task["order_matters"])
-    record["timings"]["compare_s"] = round(time.perf_counter() - start, 6)
+    try:
+        verdict = compare(gold, predicted, ctx.profile, order_matters=task["order_matters"])
+    except Exception as e:  # noqa: BLE001 - a value the comparator cannot handle
+        return _set(record, oc.MISMATCH, f"the results could not be compared: {_describe(e)}")
+    finally:
+        record["timings"]["compare_s"] = round(time.perf_counter() - start, 6)
     _set(record, oc.CORRECT if verdict.match else oc.MISMATCH, verdict.reason)
 
 
