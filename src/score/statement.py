@@ -65,7 +65,7 @@ def _engine_only(
     check_references((r.kind, r.name) for r in references)
     if settings.today is not None:
         clock = clock_function_names()
-        if any(r.kind == "function" and r.name.lower() in clock for r in references):
+        if any(r.kind != "table" and r.name.lower() in clock for r in references):
             raise QueryError(
                 "guard_rejected",
                 "the query reads the current date, which cannot be fixed in a query the "

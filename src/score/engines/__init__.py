@@ -35,7 +35,8 @@ class Limits:
 @dataclass(frozen=True)
 class Reference:
     """A name a query refers to, as the engine's own parser read it: ``kind`` is
-    ``function`` or ``table``; ``schema`` is empty when the name was not qualified."""
+    ``function``, ``table`` or ``column`` (an unqualified column name, which may be a
+    keyword such as ``CURRENT_DATE``); ``schema`` is empty when not qualified."""
 
     kind: str
     name: str

@@ -136,6 +136,9 @@ class DuckDBEngine:
                 continue
             if node.get("class") == "FUNCTION" and not node.get("is_operator"):
                 found.append(Reference("function", str(node.get("function_name", ""))))
+            elif node.get("class") == "COLUMN_REF" and len(node.get("column_names", ())) == 1:
+                # CURRENT_DATE, CURRENT_TIMESTAMP ... are column references until bound
+                found.append(Reference("column", str(node["column_names"][0])))
             elif node.get("type") == "BASE_TABLE":
                 found.append(
                     Reference("table", str(node.get("table_name", "")), node.get("schema_name", ""))
