@@ -267,6 +267,7 @@ class Worker:
         self.process.start()
         child.close()
         self.peak_rss_kib = 0
+        self.used_cpu_seconds = 0.0
         self.info = self._await_ready()
 
     def _await_ready(self) -> EngineInfo:
@@ -322,8 +323,17 @@ class Worker:
             pass
         return 0
 
+    def cpu_seconds(self) -> float:
+        """CPU seconds (user + system) the worker has used so far (0 if unreadable)."""
+        try:
+            fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, ValueError, IndexError):
+            return 0.0
+
     def _note_rss(self) -> None:
         self.peak_rss_kib = max(self.peak_rss_kib, self.rss_kib())
+        self.used_cpu_seconds = max(self.used_cpu_seconds, self.cpu_seconds())
 
     def kill(self) -> None:
         self._note_rss()
@@ -357,6 +367,7 @@ class WorkerPool:
         self.started = 0
         self.replaced = 0  # workers killed or lost and replaced
         self.retired_peak_rss_kib = 0
+        self.retired_cpu_seconds = 0.0
         self.first_info: EngineInfo | None = None
 
     def _start(self) -> Worker:
@@ -390,7 +401,9 @@ class WorkerPool:
             self._retire_locked(worker)
 
     def _retire_locked(self, worker: Worker) -> None:
-        self._live.discard(worker)
+        if worker in self._live:
+            self._live.discard(worker)
+            self.retired_cpu_seconds += worker.used_cpu_seconds
         self.retired_peak_rss_kib = max(self.retired_peak_rss_kib, worker.peak_rss_kib)
 
     def call(self, request: Any, kill_after: float | None, *, fresh: bool = False) -> Any:
@@ -417,6 +430,13 @@ class WorkerPool:
             peak = self.retired_peak_rss_kib
         return max([peak, *(w.rss_kib() for w in live), *(w.peak_rss_kib for w in live)])
 
+    def cpu_seconds(self) -> float:
+        """CPU seconds used by every worker this pool has had."""
+        with self._lock:
+            live = list(self._live)
+            done = self.retired_cpu_seconds
+        return done + sum(w.cpu_seconds() for w in live)
+
     def close(self) -> None:
         with self._lock:
             self._closed = True
@@ -427,3 +447,17 @@ class WorkerPool:
         with self._lock:
             for worker in workers:
                 self._retire_locked(worker)
+
+
+def fork_server_rss_kib() -> int:
+    """The peak resident set of this process's fork server, in KiB (0 if none)."""
+    pid = getattr(forkserver._forkserver, "_forkserver_pid", None)
+    if not pid:
+        return 0
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
