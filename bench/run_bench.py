@@ -429,7 +429,12 @@ figure includes. In short:
 4. **Curation**: the 117 OHDSI QueryLibrary pages and `omop_source.jsonl` curated by
    `curate_to_files` (default rules); records per second, and wall time over plain DuckDB
    running each kept gold once.
-5. **Memory**: peak RSS (VmHWM) of a fresh process scoring 10,000 instances.
+5. **Memory**: peak RSS (VmHWM) of a fresh process scoring 10,000 instances, with its
+   fork server and query process.
+6. **Hostile**: 1,000 instances, 1 in 10 answers a resource attack (queries DuckDB cannot
+   interrupt, untracked memory, oversized results, long or deep SQL), at a 1 s timeout
+   and a 1 GB memory limit: wall time over the honest run's, the slowest attack over the
+   timeout (at most 2) and the run's peak RSS (under 2 GiB).
 """
 
 
