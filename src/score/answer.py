@@ -64,7 +64,7 @@ class Answer:
                 return AnswerReply(extraction.kind, extraction.reason)
             sql = extraction.sql
         try:
-            statement = session.prepare(sql)
+            statement = session.prepare(sql, engine_check=False)
         except QueryError as e:
             return AnswerReply(
                 SQL, "", sql, None, self._lf(sql, None, session.settings.max_sql_bytes), error=e

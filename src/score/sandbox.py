@@ -14,7 +14,9 @@ scores:
   cap and 256 MiB of headroom, so list and string functions that DuckDB's
   ``memory_limit`` does not track fail with an out-of-memory error instead of growing;
   a worker that dies anyway (killed from outside, a crash) is that query's
-  ``runtime_error`` and is replaced;
+  ``runtime_error`` and is replaced.  glibc's malloc arenas are capped at four (each
+  reserves 64 MiB of address space), and a small parallel query runs before the limit
+  is measured, so the threads' arenas are already counted on many-core machines;
 * **state**: a worker whose connection cannot be trusted (a failed rollback) exits
   after its reply and is replaced.
 
@@ -50,6 +52,13 @@ from .settings import ExecutorSettings
 #: Address space a worker may add to what it uses once its engine is open, beyond the
 #: memory limit and twice the result-size cap (Python objects, parse trees, pickling).
 HEADROOM_BYTES = 256 * 2**20
+
+#: glibc's ``mallopt`` parameter for the number of malloc arenas, and the cap set.
+M_ARENA_MAX = -8
+MALLOC_ARENAS = 4
+
+#: A small parallel query every new worker runs before measuring its address space.
+WARM_UP = "SELECT count(*) FROM (SELECT DISTINCT i % 50000 FROM range(400000) t(i))"
 
 #: Seconds a new worker may take to open its engine before it counts as failed.
 START_TIMEOUT = 300.0
@@ -115,10 +124,11 @@ def serve(conn: connection.Connection, spec: WorkerSpec) -> None:
     """The worker's main loop: open the engine, limit memory, handle requests."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     _die_with_parent()
+    _few_malloc_arenas()
     try:
         engine = open_engine(spec.db_path, spec.schema, spec.settings)
         session = Session(engine, spec.settings)
-        session.run("SELECT 1")  # every thread and allocator arena DuckDB needs exists now
+        session.run(WARM_UP)  # DuckDB's threads have allocated: their arenas exist now
         limit = _limit_address_space(spec.settings)
         info = EngineInfo(
             engine.name, engine.schema, dict(engine.tables), engine.stored_fingerprint(), limit
@@ -182,6 +192,17 @@ def _die_with_parent() -> None:
 
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _few_malloc_arenas() -> None:
+    """Cap glibc's malloc arenas: each reserves 64 MiB of address space, and one per
+    DuckDB thread on a many-core machine would outgrow the address-space limit."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).mallopt(M_ARENA_MAX, MALLOC_ARENAS)
     except (OSError, AttributeError):
         pass
 
