@@ -44,6 +44,7 @@ MALLOC_ARENAS = 4
 #: A small parallel query every new worker runs before measuring its address space.
 WARM_UP = "SELECT count(*) FROM (SELECT DISTINCT i % 50000 FROM range(400000) t(i))"
 
+
 @dataclass(frozen=True)
 class WorkerSpec:
     """What a worker opens: the database, the CDM schema and the query settings."""
@@ -62,8 +63,6 @@ class EngineInfo:
     tables: dict[str, str]
     stored_fingerprint: str | None
     address_limit: int | None  # bytes of RLIMIT_AS, None if it could not be set
-
-
 
 
 def serve(conn: connection.Connection, spec: WorkerSpec) -> None:
