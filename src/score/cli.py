@@ -16,6 +16,7 @@ from .cli_options import (
     jobs_option,
     profile_option,
     quiet_option,
+    sql_size_option,
 )
 from .defaults import DEFAULT_CACHE
 from .errors import ScoringError
@@ -39,7 +40,7 @@ def score_group() -> None:
 @click.option(
     "--run", "run_label", default=None, help="Score only the predictions with this run label."
 )
-@jobs_option("Instances scored in parallel (threads).")
+@jobs_option("Instances scored in parallel (each in its own query process).")
 @click.option("--resume", is_flag=True, help="Continue an interrupted run in --out.")
 @click.option(
     "--split",
@@ -79,6 +80,7 @@ def score_group() -> None:
 @bootstrap_options
 @database_options
 @executor_options
+@sql_size_option
 @quiet_option
 @handle_errors
 def score_run(
@@ -105,6 +107,7 @@ def score_run(
     memory_limit,
     threads,
     today,
+    max_sql_bytes,
     quiet,
 ):
     """Score PREDICTIONS (JSONL) against TASKS (a curated task file or a release folder)
@@ -112,7 +115,7 @@ def score_run(
     from .executor import Executor
     from .runner import run_scoring
 
-    settings = executor_settings(timeout, max_rows, memory_limit, threads, today)
+    settings = executor_settings(timeout, max_rows, memory_limit, threads, today, max_sql_bytes)
     progress = ProgressBar("scoring", quiet)
     with Executor(db_path, schema, settings) as executor:
         try:

@@ -12,17 +12,13 @@ import functools
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
 from .defaults import DEFAULT_DB
 from .errors import SqlgoldError
 from .profiles.registry import profile_names
-
-if TYPE_CHECKING:
-    from .executor import ExecutorSettings
-
+from .settings import ExecutorSettings, parse_size
 
 
 def database_options(f: Callable) -> Callable:
@@ -53,6 +49,14 @@ def _parse_today(ctx: click.Context, param: click.Parameter, value: str | None) 
         raise click.BadParameter(f"{value!r} is not a date like 2025-12-31") from None
 
 
+def _check_size(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    try:
+        parse_size(value)
+    except ValueError as e:
+        raise click.BadParameter(str(e)) from None
+    return value
+
+
 def executor_options(f: Callable) -> Callable:
     """``--timeout``, ``--max-rows``, ``--memory-limit``, ``--threads``, ``--today``."""
     f = click.option(
@@ -64,7 +68,11 @@ def executor_options(f: Callable) -> Callable:
     )(f)
     f = click.option("--threads", type=click.IntRange(1), default=None, help="DuckDB threads.")(f)
     f = click.option(
-        "--memory-limit", default="4GB", show_default=True, help="DuckDB memory limit."
+        "--memory-limit",
+        default="4GB",
+        show_default=True,
+        callback=_check_size,
+        help="Memory per query (DuckDB's buffers and its worker process's address space).",
     )(f)
     f = click.option(
         "--max-rows",
@@ -78,23 +86,38 @@ def executor_options(f: Callable) -> Callable:
         type=click.FloatRange(min=0, min_open=True),
         default=30.0,
         show_default=True,
-        help="Wall-clock limit per query, in seconds.",
+        help="Wall-clock limit per query, in seconds (parsing and the guard included).",
     )(f)
     return f
 
 
 def executor_settings(
-    timeout: float, max_rows: int, memory_limit: str, threads: int | None, today: dt.date | None
+    timeout: float,
+    max_rows: int,
+    memory_limit: str,
+    threads: int | None,
+    today: dt.date | None,
+    max_sql_bytes: int = ExecutorSettings.max_sql_bytes,
 ) -> ExecutorSettings:
-    from .executor import ExecutorSettings
-
     return ExecutorSettings(
         timeout_seconds=timeout,
         max_rows=max_rows,
         memory_limit=memory_limit,
         threads=threads,
         today=today,
+        max_sql_bytes=max_sql_bytes,
     )
+
+
+def sql_size_option(f: Callable) -> Callable:
+    """``--max-sql-bytes``: longer SQL texts are refused before they are parsed."""
+    return click.option(
+        "--max-sql-bytes",
+        type=click.IntRange(1),
+        default=ExecutorSettings.max_sql_bytes,
+        show_default=True,
+        help="Longest SQL text (UTF-8 bytes) that is parsed; longer ones are build errors.",
+    )(f)
 
 
 def profile_option(help: str = "Comparator profile deciding 'the same result'.") -> Callable:
@@ -109,7 +132,7 @@ def profile_option(help: str = "Comparator profile deciding 'the same result'.")
 
 
 def jobs_option(help: str) -> Callable:
-    """``--jobs``: how many items run in parallel (threads)."""
+    """``--jobs``: how many items run in parallel."""
     return click.option("--jobs", type=click.IntRange(1), default=1, show_default=True, help=help)
 
 

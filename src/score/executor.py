@@ -1,23 +1,29 @@
-"""The only part of sqlgold that runs SQL: read-only, sandboxed, time- and row-limited.
+"""The only part of sqlgold that runs SQL: read-only, sandboxed, time-, memory- and
+row-limited.
 
-An :class:`Executor` opens an OMOP DuckDB file and exposes every CDM table present as
-``cdm.<table>``, a view over the attached file, whatever schema the file itself uses;
-gold and predicted SQL always say ``cdm.person``.
+An :class:`Executor` opens an OMOP database (an engine, :mod:`score.engines`) in sandbox
+worker processes (:mod:`score.sandbox`) and exposes every CDM table present as
+``cdm.<table>``, whatever schema the file itself uses; gold and predicted SQL always
+say ``cdm.person``.
 
-Hostile SQL is contained by four layers:
+Hostile SQL is contained in layers:
 
-1. the sqlglot statement guard (:mod:`score.guard`): one SELECT, nothing that writes,
-   configures or reads files;
-2. DuckDB's own parser must agree: exactly one statement, of type SELECT;
-3. every query runs in a transaction that is always rolled back, so even a statement
+1. SQL over ``max_sql_bytes`` is refused before anything parses it;
+2. the sqlglot statement guard (:mod:`score.guard`): one SELECT, nothing that writes,
+   configures, reads files, reveals paths or settings, or sets the random seed; a query
+   sqlglot cannot read is judged by the same rules on DuckDB's own parse;
+3. DuckDB's own parser must agree: exactly one statement, of type SELECT;
+4. every query runs in a transaction that is always rolled back, so even a statement
    that slipped past both parsers cannot change what the next query sees;
-4. the file is attached READ_ONLY, the views live in an in-memory catalog, and before
-   any query runs ``enable_external_access`` is switched off (no files, COPY, ATTACH,
-   INSTALL) and the configuration is locked (no SET, no PRAGMA that changes it).
+5. the database is attached READ_ONLY, the views live in an in-memory catalog, spilling
+   is off, external access and the local file system are disabled and the configuration
+   is locked (:mod:`score.engines.duckdb`);
+6. each query runs in a worker process with an address-space limit, interrupted at its
+   time limit and killed (and replaced) if it does not stop (:mod:`score.sandbox`).
 
-Every query runs under a wall-clock timeout (the connection is interrupted), a row
-cap (rows are streamed and reading stops at the cap) and a memory limit.  A fixed
-"today" rewrites current-date calls to literals first (:mod:`score.fixed_today`).
+Every query runs under a wall-clock timeout that covers parsing and the guard as well
+as running, a row cap, a result-size cap and a memory limit.  A fixed "today" rewrites
+current-date calls to literals first (:mod:`score.fixed_today`).
 
 Failures are :class:`~score.result.QueryError` with a ``kind`` from
 :data:`~score.result.ERROR_KINDS`.
@@ -25,31 +31,18 @@ Failures are :class:`~score.result.QueryError` with a ``kind`` from
 
 from __future__ import annotations
 
-import datetime as dt
 import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-import duckdb
-import pyarrow as pa
-
-from .database import (
-    attach_read_only,
-    cdm_tables_in,
-    compute_fingerprint,
-    find_cdm_schema,
-    quote,
-    read_build_info,
-)
 from .errors import DatabaseError
-from .fixed_today import pin_today
-from .guard import check_statement
+from .requests import Execute, Fingerprint, Prepare, ReadCsv, Run, RunUnguarded
 from .result import QueryError, QueryResult
+from .sandbox import WorkerDied, WorkerKilled, WorkerPool, WorkerSpec
+from .settings import ExecutorSettings
 
-SOURCE_ALIAS = "omop"
-VIEW_SCHEMA = "cdm"
-_BATCH_ROWS = 2048
+__all__ = ["Executor", "ExecutorSettings", "PreparedQuery"]
 
 
 @dataclass(frozen=True)
@@ -67,29 +60,9 @@ class PreparedQuery:
 _GUARDED = object()
 
 
-@dataclass(frozen=True)
-class ExecutorSettings:
-    """Limits and context for every query an executor runs."""
-
-    timeout_seconds: float = 30.0
-    max_rows: int = 10_000
-    memory_limit: str = "4GB"
-    threads: int | None = None  # None: DuckDB's default (all cores)
-    today: dt.date | None = None
-    collation: str | None = None  # e.g. "nocase": DuckDB's default_collation for text
-
-    def __post_init__(self) -> None:
-        if self.timeout_seconds <= 0:
-            raise ValueError("timeout_seconds must be positive")
-        if self.max_rows < 1:
-            raise ValueError("max_rows must be at least 1")
-        if self.collation is not None and not self.collation.replace(".", "").isalnum():
-            raise ValueError(f"not a collation name: {self.collation!r}")
-
-
 class Executor:
-    """Runs read-only SELECTs on one OMOP database.  Thread-safe: each thread gets its
-    own cursor on the shared database instance.
+    """Runs read-only SELECTs on one OMOP database.  Thread-safe: each thread's query
+    runs in its own worker process, so N threads use N workers.
 
     >>> with Executor("data/omop/synthea1k.duckdb") as ex:  # doctest: +SKIP
     ...     ex.execute("SELECT count(*) AS n FROM cdm.person").rows()
@@ -104,38 +77,20 @@ class Executor:
     ) -> None:
         self.settings = settings or ExecutorSettings()
         self.db_path = str(db_path)
-        con = duckdb.connect(":memory:")
-        try:
-            con.execute(f"SET memory_limit = '{_setting(self.settings.memory_limit)}'")
-            if self.settings.threads:
-                con.execute(f"SET threads = {int(self.settings.threads)}")
-            if self.settings.collation:
-                con.execute(f"SET default_collation = '{self.settings.collation}'")
-            attach_read_only(con, db_path, SOURCE_ALIAS)
-            self.schema = find_cdm_schema(con, SOURCE_ALIAS, schema)
-            self.tables = cdm_tables_in(con, SOURCE_ALIAS, self.schema)
-            if "person" not in self.tables:
-                raise DatabaseError(
-                    f"schema {self.schema!r} has no person table", path=self.db_path
-                )
-            con.execute(f"CREATE SCHEMA {VIEW_SCHEMA}")
-            for cdm_name, real in sorted(self.tables.items()):
-                source = f"{SOURCE_ALIAS}.{quote(self.schema)}.{quote(real)}"
-                # cdm.<table> is the name gold SQL uses; the same view in the default
-                # schema lets a prediction that leaves out "cdm." read it too.
-                for target in (VIEW_SCHEMA, "main"):
-                    con.execute(f"CREATE VIEW {target}.{quote(cdm_name)} AS SELECT * FROM {source}")
-            self._build_info = read_build_info(con, SOURCE_ALIAS)
-            con.execute("SET enable_external_access = false")
-            con.execute("SET lock_configuration = true")
-        except BaseException:
-            con.close()
-            raise
-        self._con = con
-        self._local = threading.local()
-        self._fingerprint: str | None = None
+        if not Path(db_path).is_file():
+            raise DatabaseError(
+                f"no database file at {db_path} (build one with `make db`)", path=self.db_path
+            )
+        self._pool = WorkerPool(WorkerSpec(self.db_path, schema, self.settings))
+        self._pool.release(self._pool.acquire())  # the first worker opens the database now
+        info = self._pool.first_info
+        assert info is not None
+        self.engine = info.name
+        self.schema = info.schema
+        self.tables = info.tables
+        self.address_limit = info.address_limit
+        self._fingerprint = info.stored_fingerprint
         self._lock = threading.Lock()
-        self._watchdog = _Watchdog()
 
     # -- context ---------------------------------------------------------------
     def __enter__(self) -> Executor:
@@ -145,229 +100,80 @@ class Executor:
         self.close()
 
     def close(self) -> None:
-        self._watchdog.close()
-        self._con.close()
+        self._pool.close()
 
     @property
     def fingerprint(self) -> str:
         """The database's content fingerprint (stored by ``db build``, else computed once)."""
         with self._lock:
             if self._fingerprint is None:
-                stored = self._build_info
-                if stored.get("fingerprint") and stored.get("schema") == self.schema:
-                    self._fingerprint = stored["fingerprint"]
-                else:
-                    self._fingerprint, _ = compute_fingerprint(
-                        self._con.cursor(), SOURCE_ALIAS, self.schema
-                    )
+                self._fingerprint = self._pool.call(Fingerprint(), None)
             return self._fingerprint
 
     # -- running ---------------------------------------------------------------
-    def _cursor(self) -> duckdb.DuckDBPyConnection:
-        cur = getattr(self._local, "cursor", None)
-        if cur is None:
-            cur = self._con.cursor()
-            self._local.cursor = cur
-        return cur
+    def call(self, request: Any, *, fresh: bool = False) -> Any:
+        """Handle a worker request (:mod:`score.requests`) under the time limit; a
+        worker that must be killed or dies is this request's QueryError.  With
+        ``fresh`` the request runs in a newly started worker."""
+        settings = self.settings
+        try:
+            return self._pool.call(request, settings.kill_after_seconds, fresh=fresh)
+        except WorkerKilled:
+            raise QueryError(
+                "timeout",
+                f"stopped after {settings.timeout_seconds:g} s (the time limit; "
+                "the query could not be interrupted and its process was ended)",
+            ) from None
+        except WorkerDied as e:
+            raise QueryError(
+                "runtime_error", f"{e} (memory limit {settings.memory_limit})"
+            ) from None
 
     def prepare(self, sql: str) -> PreparedQuery:
         """Guard ``sql`` and pin a fixed today; raise a QueryError if it may not run."""
-        try:
-            tree = check_statement(sql)
-        except QueryError as e:
-            if e.kind != "parse_error":
-                raise
-            tree = None  # sqlglot cannot read it; DuckDB's parser decides below
-        if tree is not None and self.settings.today is not None:
-            pinned, changed = pin_today(tree, self.settings.today)
-            if changed:
-                sql = pinned.sql("duckdb")
-        cur = self._cursor()
-        try:
-            statements = cur.extract_statements(sql)
-        except duckdb.Error as e:
-            raise QueryError("parse_error", _first_line(e)) from None
-        if len(statements) != 1:
-            raise QueryError(
-                "guard_rejected", f"{len(statements)} statements; only one SELECT is allowed"
-            )
-        kind = statements[0].type
-        if kind != duckdb.StatementType.SELECT:
-            raise QueryError(
-                "guard_rejected",
-                f"a {kind.name} statement; only a read-only SELECT is allowed",
-            )
-        return PreparedQuery(sql, _GUARDED)
+        return PreparedQuery(self.call(Prepare(sql)), _GUARDED)
 
     def run(self, query: PreparedQuery) -> QueryResult:
         """Run a prepared query; raise a classified QueryError if it fails."""
         if not isinstance(query, PreparedQuery) or query._guarded is not _GUARDED:
             raise TypeError("run() takes a PreparedQuery made by prepare()")
-        return self._run(query.sql)
+        return self.call(Run(query.sql))
 
-    def execute(self, sql: str) -> QueryResult:
+    def execute(self, sql: str, *, fresh: bool = False) -> QueryResult:
         """Run one SELECT and return its result, or raise a classified QueryError."""
-        return self._run(self.prepare(sql).sql)
+        return self.call(Execute(sql), fresh=fresh)
 
-    def try_execute(self, sql: str) -> QueryResult | QueryError:
+    def try_execute(self, sql: str, *, fresh: bool = False) -> QueryResult | QueryError:
         """Like :meth:`execute`, but the error is returned instead of raised."""
         try:
-            return self.execute(sql)
+            return self.execute(sql, fresh=fresh)
         except QueryError as e:
             return e
 
+    def read_csv(self, path: str | Path, folder: str | Path) -> QueryResult:
+        """A result relation stored as CSV (header row, types detected by DuckDB), read
+        in the sandbox; ``path`` must be a regular file inside ``folder``."""
+        return self.call(ReadCsv(str(path), str(folder)))
+
     def _run(self, sql: str) -> QueryResult:
-        """Run already-guarded SQL inside a transaction that is always rolled back."""
-        cur = self._cursor()
-        state = _RunState(cur)
-        start = time.perf_counter()
-        reader = None
-        cur.execute("BEGIN TRANSACTION")
-        try:
-            self._watchdog.arm(state, start + self.settings.timeout_seconds)
-            try:
-                rel = cur.sql(sql)
-                if rel is None:
-                    raise QueryError("guard_rejected", "the statement returned no result set")
-                names = tuple(rel.columns)
-                types = tuple(str(t) for t in rel.types)
-                reader = rel.to_arrow_reader(_BATCH_ROWS)
-                batches: list[pa.RecordBatch] = []
-                count = 0
-                for batch in reader:
-                    count += batch.num_rows
-                    if count > self.settings.max_rows:
-                        raise QueryError(
-                            "row_cap",
-                            f"more than {self.settings.max_rows} rows (the row cap)",
-                        )
-                    batches.append(batch)
-                table = pa.Table.from_batches(batches, schema=reader.schema)
-            except duckdb.Error as e:
-                if state.stop() and isinstance(e, duckdb.InterruptException):
-                    raise QueryError(
-                        "timeout",
-                        f"stopped after {self.settings.timeout_seconds:g} s (the time limit)",
-                    ) from None
-                raise _classify(e) from None
-            finally:
-                state.stop()
-                self._watchdog.disarm(state)
-        finally:
-            if reader is not None:
-                reader.close()
-            _discard_result(cur)
-            cur.execute("ROLLBACK")
-        seconds = time.perf_counter() - start
-        return QueryResult(names, types, table, seconds)
+        """Run ``sql`` past the guard and DuckDB's statement check (tests of the deeper
+        layers only: as if a parser bug had let a statement through)."""
+        return self.call(RunUnguarded(sql))
 
+    # -- supervision -------------------------------------------------------------
+    @property
+    def workers_started(self) -> int:
+        return self._pool.started
 
-class _RunState:
-    """Interrupt a cursor only while its query runs; report whether it fired."""
+    @property
+    def workers_replaced(self) -> int:
+        """Workers killed at their time limit or lost, and replaced."""
+        return self._pool.replaced
 
-    def __init__(self, cur: duckdb.DuckDBPyConnection) -> None:
-        self._cur = cur
-        self._lock = threading.Lock()
-        self._running = True
-        self.fired = False
+    def peak_worker_rss_kib(self) -> int:
+        """The largest peak resident set of any worker process so far, in KiB."""
+        return self._pool.peak_rss_kib()
 
-    def interrupt(self) -> None:
-        with self._lock:
-            if self._running:
-                self.fired = True
-                self._cur.interrupt()
-
-    def stop(self) -> bool:
-        with self._lock:
-            self._running = False
-            return self.fired
-
-
-class _Watchdog:
-    """One thread per executor that interrupts every query past its deadline.
-
-    A thread per query (``threading.Timer``) cost about half a millisecond to start,
-    as much as a small OMOP query takes to run; this one sleeps until the nearest
-    deadline and is started on first use.
-    """
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._deadlines: dict[_RunState, float] = {}
-        self._thread: threading.Thread | None = None
-        self._closed = False
-
-    def arm(self, state: _RunState, deadline: float) -> None:
-        with self._cond:
-            self._deadlines[state] = deadline
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._loop, name="sqlgold-timeout", daemon=True
-                )
-                self._thread.start()
-            self._cond.notify()
-
-    def disarm(self, state: _RunState) -> None:
-        with self._cond:
-            self._deadlines.pop(state, None)
-
-    def close(self) -> None:
-        with self._cond:
-            self._closed = True
-            self._cond.notify()
-
-    def _loop(self) -> None:
-        with self._cond:
-            while not self._closed:
-                now = time.perf_counter()
-                due = [s for s, d in self._deadlines.items() if d <= now]
-                for state in due:
-                    del self._deadlines[state]
-                    state.interrupt()
-                wait = min(self._deadlines.values(), default=now + 60.0) - now
-                self._cond.wait(timeout=max(wait, 0.001))
-
-
-def _discard_result(cur: duckdb.DuckDBPyConnection) -> None:
-    """Drop any unfinished result so the ROLLBACK can run (duckdb 2.0 refuses otherwise)."""
-    try:
-        cur.abort()
-    except duckdb.Error:
-        pass
-
-
-_MISSING_NAME_HINTS = (
-    "not found in FROM clause",
-    "does not have a column named",
-    "Referenced column",
-    "Referenced table",
-    "does not exist",
-)
-
-
-def _classify(e: duckdb.Error) -> QueryError:
-    message = _first_line(e)
-    if isinstance(e, duckdb.ParserException):
-        return QueryError("parse_error", message)
-    if isinstance(e, duckdb.CatalogException):
-        return QueryError("catalog_error", message)
-    if isinstance(e, duckdb.BinderException):
-        if any(h in str(e) for h in _MISSING_NAME_HINTS):
-            return QueryError("catalog_error", message)
-        return QueryError("binder_error", message)
-    if isinstance(e, duckdb.InterruptException):
-        return QueryError("timeout", message)
-    if isinstance(e, duckdb.PermissionException):
-        return QueryError("guard_rejected", f"sandbox: {message}")
-    if isinstance(e, duckdb.InvalidInputException) and "configuration has been locked" in str(e):
-        return QueryError("guard_rejected", f"sandbox: {message}")
-    return QueryError("runtime_error", message)
-
-
-def _first_line(e: BaseException) -> str:
-    text = str(e).strip()
-    return text.splitlines()[0] if text else type(e).__name__
-
-
-def _setting(value: str) -> str:
-    return value.replace("'", "")
+    def worker_cpu_seconds(self) -> float:
+        """CPU seconds used by this executor's worker processes so far."""
+        return self._pool.cpu_seconds()

@@ -35,7 +35,21 @@ CUT_OFF = "cut_off"
 
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([A-Za-z0-9_+-]*)[^\n]*$", re.MULTILINE)
 _SQL_START = re.compile(r"^[ \t]*(SELECT|WITH)\b", re.IGNORECASE | re.MULTILINE)
-_ABSTAIN_WORD = re.compile(r"^\s*ABSTAIN\s*;?\s*$", re.IGNORECASE)
+
+
+def is_abstain(text: str) -> bool:
+    """Whether ``text`` is only the word ABSTAIN (any case, an optional ``;``).
+
+    Plain string operations, not a regular expression: ``\\s*;?\\s*$`` backtracks
+    quadratically over a long run of spaces that does not end the text.
+
+    >>> is_abstain("  abstain ;\\n"), is_abstain("ABSTAIN " + " " * 100_000 + "x")
+    (True, False)
+    """
+    word = text.strip()
+    if word.endswith(";"):
+        word = word[:-1].rstrip()
+    return word.casefold() == "abstain"
 
 
 @dataclass(frozen=True)
@@ -89,7 +103,7 @@ def extract(output: str | None, status: str | None = None) -> Extraction:
     if output is None or output.strip() == "null":
         return Extraction(ABSTAIN, None, "the answer is null")
     blocks = code_blocks(output)
-    if blocks and _ABSTAIN_WORD.match(blocks[-1].body):
+    if blocks and is_abstain(blocks[-1].body):
         return Extraction(ABSTAIN, None, "the last code block is ABSTAIN")
     sql_blocks = [b for b in blocks if b.language == "sql"]
     if sql_blocks:
@@ -107,7 +121,7 @@ def extract(output: str | None, status: str | None = None) -> Extraction:
         return Extraction(SQL, sql, "the text from the first SELECT/WITH line")
     if not blocks:
         lines = [line for line in output.strip().splitlines() if line.strip()]
-        if lines and _ABSTAIN_WORD.match(lines[-1]):
+        if lines and is_abstain(lines[-1]):
             return Extraction(ABSTAIN, None, "the last line is ABSTAIN")
     if status == "cut_off":
         return Extraction(CUT_OFF, None, "no SQL and no ABSTAIN; the output hit its limit")

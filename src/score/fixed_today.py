@@ -50,6 +50,16 @@ if hasattr(exp, "Localtime"):
     _CLOCK_NODES[exp.Localtime] = "TIME"
 
 
+def clock_function_names() -> frozenset[str]:
+    """Lower-case names of the functions that read the clock (as an engine's parser
+    reports them).
+
+    >>> "current_date" in clock_function_names()
+    True
+    """
+    return frozenset(_CLOCK_FUNCTIONS)
+
+
 def clock_type(node: exp.Expression) -> str | None:
     """``DATE``, ``TIMESTAMP`` or ``TIME`` if ``node`` reads the clock, else None."""
     for cls, kind in _CLOCK_NODES.items():

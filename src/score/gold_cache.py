@@ -3,8 +3,13 @@
 A gold result is keyed by the database's content fingerprint, the sha256 of the gold
 SQL, and the executor settings that can change a result (the fixed today and the row
 cap).  Results are Arrow IPC files (column names and DuckDB types in the schema
-metadata); a gold that failed is kept as its classified error, except a timeout,
-which may not recur.  Files are written to a temporary name and renamed.
+metadata), written to a temporary name and renamed.
+
+Only verified successes are stored on disk.  A gold that fails for want of time or
+memory (``timeout``, ``runtime_error``; under ``--jobs`` other queries may have been
+competing) is run once more in a freshly started worker before its failure is
+reported; a failure is remembered for the rest of the run only (so a task's other
+languages do not run it again) and never written, so a later run tries again.
 """
 
 from __future__ import annotations
@@ -22,6 +27,9 @@ from .executor import Executor
 from .result import QueryError, QueryResult
 
 CACHE_FORMAT = "sqlgold.gold-cache/1"
+
+#: Gold failures that may be the machine's and not the query's: retried in a fresh worker.
+RETRIED_KINDS = frozenset({"timeout", "runtime_error"})
 
 
 class GoldCache:
@@ -57,24 +65,32 @@ class GoldCache:
                     return self._memory[key]
             found = self._read(key)
             if found is None:
-                found = self.executor.try_execute(sql)
-                with self._lock:
-                    self.executions += 1
-                self._write(key, found)
+                found = self._run(sql)
+                if isinstance(found, QueryResult):
+                    self._write(key, found)
             with self._lock:
                 self._memory[key] = found
             return found
 
-    # -- disk --------------------------------------------------------------------
-    def _paths(self, key: str) -> tuple[Path, Path]:
-        assert self.directory is not None
-        sub = self.directory / key[:2]
-        return sub / f"{key}.arrow", sub / f"{key}.error.json"
+    def _run(self, sql: str) -> QueryResult | QueryError:
+        found = self.executor.try_execute(sql)
+        runs = 1
+        if isinstance(found, QueryError) and found.kind in RETRIED_KINDS:
+            found = self.executor.try_execute(sql, fresh=True)
+            runs += 1
+        with self._lock:
+            self.executions += runs
+        return found
 
-    def _read(self, key: str) -> QueryResult | QueryError | None:
+    # -- disk --------------------------------------------------------------------
+    def _path(self, key: str) -> Path:
+        assert self.directory is not None
+        return self.directory / key[:2] / f"{key}.arrow"
+
+    def _read(self, key: str) -> QueryResult | None:
         if self.directory is None:
             return None
-        data, error = self._paths(key)
+        data = self._path(key)
         try:
             if data.is_file():
                 with pa.memory_map(str(data)) as source:
@@ -84,36 +100,27 @@ class GoldCache:
                 types = tuple(json.loads(meta[b"sqlgold.types"]))
                 table = table.rename_columns(list(names)).replace_schema_metadata(None)
                 return QueryResult(names, types, table)
-            if error.is_file():
-                payload = json.loads(error.read_text(encoding="utf-8"))
-                return QueryError(payload["kind"], payload["message"])
         except (OSError, KeyError, ValueError, pa.ArrowInvalid):
             return None  # a damaged entry is recomputed, never trusted
         return None
 
-    def _write(self, key: str, found: QueryResult | QueryError) -> None:
+    def _write(self, key: str, found: QueryResult) -> None:
         if self.directory is None:
             return
-        if isinstance(found, QueryError) and found.kind == "timeout":
-            return
-        data, error = self._paths(key)
-        data.parent.mkdir(parents=True, exist_ok=True)
-        target = error if isinstance(found, QueryError) else data
+        target = self._path(key)
+        target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         try:
-            if isinstance(found, QueryError):
-                tmp.write_text(json.dumps({"kind": found.kind, "message": found.message}))
-            else:
-                positional = found.table.rename_columns([f"c{i}" for i in range(found.num_columns)])
-                positional = positional.replace_schema_metadata(
-                    {
-                        "sqlgold.columns": json.dumps(list(found.columns)),
-                        "sqlgold.types": json.dumps(list(found.types)),
-                    }
-                )
-                with pa.OSFile(str(tmp), "wb") as sink:
-                    with ipc.new_file(sink, positional.schema) as writer:
-                        writer.write_table(positional)
+            positional = found.table.rename_columns([f"c{i}" for i in range(found.num_columns)])
+            positional = positional.replace_schema_metadata(
+                {
+                    "sqlgold.columns": json.dumps(list(found.columns)),
+                    "sqlgold.types": json.dumps(list(found.types)),
+                }
+            )
+            with pa.OSFile(str(tmp), "wb") as sink:
+                with ipc.new_file(sink, positional.schema) as writer:
+                    writer.write_table(positional)
             os.replace(tmp, target)
         finally:
             tmp.unlink(missing_ok=True)

@@ -8,10 +8,14 @@ Two formats (each with a JSON Schema in ``schemas/``):
   ``context``;
 * a StreamSQLBench-style index (``csv_index.schema.json``): ``task_id`` and ``csv``,
   the path of a CSV file holding the final relation, or null for a terminal failure.
+  The file is read at scoring time in the sandbox (:meth:`score.executor.Executor.read_csv`)
+  and must be a regular file inside the index's folder; one that is not, or cannot be
+  read, is that instance's ``execute_error``.
 
 The denominator is always the whole task set: an instance with no prediction is
 scored ``missing`` by the scorer, never skipped.  Malformed lines, unknown task ids,
-unknown languages and duplicate predictions are problems, each with its line number.
+unknown languages and duplicate predictions are problems, each with its line number
+(so are lines that are not UTF-8, nest too deeply, or hold a lone surrogate).
 """
 
 from __future__ import annotations
@@ -21,11 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import duckdb
-
 from .errors import InputError
-from .jsonl import numbered_json
-from .result import QueryResult
+from .jsonl import numbered_json_file
 from .schemas import validation_errors
 
 PREDICTIONS = "predictions"
@@ -44,7 +45,8 @@ class Prediction:
     kind: str = "output"  # "output", "sql" or "csv"
     status: str | None = None
     context: str | None = None
-    csv: str | None = None  # resolved path of the result CSV (kind "csv"), None = failure
+    csv: str | None = None  # the result CSV's path as given (kind "csv"); None = failure
+    csv_folder: str | None = None  # the index's folder: relative paths start there
     line: int | None = None
 
     @property
@@ -106,12 +108,14 @@ def read_predictions(
     languages = {t["id"]: set(t["questions"]) for t in tasks}
     parsed: list[tuple[int, dict[str, Any]]] = []
     problems: list[Problem] = []
-    with path.open(encoding="utf-8") as f:
-        for number, record, error in numbered_json(f):
+    try:
+        for number, record, error in numbered_json_file(path):
             if error is not None or not isinstance(record, dict):
                 problems.append(Problem(number, "malformed_json", error or "not a JSON object"))
                 continue
             parsed.append((number, record))
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror}", stage="predictions", path=str(path)) from e
     fmt = fmt or detect_format(r for _, r in parsed)
     runs = sorted({r.get("run") or "" for _, r in parsed})
     if run is None and len(runs) > 1:
@@ -180,9 +184,7 @@ def _prediction(record: dict[str, Any], fmt: str, line: int, base: Path) -> Pred
         "line": line,
     }
     if fmt == CSV_INDEX:
-        csv = record["csv"]
-        resolved = str((base / csv).resolve()) if csv is not None else None
-        return Prediction(**common, kind="csv", csv=resolved)
+        return Prediction(**common, kind="csv", csv=record["csv"], csv_folder=str(base.resolve()))
     kind = "sql" if "sql" in record else "output"
     return Prediction(
         **common,
@@ -192,19 +194,3 @@ def _prediction(record: dict[str, Any], fmt: str, line: int, base: Path) -> Pred
         status=record.get("status"),
         context=record.get("context"),
     )
-
-
-def load_relation_csv(path: str | Path) -> QueryResult:
-    """A result relation stored as CSV (header row), types detected by DuckDB's reader."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError("result CSV not found", stage="predictions", path=str(path))
-    con = duckdb.connect()
-    try:
-        rel = con.read_csv(str(path), header=True)
-        table = rel.to_arrow_table()
-        return QueryResult(tuple(rel.columns), tuple(str(t) for t in rel.types), table)
-    except duckdb.Error as e:
-        raise InputError(f"cannot read the CSV: {e}", stage="predictions", path=str(path)) from e
-    finally:
-        con.close()

@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from score.values import _is_integer_like, _micros
+from score.values import _is_integer_like, _micros, python_list
 
 __all__ = ["python_class", "python_values", "timestamp_parts"]
 
@@ -45,7 +45,7 @@ def python_values(arr: pa.Array | pa.ChunkedArray, duckdb_type: str = "") -> lis
         arr = pc.cast(arr, pa.timestamp("us", t.tz), safe=False)
     if pa.types.is_duration(t) and t.unit == "ns":
         arr = pc.cast(arr, pa.duration("us"), safe=False)
-    values = arr.to_pylist()
+    values = python_list(arr)
     kind = duckdb_type.upper()
     if kind in ("HUGEINT", "UHUGEINT") and pa.types.is_decimal(t):
         return [None if v is None else int(v) for v in values]

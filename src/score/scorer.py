@@ -6,33 +6,37 @@ profile; the CLI is a thin layer over it, and a notebook can call it the same wa
     tasks = load_tasks("data/benchmark/omop_tasks.jsonl")
     preds = read_predictions("preds.jsonl", tasks)
     with Executor("data/omop/synthea1k.duckdb") as ex:
-        records = list(score_predictions(tasks, preds.by_key, ex, run=preds.run))
+        ctx = ScoringContext(ex, GoldCache(None, ex), "sqlgold", preds.run)
+        records = list(score_predictions(tasks, preds.by_key, ctx))
 
 For each instance (a task in one language), in pipeline order:
 
-missing (no prediction) -> generation_error (the generator said so) -> extraction
-(abstained, cut_off, format_failure, or SQL) -> for an unanswerable task any answer is
-wrong -> gold result (cached; a failing gold is ``gold_error``) -> the prediction runs
-through the sandboxed executor (a failure maps to parse/build/render/execute error) ->
-the comparator profile decides correct or mismatch.
+missing (no prediction) -> generation_error (the generator said so) -> in a sandbox
+worker, under the query time limit (:mod:`score.answer`): extraction (abstained,
+cut_off, format_failure, or SQL), the guard, the logical-form match and the run (a
+failure maps to parse/build/render/execute error) -> for an unanswerable task any
+answer is wrong -> gold result (cached; a failing gold is ``gold_error``) -> the
+comparator profile decides correct or mismatch.  Nothing a prediction does ends the
+run: a worker past its time limit is killed and replaced, and even a failure of
+sqlgold's own code is that instance's outcome with the reason.
 """
 
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 from . import outcomes as oc
+from .answer import Answer
 from .compare import compare
 from .executor import Executor
-from .extract import ABSTAIN, CUT_OFF, FORMAT_FAILURE, extract
+from .extract import ABSTAIN, CUT_OFF, FORMAT_FAILURE
 from .gold_cache import GoldCache
-from .guard import check_statement
-from .predictions import Prediction, load_relation_csv
-from .profiles.logical_form import logical_form_match, normalise_sql, normalise_tree
+from .predictions import Prediction
 from .result import QueryError, QueryResult
 from .tasks import Instance, instances
 
@@ -69,16 +73,60 @@ def _base_record(instance: Instance, run: str, prediction: Prediction | None) ->
     }
 
 
+@dataclass
+class _Pending:
+    """An instance between its two phases: its record, and the results to compare."""
+
+    record: dict[str, Any]
+    task: dict[str, Any]
+    predicted: QueryResult | None = None
+    gold: QueryResult | None = None
+    seconds: float = 0.0
+
+
 def score_instance(
     instance: Instance, prediction: Prediction | None, ctx: ScoringContext
 ) -> dict[str, Any]:
-    """The outcome record of one instance."""
+    """The outcome record of one instance; whatever the prediction does, it ends in an
+    outcome with a reason (an unexpected failure of sqlgold's own code too)."""
+    return _compare_phase(_query_phase(instance, prediction, ctx), ctx)
+
+
+def _query_phase(
+    instance: Instance, prediction: Prediction | None, ctx: ScoringContext
+) -> _Pending:
+    """What needs a query process: the answer's extraction, guard and run, and the gold
+    result (cached)."""
     start = time.perf_counter()
-    record = _base_record(instance, ctx.run, prediction)
+    pending = _Pending(_base_record(instance, ctx.run, prediction), instance.task)
     try:
-        _decide(instance, prediction, ctx, record)
-    finally:
-        record["timings"]["total_s"] = round(time.perf_counter() - start, 6)
+        _decide(instance, prediction, ctx, pending)
+    except Exception as e:  # noqa: BLE001 - one instance never ends the run
+        pending.predicted = None
+        _set(pending.record, oc.EXECUTE_ERROR, f"scoring failed: {_describe(e)}")
+    pending.seconds = time.perf_counter() - start
+    return pending
+
+
+def _compare_phase(pending: _Pending, ctx: ScoringContext) -> dict[str, Any]:
+    """The comparator's verdict, in the scoring process."""
+    start = time.perf_counter()
+    record = pending.record
+    if pending.predicted is not None and pending.gold is not None:
+        try:
+            verdict = compare(
+                pending.gold,
+                pending.predicted,
+                ctx.profile,
+                order_matters=pending.task["order_matters"],
+            )
+            _set(record, oc.CORRECT if verdict.match else oc.MISMATCH, verdict.reason)
+        except Exception as e:  # noqa: BLE001 - a value the comparator cannot handle
+            _set(record, oc.MISMATCH, f"the results could not be compared: {_describe(e)}")
+        record["timings"]["compare_s"] = round(time.perf_counter() - start, 6)
+    if record["outcome"] is None:  # cannot happen; never leave an instance unclassified
+        _set(record, oc.EXECUTE_ERROR, "scoring failed: no outcome was decided")
+    record["timings"]["total_s"] = round(pending.seconds + time.perf_counter() - start, 6)
     return record
 
 
@@ -87,10 +135,15 @@ def _set(record: dict[str, Any], outcome: str, reason: str) -> None:
     record["reason"] = reason
 
 
+def _describe(e: BaseException) -> str:
+    text = f"{type(e).__name__}: {e}"
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
 def _decide(
-    instance: Instance, prediction: Prediction | None, ctx: ScoringContext, record: dict
+    instance: Instance, prediction: Prediction | None, ctx: ScoringContext, pending: _Pending
 ) -> None:
-    task = instance.task
+    task, record = instance.task, pending.record
     if prediction is None:
         return _set(record, oc.MISSING, "no prediction for this instance")
     if prediction.status == "generation_error":
@@ -98,69 +151,61 @@ def _decide(
             record, oc.GENERATION_ERROR, "the generator reported that the model call failed"
         )
     if prediction.kind == "csv":
-        return _decide_relation(task, prediction, ctx, record)
-    if prediction.kind == "sql":
-        if prediction.sql is None or prediction.sql.strip().lower() == "null":
-            return _set(record, oc.ABSTAINED, "the answer is null")
-        sql = prediction.sql
-    else:
-        extraction = extract(prediction.output, prediction.status)
-        if extraction.kind == ABSTAIN:
-            return _set(record, oc.ABSTAINED, extraction.reason)
-        if extraction.kind == CUT_OFF:
-            return _set(record, oc.CUT_OFF, extraction.reason)
-        if extraction.kind == FORMAT_FAILURE:
-            return _set(record, oc.FORMAT_FAILURE, extraction.reason)
-        sql = extraction.sql
-    record["sql"] = sql
+        return _decide_relation(task, prediction, ctx, pending)
+    answerable_gold = task["gold_sql"] if task["answerable"] and task["gold_sql"] else None
+    request = Answer(
+        output=prediction.output,
+        sql=prediction.sql,
+        ready_sql=prediction.kind == "sql",
+        status=prediction.status,
+        gold_sql=answerable_gold,
+    )
     try:
-        prepared = ctx.executor.prepare(sql)
-    except QueryError as e:
-        _logical_form(task, sql, record)
+        reply = ctx.executor.call(request)
+    except QueryError as e:  # its process had to be ended: past the time limit, or died
         return _set(record, oc.outcome_for_error(e.kind), e.message)
-    _logical_form(task, sql, record)
-    record["executed_sql"] = prepared.sql
-    try:
-        predicted = ctx.executor.run(prepared)
-    except QueryError as e:
-        return _set(record, oc.outcome_for_error(e.kind), e.message)
-    record["timings"]["execute_s"] = round(predicted.seconds, 6)
-    if not task["answerable"]:
-        return _set(record, oc.MISMATCH, "the question is unanswerable here; expected ABSTAIN")
-    _compare_with_gold(task, predicted, ctx, record)
+    if reply.kind == ABSTAIN:
+        return _set(record, oc.ABSTAINED, reply.reason)
+    if reply.kind == CUT_OFF:
+        return _set(record, oc.CUT_OFF, reply.reason)
+    if reply.kind == FORMAT_FAILURE:
+        return _set(record, oc.FORMAT_FAILURE, reply.reason)
+    record["sql"] = reply.sql
+    record["executed_sql"] = reply.executed_sql
+    record["lf_match"] = reply.lf_match
+    if reply.error is not None:
+        return _set(record, oc.outcome_for_error(reply.error.kind), reply.error.message)
+    record["timings"]["execute_s"] = round(reply.result.seconds, 6)
+    _with_gold(task, reply.result, ctx, pending)
 
 
-def _logical_form(task: dict, sql: str, record: dict) -> None:
-    """Seed 003's logical-form match, reusing the guard's parse of ``sql`` when it has one."""
-    if not (task["answerable"] and task["gold_sql"]):
-        return
-    try:
-        tree = check_statement(sql)  # cached: prepare() has just parsed this text
-    except QueryError:
-        record["lf_match"] = logical_form_match(task["gold_sql"], sql)
-        return
-    record["lf_match"] = normalise_sql(task["gold_sql"]) == normalise_tree(tree)
-
-
-def _decide_relation(task: dict, prediction: Prediction, ctx: ScoringContext, record: dict) -> None:
-    if prediction.csv is None:
-        return _set(record, oc.EXECUTE_ERROR, "terminal failure (null in the index)")
-    predicted = load_relation_csv(prediction.csv)
-    if not task["answerable"]:
-        return _set(record, oc.MISMATCH, "the question is unanswerable here; expected ABSTAIN")
-    _compare_with_gold(task, predicted, ctx, record)
-
-
-def _compare_with_gold(
-    task: dict, predicted: QueryResult, ctx: ScoringContext, record: dict
+def _decide_relation(
+    task: dict, prediction: Prediction, ctx: ScoringContext, pending: _Pending
 ) -> None:
+    if prediction.csv is None:
+        return _set(pending.record, oc.EXECUTE_ERROR, "terminal failure (null in the index)")
+    try:
+        predicted = ctx.executor.read_csv(prediction.csv, prediction.csv_folder or ".")
+    except QueryError as e:
+        return _set(pending.record, oc.EXECUTE_ERROR, f"cannot read the result CSV: {e.message}")
+    _with_gold(task, predicted, ctx, pending)
+
+
+def _with_gold(task: dict, predicted: QueryResult, ctx: ScoringContext, pending: _Pending) -> None:
+    """Keep the result for the comparator, with the gold's; or decide without them."""
+    if not task["answerable"]:
+        return _set(
+            pending.record, oc.MISMATCH, "the question is unanswerable here; expected ABSTAIN"
+        )
     gold = ctx.gold.result(task["gold_sql"])
     if isinstance(gold, QueryError):
-        return _set(record, oc.GOLD_ERROR, f"the gold failed: {gold.kind}: {gold.message}")
-    start = time.perf_counter()
-    verdict = compare(gold, predicted, ctx.profile, order_matters=task["order_matters"])
-    record["timings"]["compare_s"] = round(time.perf_counter() - start, 6)
-    _set(record, oc.CORRECT if verdict.match else oc.MISMATCH, verdict.reason)
+        return _set(pending.record, oc.GOLD_ERROR, f"the gold failed: {gold.kind}: {gold.message}")
+    pending.predicted, pending.gold = predicted, gold
+
+
+#: Instances whose queries run ahead of the comparator with one job: while the scoring
+#: process compares one result, the query process already runs the next query.
+LOOKAHEAD = 1
 
 
 def score_predictions(
@@ -172,29 +217,36 @@ def score_predictions(
     jobs: int = 1,
     on_record: Callable[[dict[str, Any]], None] | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """Score every instance of ``tasks`` not in ``skip``, yielding records as they finish.
+    """Score every instance of ``tasks`` not in ``skip``, yielding records in task order.
 
     The denominator is the whole task set: instances without a prediction are yielded
-    as ``missing``.  With ``jobs`` > 1 instances run on that many threads (DuckDB runs
-    queries without holding the GIL); records then arrive in completion order.
+    as ``missing``.  With one job, one query process runs the queries while this
+    process compares the previous result; with ``jobs`` > 1, that many instances are
+    scored at once, each in its own query process.
     """
     todo = [i for i in instances(tasks) if i.key not in skip]
 
-    def one(instance: Instance) -> dict[str, Any]:
-        return score_instance(instance, predictions.get(instance.key), ctx)
+    def first(instance: Instance) -> _Pending:
+        return _query_phase(instance, predictions.get(instance.key), ctx)
+
+    def emit(record: dict[str, Any]) -> dict[str, Any]:
+        if on_record:
+            on_record(record)
+        return record
 
     if jobs <= 1:
-        for instance in todo:
-            record = one(instance)
-            if on_record:
-                on_record(record)
-            yield record
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlgold-query") as ahead:
+            queued: deque[Future[_Pending]] = deque()
+            for instance in todo:
+                queued.append(ahead.submit(first, instance))
+                if len(queued) > LOOKAHEAD:
+                    yield emit(_compare_phase(queued.popleft().result(), ctx))
+            while queued:
+                yield emit(_compare_phase(queued.popleft().result(), ctx))
         return
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        for record in pool.map(one, todo):
-            if on_record:
-                on_record(record)
-            yield record
+        for record in pool.map(lambda i: score_instance(i, predictions.get(i.key), ctx), todo):
+            yield emit(record)
 
 
 def prior_predictions(

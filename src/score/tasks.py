@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InputError
-from .jsonl import numbered_json
+from .jsonl import numbered_json_file
 from .release_rows import read_rows, row_to_task
 from .schemas import validation_errors
 from .task_manifest import read_manifest, verify_tasks
@@ -112,8 +112,8 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
         raise InputError("no such task file", stage="tasks", path=str(path))
     tasks: list[dict[str, Any]] = []
     seen: dict[str, int] = {}
-    with path.open(encoding="utf-8") as f:
-        for number, task, error in numbered_json(f):
+    try:
+        for number, task, error in numbered_json_file(path):
             if error is not None:
                 raise InputError(error, stage="tasks", path=str(path), line=number)
             check_task(task, path=str(path), line=number)
@@ -127,6 +127,8 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
                 )
             seen[task["id"]] = number
             tasks.append(task)
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror}", stage="tasks", path=str(path)) from e
     if not tasks:
         raise InputError("the task file has no tasks", stage="tasks", path=str(path))
     return tasks

@@ -41,8 +41,11 @@ __all__ = [
     "NormColumn",
     "Tolerance",
     "Rules",
+    "OutOfRange",
+    "cell",
     "hash_strings",
     "normalise",
+    "python_list",
     "round_like_python",
     "same_cells",
     "show",
@@ -253,7 +256,50 @@ class NormColumn:
 
     def display(self, i: int) -> Any:
         """The Python value of row ``i`` (for reasons and diffs)."""
-        return self.source[i].as_py()
+        return cell(self.source, i)
+
+
+@dataclass(frozen=True)
+class OutOfRange:
+    """A cell Python cannot hold (DuckDB's ``'infinity'::DATE``, a year past 9999):
+    its Arrow type and raw stored value, shown as such in reasons.
+
+    >>> print(show(cell(pa.array([2147483647], pa.date32()), 0)))
+    <date32[day] 2147483647, outside Python's range>
+    """
+
+    type: str
+    raw: Any
+
+    def __repr__(self) -> str:
+        return f"<{self.type} {self.raw}, outside Python's range>"
+
+
+def cell(arr: pa.Array | pa.ChunkedArray, i: int) -> Any:
+    """The Python value of ``arr[i]``, or an :class:`OutOfRange` when Python has none."""
+    scalar = arr[i]
+    try:
+        return scalar.as_py()
+    except (OverflowError, ValueError):
+        t = arr.type
+        width = pa.int32() if pa.types.is_date32(t) or pa.types.is_time32(t) else pa.int64()
+        try:
+            raw = scalar.cast(width).as_py()
+        except (pa.ArrowException, ValueError, OverflowError):
+            raw = "?"  # a nested value holding such a cell
+        return OutOfRange(str(t), raw)
+
+
+def python_list(arr: pa.Array | pa.ChunkedArray) -> list[Any]:
+    """``arr.to_pylist()``, with :class:`OutOfRange` for the cells Python cannot hold.
+
+    >>> python_list(pa.array([0, 2147483647], pa.date32()))[1]
+    <date32[day] 2147483647, outside Python's range>
+    """
+    try:
+        return arr.to_pylist()
+    except (OverflowError, ValueError):
+        return [cell(arr, i) for i in range(len(arr))]
 
 
 def _float_hash(v: np.ndarray, valid: np.ndarray | None, *, nan_equal: bool, side: int):
@@ -391,7 +437,7 @@ def normalise(
     if pa.types.is_duration(t):
         return done("dur", "dur", splitmix64(_micros(arr).view(_U) ^ _SALT["dur"]), True)
     keys = pa.array(  # nested values, intervals and the rest, by canonical text
-        [None if v is None else repr(_canon(v)) for v in arr.to_pylist()], pa.large_string()
+        [None if v is None else repr(_canon(v)) for v in python_list(arr)], pa.large_string()
     )
     return done("nested", "nested", hash_strings(keys), False, check=keys)
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from score.errors import InputError
-from score.predictions import CSV_INDEX, load_relation_csv, read_predictions
+from score.predictions import CSV_INDEX, read_predictions
+from score.result import QueryError
 from score.tasks import instances, load_tasks
 from tests.task_factory import make_task
 
@@ -107,7 +108,7 @@ def test_several_runs_need_a_choice(tmp_path, tasks):
     assert not chosen.problems
 
 
-def test_csv_index_resolves_paths_and_reads_relations(tmp_path, tasks):
+def test_csv_index_reads_relations_in_the_sandbox(tmp_path, tasks, executor):
     (tmp_path / "rel").mkdir()
     (tmp_path / "rel" / "t1.csv").write_text("n,name\n1130,all\n")
     path = write_jsonl(
@@ -116,8 +117,10 @@ def test_csv_index_resolves_paths_and_reads_relations(tmp_path, tasks):
     )
     preds = read_predictions(path, tasks)
     assert preds.format == CSV_INDEX and not preds.problems
-    relation = load_relation_csv(preds.by_key[("t1", "en")].csv)
+    t1 = preds.by_key[("t1", "en")]
+    assert t1.csv_folder == str(tmp_path.resolve())
+    relation = executor.read_csv(t1.csv, t1.csv_folder)
     assert relation.columns == ("n", "name") and relation.rows() == [(1130, "all")]
     assert preds.by_key[("t2", "en")].csv is None
-    with pytest.raises(InputError, match="not found"):
-        load_relation_csv(tmp_path / "missing.csv")
+    with pytest.raises(QueryError, match="no such file"):
+        executor.read_csv("missing.csv", tmp_path)

@@ -25,7 +25,7 @@ from score.profiles.base import Flags, Verdict, crash
 from score.profiles.bijective import combine
 from score.pyvalues import python_class, python_values
 from score.result import QueryResult
-from score.values import NULL_HASH, Rules, normalise, same_cells, show, splitmix64
+from score.values import NULL_HASH, Rules, cell, normalise, same_cells, show, splitmix64
 
 RULES = Rules(
     bool_is_number=True, date_is_timestamp=False, aware_is_naive=False, nan_equals_nan=False
@@ -82,7 +82,7 @@ def set_equality(gold: QueryResult, pred: QueryResult, peer: str) -> Verdict:
 
 
 def _row(r: QueryResult, i: int) -> str:
-    return "(" + ", ".join(show(r.table.column(j)[i].as_py()) for j in range(r.num_columns)) + ")"
+    return "(" + ", ".join(show(cell(r.table.column(j), i)) for j in range(r.num_columns)) + ")"
 
 
 def _pair(gold: QueryResult, pred: QueryResult, i: int):

@@ -27,20 +27,43 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
+#: Texts up to this length have their canonical form cached (a gold is normalised
+#: once per language and run); longer ones are normalised each time, so the cache stays
+#: small whatever a run's predictions hold.
+CACHED_TEXT_CHARS = 8_000
 
-@lru_cache(maxsize=4096)
+
 def normalise_sql(sql: str, dialect: str = "duckdb") -> str:
-    """The canonical text of ``sql`` (statements joined by ``'; '``); cached, since a
-    gold is normalised once per language and run.
+    """The canonical text of ``sql`` (statements joined by ``'; '``); cached for short
+    texts.  Text sqlglot cannot read (or that nests deeper than it can follow) is
+    compared with its whitespace collapsed.
 
     >>> normalise_sql("select COUNT(*) c from T -- all rows\\n;")
     'SELECT COUNT(*) AS c FROM t'
     """
+    if len(sql) <= CACHED_TEXT_CHARS:
+        return _normalise_cached(sql, dialect)
+    return _normalise(sql, dialect)
+
+
+def _normalise(sql: str, dialect: str) -> str:
     try:
         statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
         return "; ".join(normalise_tree(s, dialect) for s in statements)
-    except SqlglotError:
-        return re.sub(r"\s+", " ", sql).strip().rstrip(";").strip()
+    except (SqlglotError, RecursionError):
+        return collapse_whitespace(sql)
+
+
+_normalise_cached = lru_cache(maxsize=1024)(_normalise)
+
+
+def collapse_whitespace(sql: str) -> str:
+    """The text with runs of whitespace made one space and a trailing ``;`` dropped.
+
+    >>> collapse_whitespace("SELECT  1 ;\\n")
+    'SELECT 1'
+    """
+    return re.sub(r"\s+", " ", sql).strip().rstrip(";").strip()
 
 
 def normalise_tree(tree: exp.Expression, dialect: str = "duckdb") -> str:

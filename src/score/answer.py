@@ -1,0 +1,92 @@
+"""One prediction's answer, handled inside a sandbox worker under the query time limit.
+
+Everything a model's text goes through before its result can be compared happens in
+the worker (:mod:`score.sandbox`), so extraction, parsing, the guard, the logical-form
+match and the run all count against one time limit and one memory limit, and whatever
+the text does ends as this answer's reply, never as a failure of the run:
+
+1. extraction (:func:`score.extract.extract`) for a raw output; a ready ``sql`` that
+   is null or ``"null"`` abstains;
+2. the statement preparation (:func:`score.statement.prepare_statement`);
+3. the logical-form match against the gold (seed 003), on the guard's parse;
+4. the run.
+
+The reply carries what the scorer records (:class:`AnswerReply`); comparing results
+with the gold happens in the scoring process.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from .extract import ABSTAIN, SQL, extract
+from .profiles.logical_form import collapse_whitespace, normalise_sql, normalise_tree
+from .requests import Session
+from .result import QueryError, QueryResult
+
+
+@dataclass(frozen=True)
+class AnswerReply:
+    """What became of one answer: ``kind`` is the extraction's verdict (``sql``,
+    ``abstain``, ``cut_off``, ``format_failure``); for SQL, the text, what ran, the
+    logical-form match and either the result or the error."""
+
+    kind: str
+    reason: str
+    sql: str | None = None
+    executed_sql: str | None = None
+    lf_match: bool | None = None
+    result: QueryResult | None = None
+    error: QueryError | None = None
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A prediction's ``output`` (raw model text) or ready ``sql``; ``gold_sql`` is
+    compared by logical form when given."""
+
+    output: str | None = None
+    sql: str | None = None
+    ready_sql: bool = False
+    status: str | None = None
+    gold_sql: str | None = None
+    timed: ClassVar[bool] = True
+
+    def handle(self, session: Session) -> AnswerReply:
+        if self.ready_sql:
+            if self.sql is None or self.sql.strip().lower() == "null":
+                return AnswerReply(ABSTAIN, "the answer is null")
+            sql = self.sql
+        else:
+            extraction = extract(self.output, self.status)
+            if extraction.kind != SQL:
+                return AnswerReply(extraction.kind, extraction.reason)
+            sql = extraction.sql
+        try:
+            statement = session.prepare(sql, engine_check=False)
+        except QueryError as e:
+            return AnswerReply(
+                SQL, "", sql, None, self._lf(sql, None, session.settings.max_sql_bytes), error=e
+            )
+        lf = self._lf(sql, statement.tree, session.settings.max_sql_bytes)
+        try:
+            result = session.run(statement.sql)
+        except QueryError as e:
+            return AnswerReply(SQL, "", sql, statement.sql, lf, error=e)
+        return AnswerReply(SQL, "", sql, statement.sql, lf, result=result)
+
+    def _lf(self, sql: str, tree, max_bytes: int) -> bool | None:
+        """Seed 003's logical-form match, reusing the guard's parse when there is one
+        (a text too long to be parsed is compared as text)."""
+        if not self.gold_sql:
+            return None
+        if tree is None:
+            if len(sql) > max_bytes:
+                return collapse_whitespace(self.gold_sql) == collapse_whitespace(sql)
+            return normalise_sql(self.gold_sql) == normalise_sql(sql)
+        try:
+            predicted = normalise_tree(tree)
+        except RecursionError:
+            predicted = collapse_whitespace(sql)
+        return normalise_sql(self.gold_sql) == predicted

@@ -1,0 +1,81 @@
+"""The engine seam: what sqlgold needs from a database, and nothing more.
+
+An :class:`Engine` is one database opened read-only inside a sandbox worker process
+(:mod:`score.sandbox`).  It runs one already-guarded query at a time under a deadline, a
+row cap and a result-size cap, streams the result to Arrow, classifies its own errors as
+:class:`~score.result.QueryError` kinds, and leaves nothing behind for the next query.
+Engine-independent checks (the statement guard, the SQL size limit, the fixed today)
+happen before a query reaches it (:mod:`score.statement`).
+
+Each engine is a module: :mod:`score.engines.duckdb` (an OMOP CDM DuckDB file) is the
+only one today; :func:`open_engine` picks the engine for a database.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from ..result import QueryResult
+from ..settings import ExecutorSettings
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one query may take: a deadline (``time.monotonic()`` seconds), rows, bytes."""
+
+    deadline: float | None
+    max_rows: int
+    max_bytes: int
+    timeout_seconds: float
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A name a query refers to, as the engine's own parser read it: ``kind`` is
+    ``function``, ``table`` or ``column`` (an unqualified column name, which may be a
+    keyword such as ``CURRENT_DATE``); ``schema`` is empty when not qualified."""
+
+    kind: str
+    name: str
+    schema: str = ""
+
+
+class Engine(Protocol):
+    """One database opened read-only; every method may raise a QueryError."""
+
+    name: str
+    schema: str  # the schema of the database holding the CDM tables
+    tables: Mapping[str, str]  # CDM table name -> the real table name
+
+    def stored_fingerprint(self) -> str | None:
+        """The content fingerprint stored in the database, if any."""
+
+    def compute_fingerprint(self) -> str:
+        """The content fingerprint, computed from every CDM table."""
+
+    def check(self, sql: str) -> None:
+        """The engine's own parser must agree: exactly one read-only SELECT."""
+
+    def references(self, sql: str) -> list[Reference] | None:
+        """Every function and table ``sql`` names, by the engine's own parser (None if
+        the engine cannot tell); used when sqlglot cannot read a query."""
+
+    def run(self, sql: str, limits: Limits, *, check: bool = True) -> QueryResult:
+        """Run guarded SQL and return its result; nothing it does outlives it.  With
+        ``check`` (always, except in tests of the deeper layers) the engine's own parser
+        must first agree that it is exactly one read-only SELECT."""
+
+    def read_csv(self, path: str, folder: str, limits: Limits) -> QueryResult:
+        """A CSV file inside ``folder`` read as a result relation (types detected)."""
+
+    def close(self) -> None: ...
+
+
+def open_engine(db: str | Path, schema: str | None, settings: ExecutorSettings) -> Engine:
+    """The engine for ``db`` (a DuckDB file path), opened read-only and sandboxed."""
+    from .duckdb import DuckDBEngine
+
+    return DuckDBEngine(db, schema, settings)

@@ -1,0 +1,139 @@
+"""What a sandbox worker can be asked to do, each a small picklable request.
+
+A request is sent to a worker process (:mod:`score.sandbox`) and handled there with the
+worker's :class:`Session` (its engine, its settings and the deadline of this request).
+Requests with ``timed = True`` run under the query time limit, which starts when the
+worker receives them: everything they do, parsing included, counts.  Other modules add
+their own requests the same way (the scorer's is :class:`score.answer.Answer`).
+"""
+
+from __future__ import annotations
+
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from .engines import Engine, Limits
+from .result import QueryError, QueryResult
+from .settings import ExecutorSettings
+from .statement import Statement, prepare_statement
+
+
+@dataclass
+class Session:
+    """What a request is handled with inside a worker."""
+
+    engine: Engine
+    settings: ExecutorSettings
+    deadline: float | None = None  # time.monotonic() seconds; None: no time limit
+
+    def limits(self) -> Limits:
+        s = self.settings
+        return Limits(self.deadline, s.max_rows, s.max_result_bytes, s.timeout_seconds)
+
+    def prepare(self, sql: str, *, engine_check: bool = True) -> Statement:
+        """The guarded statement (see :func:`score.statement.prepare_statement`); leave
+        ``engine_check`` off only when :meth:`run` follows, which checks it anyway."""
+        return prepare_statement(sql, self.engine, self.settings, engine_check=engine_check)
+
+    def run(self, sql: str, *, check: bool = True) -> QueryResult:
+        return self.engine.run(sql, self.limits(), check=check)
+
+
+@dataclass(frozen=True)
+class Prepare:
+    """Guard ``sql``; the text that would run (a fixed today pinned in)."""
+
+    sql: str
+    timed: ClassVar[bool] = True
+
+    def handle(self, session: Session) -> str:
+        return session.prepare(self.sql).sql
+
+
+@dataclass(frozen=True)
+class Run:
+    """Run SQL that :class:`Prepare` admitted (DuckDB's parser checks it again)."""
+
+    sql: str
+    timed: ClassVar[bool] = True
+
+    def handle(self, session: Session) -> QueryResult:
+        return session.run(self.sql)
+
+
+@dataclass(frozen=True)
+class Execute:
+    """Guard and run ``sql``."""
+
+    sql: str
+    timed: ClassVar[bool] = True
+
+    def handle(self, session: Session) -> QueryResult:
+        return session.run(session.prepare(self.sql, engine_check=False).sql)
+
+
+@dataclass(frozen=True)
+class RunUnguarded:
+    """Run ``sql`` past the guard and the statement check: only tests of the sandbox's
+    deeper layers send this (as if a parser bug had let a statement through)."""
+
+    sql: str
+    timed: ClassVar[bool] = True
+
+    def handle(self, session: Session) -> QueryResult:
+        return session.run(self.sql, check=False)
+
+
+@dataclass(frozen=True)
+class ReadCsv:
+    """A result relation stored as a CSV file, which must lie inside ``folder``."""
+
+    path: str
+    folder: str
+    timed: ClassVar[bool] = True
+
+    def handle(self, session: Session) -> QueryResult:
+        path = confined_file(self.path, self.folder)
+        return session.engine.read_csv(
+            str(path), str(Path(self.folder).resolve()), session.limits()
+        )
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """The database's content fingerprint, computed (no time limit: it reads every table)."""
+
+    timed: ClassVar[bool] = False
+
+    def handle(self, session: Session) -> Any:
+        return session.engine.compute_fingerprint()
+
+
+def confined_file(path: str, folder: str) -> Path:
+    """``path`` (relative to ``folder`` unless absolute) resolved, if it is a regular file
+    inside ``folder``; else a QueryError saying why.
+
+    >>> confined_file("/etc/hostname", "/tmp")
+    Traceback (most recent call last):
+    ...
+    score.result.QueryError: runtime_error: '/etc/hostname' is outside the index's folder
+    """
+    root = Path(folder).resolve()
+    target = Path(path)
+    if not target.is_absolute():
+        target = root / target
+    try:
+        resolved = target.resolve(strict=True)
+    except (OSError, RuntimeError):
+        raise QueryError("runtime_error", f"{path!r}: no such file") from None
+    if not resolved.is_relative_to(root):
+        raise QueryError("runtime_error", f"{path!r} is outside the index's folder")
+    try:
+        mode = resolved.stat().st_mode
+    except OSError as e:
+        raise QueryError("runtime_error", f"{path!r}: {e.strerror}") from None
+    if not stat.S_ISREG(mode):
+        raise QueryError("runtime_error", f"{path!r} is not a regular file")
+    return resolved

@@ -1,0 +1,345 @@
+"""Sandbox workers: every query runs in a child process that can be abandoned.
+
+A worker is a process that hosts one engine (:mod:`score.engines`) and handles one
+request (:mod:`score.requests`) at a time (its side is :mod:`score.query_worker`).  It is
+supervised by the process that scores:
+
+* **time**: the worker's own watchdog interrupts DuckDB at the request's time limit;
+  a request still running later (DuckDB could not be interrupted, or Python code such
+  as the parser is still busy) is ended by killing the worker at
+  :attr:`~score.settings.ExecutorSettings.kill_after_seconds`, and a new worker takes
+  its place;
+* **memory**: a worker limits its own address space once its engine is open, so list
+  and string functions that DuckDB's ``memory_limit`` does not track fail with an
+  out-of-memory error instead of growing; a worker that dies anyway (killed from
+  outside, a crash) is that query's ``runtime_error`` and is replaced;
+* **state**: a worker whose connection cannot be trusted (a failed rollback) exits
+  after its reply and is replaced.
+
+Workers are forked from multiprocessing's fork server, which imports sqlgold's
+scoring modules once, so a replacement costs the engine's open (tens of ms) rather
+than a Python start.  Workers never import the parent's ``__main__``.  A pool holds
+the workers of one executor: a thread takes an idle worker or starts one, so N
+threads use N workers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import multiprocessing
+import os
+import signal
+import sys
+import threading
+from multiprocessing import forkserver, popen_forkserver, reduction, spawn
+from multiprocessing.context import ForkServerProcess, set_spawning_popen
+from pathlib import Path
+from typing import Any
+
+from .errors import DatabaseError
+from .query_worker import EngineInfo, WorkerSpec, serve
+
+#: Seconds a new worker may take to open its engine before it counts as failed.
+START_TIMEOUT = 300.0
+
+#: Modules the fork server imports once, so workers start without importing anything.
+PRELOAD = ["score.query_worker", "score.engines.duckdb", "score.answer"]
+
+
+class WorkerKilled(Exception):
+    """The worker overran its request's deadline and was killed."""
+
+
+class WorkerDied(Exception):
+    """The worker process ended while handling a request."""
+
+    def __init__(self, exitcode: int | None) -> None:
+        self.exitcode = exitcode
+        super().__init__(describe_exit(exitcode))
+
+
+def describe_exit(exitcode: int | None) -> str:
+    """How a worker ended, for a reason line.
+
+    >>> describe_exit(-9)
+    'the query process was killed (signal 9, SIGKILL; the system may be out of memory)'
+    """
+    if exitcode is None:
+        return "the query process ended"
+    if exitcode < 0:
+        try:
+            name = signal.Signals(-exitcode).name
+        except ValueError:
+            name = "unknown"
+        hint = "; the system may be out of memory" if -exitcode == signal.SIGKILL else ""
+        return f"the query process was killed (signal {-exitcode}, {name}{hint})"
+    return f"the query process exited with status {exitcode}"
+
+
+# -- the supervising side -----------------------------------------------------------
+
+
+class _Popen(popen_forkserver.Popen):
+    """multiprocessing's fork-server launch, minus the parent's ``__main__``: a worker
+    needs only sqlgold's modules, and a caller's script without a main guard must not
+    run again in every worker."""
+
+    def _launch(self, process_obj: Any) -> None:
+        prep_data = spawn.get_preparation_data(process_obj._name)
+        prep_data.pop("init_main_from_name", None)
+        prep_data.pop("init_main_from_path", None)
+        buf = io.BytesIO()
+        set_spawning_popen(self)
+        try:
+            reduction.dump(prep_data, buf)
+            reduction.dump(process_obj, buf)
+        finally:
+            set_spawning_popen(None)
+        self.sentinel, w = forkserver.connect_to_new_process(self._fds)
+        _parent_w = os.dup(w)
+        self.finalizer = multiprocessing.util.Finalize(
+            self, multiprocessing.util.close_fds, (_parent_w, self.sentinel)
+        )
+        with open(w, "wb", closefd=True) as f:
+            f.write(buf.getbuffer())
+        self.pid = forkserver.read_signed(self.sentinel)
+
+
+class _WorkerProcess(ForkServerProcess):
+    @staticmethod
+    def _Popen(process_obj: Any) -> _Popen:
+        return _Popen(process_obj)
+
+
+_preload_lock = threading.Lock()
+_preloaded = False
+
+
+def _ensure_preload() -> None:
+    """Start the fork server (once) with sqlgold's modules imported from the same
+    ``sys.path`` as this process (Python 3.11's fork server does not apply it itself, so
+    it would import a different copy of sqlgold than a caller that put one first)."""
+    global _preloaded
+    with _preload_lock:
+        if _preloaded:
+            return
+        forkserver.set_forkserver_preload(PRELOAD)
+        saved = os.environ.get("PYTHONPATH")
+        os.environ["PYTHONPATH"] = os.pathsep.join(p or os.getcwd() for p in sys.path)
+        try:
+            forkserver.ensure_running()
+        finally:
+            if saved is None:
+                del os.environ["PYTHONPATH"]
+            else:
+                os.environ["PYTHONPATH"] = saved
+        _preloaded = True
+
+
+class Worker:
+    """One worker process, seen from the process that supervises it."""
+
+    def __init__(self, spec: WorkerSpec) -> None:
+        _ensure_preload()
+        self.spec = spec
+        ctx = multiprocessing.get_context("forkserver")
+        self._conn, child = ctx.Pipe(duplex=True)
+        self.process = _WorkerProcess(target=serve, args=(child, spec), daemon=True)
+        self.process.start()
+        child.close()
+        self.peak_rss_kib = 0
+        self.used_cpu_seconds = 0.0
+        self.info = self._await_ready()
+
+    def _await_ready(self) -> EngineInfo:
+        try:
+            ready = self._conn.poll(START_TIMEOUT)
+            message = self._conn.recv() if ready else None
+        except (EOFError, OSError):
+            message = None
+        if message is None:
+            self.kill()
+            raise DatabaseError(
+                f"the query process did not start ({describe_exit(self.process.exitcode)})",
+                path=self.spec.db_path,
+            )
+        kind, value = message
+        if kind == "fatal":
+            self.process.join(5)
+            name, text, path = value
+            if name == "DatabaseError":
+                raise DatabaseError(text, path=path or self.spec.db_path)
+            raise DatabaseError(f"cannot open the database: {text}", path=self.spec.db_path)
+        return value
+
+    @property
+    def alive(self) -> bool:
+        return self.process.is_alive() and not self._conn.closed
+
+    def call(self, request: Any, kill_after: float | None) -> Any:
+        """Send ``request``; its value, or the QueryError it raised.  Raises WorkerKilled
+        when it had to be killed after ``kill_after`` seconds, WorkerDied if it died."""
+        try:
+            self._conn.send(request)
+            if kill_after is not None and not self._conn.poll(kill_after):
+                self.kill()
+                raise WorkerKilled()
+            kind, value = self._conn.recv()
+        except (EOFError, OSError, BrokenPipeError):
+            self._note_rss()
+            self._conn.close()
+            self.process.join(5)
+            raise WorkerDied(self.process.exitcode) from None
+        if kind == "error":
+            raise value
+        return value
+
+    def rss_kib(self, field: str = "VmHWM") -> int:
+        """A /proc status field of the worker in KiB (0 if it cannot be read)."""
+        try:
+            for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+        except (OSError, ValueError):
+            pass
+        return 0
+
+    def cpu_seconds(self) -> float:
+        """CPU seconds (user + system) the worker has used so far (0 if unreadable)."""
+        try:
+            fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, ValueError, IndexError):
+            return 0.0
+
+    def _note_rss(self) -> None:
+        self.peak_rss_kib = max(self.peak_rss_kib, self.rss_kib())
+        self.used_cpu_seconds = max(self.used_cpu_seconds, self.cpu_seconds())
+
+    def kill(self) -> None:
+        self._note_rss()
+        with contextlib.suppress(OSError, ValueError):
+            self.process.kill()
+        self.process.join(10)
+        self._conn.close()
+
+    def close(self) -> None:
+        """Ask the worker to exit; kill it if it does not."""
+        self._note_rss()
+        if not self._conn.closed:
+            with contextlib.suppress(OSError, ValueError):
+                self._conn.send(None)
+        self.process.join(2)
+        if self.process.is_alive():
+            self.kill()
+        self._conn.close()
+
+
+class WorkerPool:
+    """The workers of one executor; thread-safe.  A thread takes an idle worker or
+    starts a new one, and gives it back after its request."""
+
+    def __init__(self, spec: WorkerSpec) -> None:
+        self.spec = spec
+        self._idle: list[Worker] = []
+        self._live: set[Worker] = set()
+        self._lock = threading.Lock()
+        self._closed = False
+        self.started = 0
+        self.replaced = 0  # workers killed or lost and replaced
+        self.retired_peak_rss_kib = 0
+        self.retired_cpu_seconds = 0.0
+        self.first_info: EngineInfo | None = None
+
+    def _start(self) -> Worker:
+        worker = Worker(self.spec)
+        with self._lock:
+            self.started += 1
+            self._live.add(worker)
+            if self.first_info is None:
+                self.first_info = worker.info
+        return worker
+
+    def acquire(self) -> Worker:
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the executor is closed")
+            while self._idle:
+                worker = self._idle.pop()
+                if worker.alive:
+                    return worker
+                self._retire_locked(worker)
+        return self._start()
+
+    def release(self, worker: Worker) -> None:
+        with self._lock:
+            if worker.alive and not self._closed:
+                self._idle.append(worker)
+                return
+        if worker.alive:
+            worker.close()
+        with self._lock:
+            self._retire_locked(worker)
+
+    def _retire_locked(self, worker: Worker) -> None:
+        if worker in self._live:
+            self._live.discard(worker)
+            self.retired_cpu_seconds += worker.used_cpu_seconds
+        self.retired_peak_rss_kib = max(self.retired_peak_rss_kib, worker.peak_rss_kib)
+
+    def call(self, request: Any, kill_after: float | None, *, fresh: bool = False) -> Any:
+        """Handle ``request`` on a worker (a newly started one with ``fresh``)."""
+        worker = self.acquire()
+        if fresh:
+            worker.close()
+            with self._lock:
+                self._retire_locked(worker)
+            worker = self._start()
+        try:
+            return worker.call(request, kill_after)
+        except (WorkerKilled, WorkerDied):
+            with self._lock:
+                self.replaced += 1
+            raise
+        finally:
+            self.release(worker)
+
+    def peak_rss_kib(self) -> int:
+        """The largest peak resident set of any worker this pool has had, in KiB."""
+        with self._lock:
+            live = list(self._live)
+            peak = self.retired_peak_rss_kib
+        return max([peak, *(w.rss_kib() for w in live), *(w.peak_rss_kib for w in live)])
+
+    def cpu_seconds(self) -> float:
+        """CPU seconds used by every worker this pool has had."""
+        with self._lock:
+            live = list(self._live)
+            done = self.retired_cpu_seconds
+        return done + sum(w.cpu_seconds() for w in live)
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            workers = list(self._live)
+            self._idle.clear()
+        for worker in workers:
+            worker.close()
+        with self._lock:
+            for worker in workers:
+                self._retire_locked(worker)
+
+
+def fork_server_rss_kib() -> int:
+    """The peak resident set of this process's fork server, in KiB (0 if none)."""
+    pid = getattr(forkserver._forkserver, "_forkserver_pid", None)
+    if not pid:
+        return 0
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0

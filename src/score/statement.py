@@ -1,0 +1,79 @@
+"""From a SQL text to a statement an engine may run: sized, guarded, today pinned.
+
+This runs inside a sandbox worker (:mod:`score.sandbox`), under the query's deadline, so
+a text that takes long to parse, or nests deeper than the parser can follow, costs one
+query's time limit and never the run.  In order:
+
+1. a text over ``max_sql_bytes`` is refused before anything parses it;
+2. the sqlglot statement guard (:func:`score.guard.check_statement`);
+3. when sqlglot cannot read the text, the engine's own parser must, and the guard's
+   name rules are applied to the functions and tables it reports (a query that only
+   DuckDB understands still cannot call ``read_text`` or ``duckdb_settings``); such a
+   query may not read the clock under a fixed today, since nothing can pin it;
+4. a fixed today is pinned into the tree (:mod:`score.fixed_today`);
+5. the engine's own parser must agree: exactly one read-only SELECT.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from .engines import Engine
+from .fixed_today import clock_function_names, pin_today
+from .guard import check_references, check_size, check_statement
+from .result import QueryError
+from .settings import ExecutorSettings
+
+
+@dataclass(frozen=True)
+class Statement:
+    """A query that may run: ``sql`` is the text to run (a fixed today pinned in),
+    ``tree`` sqlglot's tree of it (None when only the engine's parser could read it)."""
+
+    sql: str
+    tree: exp.Expression | None
+
+
+def prepare_statement(
+    sql: str, engine: Engine, settings: ExecutorSettings, *, engine_check: bool = True
+) -> Statement:
+    """Check ``sql`` and pin a fixed today; raise a QueryError if it may not run.
+    Without ``engine_check`` step 5 is left to :meth:`Engine.run`, which does it anyway
+    (one parse by the engine instead of two)."""
+    check_size(sql, settings.max_sql_bytes)
+    try:
+        tree = check_statement(sql)
+    except QueryError as e:
+        if e.kind != "parse_error":
+            raise
+        return _engine_only(sql, e, engine, settings)
+    if settings.today is not None:
+        pinned, changed = pin_today(tree, settings.today)
+        if changed:
+            sql = pinned.sql("duckdb")
+    if engine_check:
+        engine.check(sql)
+    return Statement(sql, tree)
+
+
+def _engine_only(
+    sql: str, unread: QueryError, engine: Engine, settings: ExecutorSettings
+) -> Statement:
+    """A text sqlglot could not read: the engine's parser decides, and the guard's name
+    rules judge what it reports."""
+    engine.check(sql)
+    references = engine.references(sql)
+    if references is None:
+        raise QueryError("parse_error", f"{unread.message} (and the query cannot be checked)")
+    check_references((r.kind, r.name) for r in references)
+    if settings.today is not None:
+        clock = clock_function_names()
+        if any(r.kind != "table" and r.name.lower() in clock for r in references):
+            raise QueryError(
+                "guard_rejected",
+                "the query reads the current date, which cannot be fixed in a query the "
+                f"guard cannot parse ({unread.message})",
+            )
+    return Statement(sql, None)
