@@ -37,12 +37,12 @@ import pyarrow as pa
 from .database import (
     attach_read_only,
     cdm_tables_in,
-    compute_fingerprint,
     find_cdm_schema,
     quote,
     read_build_info,
 )
 from .errors import DatabaseError
+from .fingerprint_check import FingerprintCheck, checked_fingerprint
 from .fixed_today import pin_today
 from .guard import check_statement
 from .result import QueryError, QueryResult
@@ -133,7 +133,7 @@ class Executor:
             raise
         self._con = con
         self._local = threading.local()
-        self._fingerprint: str | None = None
+        self._fingerprint: FingerprintCheck | None = None
         self._lock = threading.Lock()
         self._watchdog = _Watchdog()
 
@@ -150,16 +150,18 @@ class Executor:
 
     @property
     def fingerprint(self) -> str:
-        """The database's content fingerprint (stored by ``db build``, else computed once)."""
+        """The content fingerprint of the data in the file (checked, never taken from
+        ``sqlgold.build_info`` on trust: see :mod:`score.fingerprint_check`)."""
+        return self.fingerprint_check.fingerprint
+
+    @property
+    def fingerprint_check(self) -> FingerprintCheck:
+        """The fingerprint, how it was obtained and whether ``db build`` stored another."""
         with self._lock:
             if self._fingerprint is None:
-                stored = self._build_info
-                if stored.get("fingerprint") and stored.get("schema") == self.schema:
-                    self._fingerprint = stored["fingerprint"]
-                else:
-                    self._fingerprint, _ = compute_fingerprint(
-                        self._con.cursor(), SOURCE_ALIAS, self.schema
-                    )
+                self._fingerprint = checked_fingerprint(
+                    self._con.cursor(), SOURCE_ALIAS, self.schema, self.db_path, self._build_info
+                )
             return self._fingerprint
 
     # -- running ---------------------------------------------------------------
