@@ -45,6 +45,7 @@ from .errors import DatabaseError
 from .fingerprint_check import FingerprintCheck, checked_fingerprint
 from .fixed_today import pin_today
 from .guard import check_statement
+from .parse_position import duckdb_parse_message
 from .result import QueryError, QueryResult
 
 SOURCE_ALIAS = "omop"
@@ -172,23 +173,25 @@ class Executor:
             self._local.cursor = cur
         return cur
 
-    def prepare(self, sql: str) -> PreparedQuery:
-        """Guard ``sql`` and pin a fixed today; raise a QueryError if it may not run."""
+    def prepare(self, sql: str, *, today: dt.date | None = None) -> PreparedQuery:
+        """Guard ``sql`` and pin a fixed today (``today``, else the settings' own); raise
+        a QueryError if it may not run."""
         try:
             tree = check_statement(sql)
         except QueryError as e:
             if e.kind != "parse_error":
                 raise
             tree = None  # sqlglot cannot read it; DuckDB's parser decides below
-        if tree is not None and self.settings.today is not None:
-            pinned, changed = pin_today(tree, self.settings.today)
+        today = today if today is not None else self.settings.today
+        if tree is not None and today is not None:
+            pinned, changed = pin_today(tree, today)
             if changed:
                 sql = pinned.sql("duckdb")
         cur = self._cursor()
         try:
             statements = cur.extract_statements(sql)
         except duckdb.Error as e:
-            raise QueryError("parse_error", _first_line(e)) from None
+            raise QueryError("parse_error", duckdb_parse_message(str(e), sql)) from None
         if len(statements) != 1:
             raise QueryError(
                 "guard_rejected", f"{len(statements)} statements; only one SELECT is allowed"
@@ -207,14 +210,15 @@ class Executor:
             raise TypeError("run() takes a PreparedQuery made by prepare()")
         return self._run(query.sql)
 
-    def execute(self, sql: str) -> QueryResult:
-        """Run one SELECT and return its result, or raise a classified QueryError."""
-        return self._run(self.prepare(sql).sql)
+    def execute(self, sql: str, *, today: dt.date | None = None) -> QueryResult:
+        """Run one SELECT and return its result, or raise a classified QueryError;
+        ``today`` overrides the settings' fixed today for this query."""
+        return self._run(self.prepare(sql, today=today).sql)
 
-    def try_execute(self, sql: str) -> QueryResult | QueryError:
+    def try_execute(self, sql: str, *, today: dt.date | None = None) -> QueryResult | QueryError:
         """Like :meth:`execute`, but the error is returned instead of raised."""
         try:
-            return self.execute(sql)
+            return self.execute(sql, today=today)
         except QueryError as e:
             return e
 
@@ -251,7 +255,7 @@ class Executor:
                         "timeout",
                         f"stopped after {self.settings.timeout_seconds:g} s (the time limit)",
                     ) from None
-                raise _classify(e) from None
+                raise _classify(e, sql) from None
             finally:
                 state.stop()
                 self._watchdog.disarm(state)
@@ -347,10 +351,10 @@ _MISSING_NAME_HINTS = (
 )
 
 
-def _classify(e: duckdb.Error) -> QueryError:
+def _classify(e: duckdb.Error, sql: str = "") -> QueryError:
     message = _first_line(e)
     if isinstance(e, duckdb.ParserException):
-        return QueryError("parse_error", message)
+        return QueryError("parse_error", duckdb_parse_message(str(e), sql))
     if isinstance(e, duckdb.CatalogException):
         return QueryError("catalog_error", message)
     if isinstance(e, duckdb.BinderException):

@@ -12,9 +12,11 @@ For each instance (a task in one language), in pipeline order:
 
 missing (no prediction) -> generation_error (the generator said so) -> extraction
 (abstained, cut_off, format_failure, or SQL) -> for an unanswerable task any answer is
-wrong -> gold result (cached; a failing gold is ``gold_error``) -> the prediction runs
-through the sandboxed executor (a failure maps to parse/build/render/execute error) ->
-the comparator profile decides correct or mismatch.
+wrong -> gold result (cached; a failing gold is ``gold_error``, one that is not the
+result its task pinned is ``gold_drift``) -> the prediction runs through the sandboxed
+executor (a failure maps to parse/build/render/execute error, or to ``cut_off`` when the
+generator said the output was cut off) -> the comparator profile decides correct or
+mismatch.  Gold and prediction run under the fixed today the task was verified under.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from . import outcomes as oc
@@ -30,6 +32,7 @@ from .compare import compare
 from .executor import Executor
 from .extract import ABSTAIN, CUT_OFF, FORMAT_FAILURE, extract
 from .gold_cache import GoldCache
+from .gold_pin import GoldPins, task_today
 from .guard import check_statement
 from .predictions import Prediction, load_relation_csv
 from .profiles.logical_form import logical_form_match, normalise_sql, normalise_tree
@@ -45,6 +48,7 @@ class ScoringContext:
     gold: GoldCache
     profile: str = "sqlgold"
     run: str = "run"
+    pins: GoldPins = field(default_factory=GoldPins)
 
 
 def _base_record(instance: Instance, run: str, prediction: Prediction | None) -> dict[str, Any]:
@@ -114,20 +118,32 @@ def _decide(
         sql = extraction.sql
     record["sql"] = sql
     try:
-        prepared = ctx.executor.prepare(sql)
+        prepared = ctx.executor.prepare(sql, today=task_today(task))
     except QueryError as e:
         _logical_form(task, sql, record)
-        return _set(record, oc.outcome_for_error(e.kind), e.message)
+        return _failed(record, e, prediction)
     _logical_form(task, sql, record)
     record["executed_sql"] = prepared.sql
     try:
         predicted = ctx.executor.run(prepared)
     except QueryError as e:
-        return _set(record, oc.outcome_for_error(e.kind), e.message)
+        return _failed(record, e, prediction)
     record["timings"]["execute_s"] = round(predicted.seconds, 6)
     if not task["answerable"]:
         return _set(record, oc.MISMATCH, "the question is unanswerable here; expected ABSTAIN")
     _compare_with_gold(task, predicted, ctx, record)
+
+
+def _failed(record: dict, error: QueryError, prediction: Prediction) -> None:
+    """A prediction whose query failed: the error's outcome, or ``cut_off`` when the
+    generator said the output hit its limit (the query is then cut short, not wrong)."""
+    if prediction.status == "cut_off":
+        return _set(
+            record,
+            oc.CUT_OFF,
+            f"the output hit its limit inside the query ({error.kind}: {error.message})",
+        )
+    return _set(record, oc.outcome_for_error(error.kind), error.message)
 
 
 def _logical_form(task: dict, sql: str, record: dict) -> None:
@@ -154,9 +170,13 @@ def _decide_relation(task: dict, prediction: Prediction, ctx: ScoringContext, re
 def _compare_with_gold(
     task: dict, predicted: QueryResult, ctx: ScoringContext, record: dict
 ) -> None:
-    gold = ctx.gold.result(task["gold_sql"])
+    today = task_today(task)
+    gold = ctx.gold.result(task["gold_sql"], today=today)
     if isinstance(gold, QueryError):
         return _set(record, oc.GOLD_ERROR, f"the gold failed: {gold.kind}: {gold.message}")
+    drift = ctx.pins.drift(task, gold, ctx.gold.key(task["gold_sql"], today))
+    if drift is not None:
+        return _set(record, oc.GOLD_DRIFT, drift)
     start = time.perf_counter()
     verdict = compare(gold, predicted, ctx.profile, order_matters=task["order_matters"])
     record["timings"]["compare_s"] = round(time.perf_counter() - start, 6)
