@@ -24,7 +24,7 @@ from typing import Any
 import duckdb
 
 from .errors import InputError
-from .jsonl import numbered_json
+from .jsonl import numbered_json_file
 from .result import QueryResult
 from .schemas import validation_errors
 
@@ -106,12 +106,11 @@ def read_predictions(
     languages = {t["id"]: set(t["questions"]) for t in tasks}
     parsed: list[tuple[int, dict[str, Any]]] = []
     problems: list[Problem] = []
-    with path.open(encoding="utf-8") as f:
-        for number, record, error in numbered_json(f):
-            if error is not None or not isinstance(record, dict):
-                problems.append(Problem(number, "malformed_json", error or "not a JSON object"))
-                continue
-            parsed.append((number, record))
+    for number, record, error in numbered_json_file(path, stage="predictions"):
+        if error is not None or not isinstance(record, dict):
+            problems.append(Problem(number, "malformed_json", error or "not a JSON object"))
+            continue
+        parsed.append((number, record))
     fmt = fmt or detect_format(r for _, r in parsed)
     runs = sorted({r.get("run") or "" for _, r in parsed})
     if run is None and len(runs) > 1:

