@@ -122,6 +122,7 @@ class FingerprintCache:
         tmp = entry.with_name(f".{entry.name}.{os.getpid()}.tmp")
         try:
             entry.parent.mkdir(parents=True, exist_ok=True)
+            self._forget_gone_files()
             tmp.write_text(json.dumps(payload, sort_keys=True), encoding="utf-8")
             os.replace(tmp, entry)
         except OSError:
@@ -131,6 +132,19 @@ class FingerprintCache:
                 tmp.unlink(missing_ok=True)
             except OSError:
                 pass
+
+    def _forget_gone_files(self) -> None:
+        """Drop the entries of database files that no longer exist (temporary copies),
+        so the cache does not grow without bound; it runs only when a fingerprint was
+        computed, which is rare next to the pass over the data it follows."""
+        assert self.directory is not None
+        for entry in self.directory.glob("*.json"):
+            try:
+                path = json.loads(entry.read_text(encoding="utf-8"))["state"]["path"]
+                if not Path(path).exists():
+                    entry.unlink()
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
 
 
 def checked_fingerprint(

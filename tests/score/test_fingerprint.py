@@ -138,3 +138,17 @@ def test_the_cache_serves_only_the_exact_file_state(omop_db: Path, tmp_path: Pat
     assert check().fingerprint == after.fingerprint
     entry.write_text("{not json")
     assert check().fingerprint == after.fingerprint
+
+
+def test_entries_of_deleted_database_files_are_forgotten(omop_db: Path, tmp_path: Path):
+    cache = FingerprintCache(tmp_path / "cache")
+    first, second = tmp_path / "a.duckdb", tmp_path / "b.duckdb"
+    for path in (first, second):
+        path.write_bytes(omop_db.read_bytes())
+    cache.store(file_state(first), "cdm", "a" * 64)
+    assert len(list((tmp_path / "cache").glob("*.json"))) == 1
+    first.unlink()
+    cache.store(file_state(second), "cdm", "b" * 64)
+    assert [
+        json.loads(p.read_text())["fingerprint"] for p in (tmp_path / "cache").glob("*.json")
+    ] == ["b" * 64]
