@@ -33,6 +33,7 @@ from bench_common import ROOT, RawDuckDB, clocked, log, median, run_child, timed
 from score.executor import Executor
 from score.runner import run_scoring
 from score.sandbox import fork_server_rss_kib
+from score.task_file import task_file_text
 from score.tasks import Instance, instances, load_tasks
 
 
@@ -76,9 +77,7 @@ def write_workload(
     """Write the task file and the predictions file of ``tasks``."""
     tasks_path = folder / "bench_tasks.jsonl"
     preds_path = folder / f"bench_predictions{'' if unique else '_identical'}.jsonl"
-    with tasks_path.open("w", encoding="utf-8") as f:
-        for task in tasks:
-            f.write(json.dumps(task, sort_keys=True, ensure_ascii=False) + "\n")
+    tasks_path.write_text(task_file_text(tasks), encoding="utf-8")
     with preds_path.open("w", encoding="utf-8") as f:
         for inst in instances(tasks):
             sql = instance_sql(inst, unique)

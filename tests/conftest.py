@@ -19,6 +19,30 @@ def omop_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+#: How many persons :func:`changed_db` deletes from its copy of the embedded database.
+DELETED_PERSONS = 49
+
+
+@pytest.fixture(scope="session")
+def changed_db(omop_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the embedded database with the 49 lowest-numbered persons deleted after
+    ``db build`` (so ``sqlgold.build_info`` still holds the original's fingerprint)."""
+    import duckdb
+
+    path = tmp_path_factory.mktemp("changed") / "synthea1k.duckdb"
+    path.write_bytes(omop_db.read_bytes())
+    con = duckdb.connect(str(path))
+    try:
+        con.execute(
+            "DELETE FROM cdm.person WHERE person_id IN "
+            f"(SELECT person_id FROM cdm.person ORDER BY person_id LIMIT {DELETED_PERSONS})"
+        )
+        con.execute("CHECKPOINT")
+    finally:
+        con.close()
+    return path
+
+
 @pytest.fixture(scope="session")
 def executor(omop_db: Path):
     """A shared executor with default limits (read-only: tests cannot disturb it)."""

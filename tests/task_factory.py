@@ -1,8 +1,35 @@
-"""Valid task records for tests that need a task set without curating one."""
+"""Valid task records for tests that need a task set without curating one.
+
+A task pins the hash of its gold's result; here it is computed from the rows the test
+says the gold returns (``expect``), never by running the gold, so a test whose gold
+returns something else sees ``gold_drift``.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
+
+from score.result import QueryResult
+from score.result_hash import result_sha256
+from score.task_file import TASK_FORMAT_VERSION, task_file_text
+
+#: Persons in the embedded database: what the default gold returns.
+PERSONS = 1130
+
+
+def pinned_hash(
+    rows: Sequence[tuple], columns: Sequence[str] = ("n",), *, ordered: bool = False
+) -> str:
+    """The ``gold_result.sha256`` of a result holding ``rows``."""
+    return result_sha256(QueryResult.from_rows(list(columns), list(rows)), ordered=ordered)
+
+
+def write_task_file(path: Path, tasks: Iterable[dict[str, Any]]) -> Path:
+    """A task file as ``sqlgold curate`` writes it (header with the set hash, then tasks)."""
+    path.write_text(task_file_text(list(tasks)), encoding="utf-8")
+    return path
 
 
 def make_task(
@@ -13,12 +40,14 @@ def make_task(
     languages: tuple[str, ...] = ("en",),
     order_matters: bool = False,
     category: str | None = "person",
-    rows: int = 1,
+    expect: Sequence[tuple] = ((PERSONS,),),
+    today: str | None = None,
 ) -> dict[str, Any]:
+    """A task whose gold returns ``expect`` (one column ``n``)."""
     answerable = gold_sql is not None
     questions = {lang: f"{task_id} question in {lang}" for lang in languages}
     return {
-        "schema_version": "1.0",
+        "schema_version": TASK_FORMAT_VERSION,
         "id": task_id,
         "question": questions.get("en", f"{task_id} question"),
         "questions": {"en": f"{task_id} question in en", **questions},
@@ -36,9 +65,15 @@ def make_task(
         "unanswerable_because": None
         if answerable
         else {"empty_tables": ["note"], "null_columns": []},
-        "gold_result": {"rows": rows, "columns": ["n"], "types": ["BIGINT"]}
+        "gold_result": {
+            "sha256": pinned_hash(expect, ordered=order_matters),
+            "rows": len(expect),
+            "columns": ["n"],
+            "types": ["BIGINT"],
+        }
         if answerable
         else None,
+        "today": today,
         "transpile_rules": [],
         "origin": None,
         "notes": None,

@@ -15,6 +15,16 @@ from pathlib import Path
 from typing import Any
 
 from score.schemas import validator
+from score.task_file import TASK_FORMAT_VERSION, task_file_text
+from tests.task_factory import PERSONS, pinned_hash
+
+#: The gold result every sample task's gold returns on the embedded database.
+PERSONS_RESULT = {
+    "sha256": pinned_hash([(PERSONS,)]),
+    "rows": 1,
+    "columns": ["n"],
+    "types": ["BIGINT"],
+}
 
 FULL_FEATURES = {
     "tables": ["person", "condition_occurrence"],
@@ -35,7 +45,7 @@ FULL_FEATURES = {
 def answerable(task_id: str, tier: str = "simple", *, ko: str | None = None, **fields) -> dict:
     question = f"How many persons match {task_id}?"
     task = {
-        "schema_version": "1.0",
+        "schema_version": TASK_FORMAT_VERSION,
         "id": task_id,
         "question": question,
         "questions": {"en": question, **({"ko": ko} if ko else {})},
@@ -51,7 +61,8 @@ def answerable(task_id: str, tier: str = "simple", *, ko: str | None = None, **f
         "answerable": True,
         "order_matters": False,
         "unanswerable_because": None,
-        "gold_result": {"rows": 1, "columns": ["n"], "types": ["BIGINT"]},
+        "gold_result": dict(PERSONS_RESULT),
+        "today": None,
         "transpile_rules": [],
         "origin": f"querylibrary:{task_id}.md",
         "notes": None,
@@ -63,7 +74,7 @@ def answerable(task_id: str, tier: str = "simple", *, ko: str | None = None, **f
 def unanswerable(task_id: str, *, ko: str | None = None, **fields) -> dict:
     question = f"What do the clinical notes of {task_id} say?"
     task = {
-        "schema_version": "1.0",
+        "schema_version": TASK_FORMAT_VERSION,
         "id": task_id,
         "question": question,
         "questions": {"en": question, **({"ko": ko} if ko else {})},
@@ -80,6 +91,7 @@ def unanswerable(task_id: str, *, ko: str | None = None, **fields) -> dict:
         "order_matters": False,
         "unanswerable_because": {"empty_tables": ["note"], "null_columns": []},
         "gold_result": None,
+        "today": None,
         "transpile_rules": [],
         "origin": None,
         "notes": None,
@@ -102,7 +114,14 @@ def sample_tasks() -> list[dict]:
                 "has_order_by": True,
                 "set_operations": ["union"],
             },
-            gold_result={"rows": 3, "columns": ["year", "n"], "types": ["BIGINT", "BIGINT"]},
+            gold_result={
+                "sha256": pinned_hash(
+                    [(2019, 5), (2020, 7), (2021, 9)], ["year", "n"], ordered=True
+                ),
+                "rows": 3,
+                "columns": ["year", "n"],
+                "types": ["BIGINT", "BIGINT"],
+            },
             transpile_rules=["dateadd", "top_to_limit"],
         ),
         answerable("sch-001", "schema_aware", category=None, difficulty="medium"),
@@ -116,7 +135,15 @@ def sample_tasks() -> list[dict]:
         ),
         answerable("sim-001", ko="사람은 몇 명입니까?"),
         answerable("sim-002", features={"tables": ["person"], "join_count": 0}),
-        answerable("sim-003", gold_result={"rows": 2, "columns": [], "types": []}),
+        answerable(
+            "sim-003",
+            gold_result={
+                "sha256": pinned_hash([(), ()], []),
+                "rows": 2,
+                "columns": [],
+                "types": [],
+            },
+        ),
         answerable("sim-004", origin=None),
         unanswerable("una-001", ko="메모에는 무엇이 있습니까?"),
         unanswerable(
@@ -131,10 +158,10 @@ def schema_errors(task: dict) -> list[str]:
 
 
 def write_tasks(path: Path, tasks: list[dict]) -> Path:
-    """A task file as curation writes it: sorted keys, UTF-8, one task per line."""
+    """A task file as curation writes it: the header with the set hash, then sorted keys,
+    UTF-8, one task per line."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    lines = "".join(json.dumps(t, sort_keys=True, ensure_ascii=False) + "\n" for t in tasks)
-    path.write_text(lines, encoding="utf-8")
+    path.write_text(task_file_text(tasks), encoding="utf-8")
     return path
 
 

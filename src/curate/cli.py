@@ -31,6 +31,7 @@ from score.cli_options import (
     profile_option,
     quiet_option,
 )
+from score.exit_codes import FOUND_DIFFERENT
 from score.generate.cli import generate_command, prompt_command
 
 
@@ -88,7 +89,11 @@ def main() -> None:
 @click.option(
     "--allow-unordered-limit", is_flag=True, help="Keep golds with LIMIT/TOP but no ORDER BY."
 )
-@click.option("--strict", is_flag=True, help="Exit with code 2 if any record is dropped.")
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Exit with code 3 if any record is dropped or any source line is unreadable.",
+)
 @executor_options
 @quiet_option
 @handle_errors
@@ -120,8 +125,9 @@ def curate(
 
     Every record is rendered, transpiled to DuckDB, run on the database, checked against
     the reference rules and its reference answer, tiered and validated; the report says
-    what was kept and why each drop happened.  Exit codes: 0 done, 1 error, 2 records
-    dropped under --strict.
+    what was kept and why each drop happened.  Exit codes: 0 done; 1 error (nothing
+    written, or only the reports when no task was kept); 2 usage; 3 under --strict,
+    records dropped or source lines unreadable (the files are written).
     """
     from curate.curation import curate_to_files
     from curate.pipeline import CurationOptions
@@ -161,6 +167,7 @@ def curate(
             progress=progress,
         )
     c = run.report["counts"]
+    unreadable = run.report["problems"]
     click.echo(f"records      {c['records']}")
     click.echo(
         f"kept         {c['kept']}  ({', '.join(f'{t} {n}' for t, n in c['by_tier'].items())})"
@@ -168,10 +175,15 @@ def curate(
     click.echo(f"dropped      {c['dropped']}")
     for key, n in c["dropped_by_rule"].items():
         click.echo(f"  {key:<40}{n:>5}")
+    if unreadable:
+        click.echo(f"unreadable   {len(unreadable)} source line(s) or file(s): see the report")
     click.echo(f"tasks        {run.tasks_path}")
     click.echo(f"report       {run.report_path} (+ .md)")
-    if strict and c["dropped"]:
-        sys.exit(2)
+    if strict and (c["dropped"] or unreadable):
+        click.echo(
+            f"strict: {c['dropped']} record(s) dropped, {len(unreadable)} unreadable", err=True
+        )
+        sys.exit(FOUND_DIFFERENT)
 
 
 def run() -> None:

@@ -21,8 +21,10 @@ from curate.curation_report import build_report, report_json, report_markdown
 from curate.pipeline import CurationOptions, curate_records
 from curate.sources.load import load_sources, source_files
 from curate.sources.records import SourceRecord
-from curate.task_file import write_tasks, write_text_atomic
+from curate.task_file import tasks_text, write_files_atomic
+from score.errors import InputError, SqlgoldError
 from score.executor import Executor
+from score.out_paths import check_output_file
 
 
 def benchmark_name(source: str | Path) -> str:
@@ -76,11 +78,21 @@ def curate_to_files(
     on_start: Callable[[int], None] | None = None,
     progress: Callable[[SourceRecord], None] | None = None,
 ) -> CurationRun:
-    """Import, curate and write the task file and both reports; return what was written."""
+    """Import, curate and write the task file and both reports; return what was written.
+
+    The destinations are checked before anything runs; the three files are written
+    together or not at all.  A source with no record is an error, and so is a run that
+    keeps no task (the reports are written, the task file is not: a task file holds at
+    least one task).
+    """
     source = Path(source)
     options = options or CurationOptions()
     out, report_path = default_paths(source, out, report_path)
+    for path in (out, report_path, report_path.with_suffix(".md")):
+        check_output_file(path, stage="curate")
     records, problems = load_sources(source, fmt, **(import_options or {}))
+    if not records and not problems:
+        raise InputError("the source holds no records", stage="import", path=str(source))
     if on_start:
         on_start(len(records))
     tasks, verdicts = curate_records(records, executor, options, jobs=jobs, progress=progress)
@@ -114,7 +126,20 @@ def curate_to_files(
         verdicts=verdicts,
         problems=problems,
     )
-    write_tasks(out, tasks)
-    write_text_atomic(report_path, report_json(report))
-    write_text_atomic(report_path.with_suffix(".md"), report_markdown(report))
+    reports = {
+        report_path: report_json(report),
+        report_path.with_suffix(".md"): report_markdown(report),
+    }
+    if not tasks:
+        write_files_atomic(reports)
+        c = report["counts"]
+        raise SqlgoldError(
+            f"no task kept of {c['records']} record(s) ({c['dropped']} dropped, "
+            f"{len(report['problems'])} unreadable; see {report_path}); {out} was not written",
+            stage="curate",
+            path=str(source),
+        )
+    write_files_atomic(
+        {out: tasks_text(tasks, database_fingerprint=executor.fingerprint), **reports}
+    )
     return CurationRun(report, tasks, out, report_path)

@@ -20,8 +20,19 @@ REPORT_FORMAT = "sqlgold.curation-report/1"
 TIER_ORDER = ("simple", "compositional", "schema_aware", "unanswerable")
 
 
+#: The key of the records a count has no value for (e.g. tasks without a category).
+NO_VALUE = "(none)"
+
+
 def _sorted_counts(counter: Counter) -> dict[str, int]:
-    return {k: counter[k] for k in sorted(counter, key=lambda k: (k is None, str(k)))}
+    """Counts by text key, sorted, the records without a value last under ``(none)``
+    (JSON keys are text: a None among them cannot be sorted or written).
+
+    >>> _sorted_counts(Counter(["b", None, "a", "b"]))
+    {'a': 1, 'b': 2, '(none)': 1}
+    """
+    keys = sorted(counter, key=lambda k: (k is None, str(k)))
+    return {NO_VALUE if k is None else str(k): counter[k] for k in keys}
 
 
 def build_report(

@@ -36,9 +36,9 @@ from score.compare import compare
 from score.executor import Executor, ExecutorSettings
 from score.order import order_matters as gold_orders_rows
 from score.result import QueryResult
+from score.result_hash import result_sha256
 from score.schemas import validation_errors
-
-TASK_SCHEMA_VERSION = "1.0"
+from score.task_file import TASK_FORMAT_VERSION as TASK_SCHEMA_VERSION
 
 #: What each source dialect is read as by the transpiler (after OHDSI rendering).
 
@@ -157,7 +157,7 @@ def curate_record(
         )
         if drop:
             return _dropped(record.id, drop, notes)
-        task = _task(record, None, None, "unanswerable", {}, False, None, ())
+        task = _task(record, None, None, "unanswerable", {}, False, None, (), executor)
         return _validated(task, notes)
     try:
         rendered, render_notes = render_record(record)
@@ -189,6 +189,7 @@ def curate_record(
         if drop:
             return _dropped(record.id, drop, notes)
     gold_result = {
+        "sha256": result_sha256(result, ordered=order),
         "rows": result.num_rows,
         "columns": list(result.columns),
         "types": list(result.types),
@@ -202,6 +203,7 @@ def curate_record(
         order,
         gold_result,
         tuple(gold.rules),
+        executor,
     )
     return _validated(task, notes)
 
@@ -215,6 +217,7 @@ def _task(
     order: bool,
     gold_result: dict[str, Any] | None,
     rules_applied: tuple[str, ...],
+    executor: Executor,
 ) -> dict[str, Any]:
     questions = dict(record.questions or {})
     questions.setdefault("en", record.question)
@@ -242,6 +245,7 @@ def _task(
             "null_columns": list(because.null_columns),
         },
         "gold_result": gold_result,
+        "today": executor.settings.today.isoformat() if executor.settings.today else None,
         "transpile_rules": sorted(set(rules_applied)),
         "origin": _origin(record),
         "notes": record.notes,

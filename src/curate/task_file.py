@@ -1,26 +1,21 @@
 """Writing a curated task file: deterministic, atomic.
 
-Tasks are sorted by id, keys sorted, UTF-8 kept, one JSON object per line, so the same
-tasks always give byte-identical files; the file is written to a temporary name and
-renamed, so a reader never sees half a file and a failed run loses nothing.
+The format is :mod:`score.task_file`'s: a header line with the set hash, then the tasks
+sorted by id, keys sorted, UTF-8 kept, one JSON object per line, so the same tasks
+always give byte-identical files; files are written to a temporary name and renamed, so
+a reader never sees half a file and a failed run loses nothing.
 """
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from score.task_file import task_file_text, task_line
 
-def task_line(task: dict[str, Any]) -> str:
-    """One task as its JSONL line.
-
-    >>> task_line({"id": "a", "answerable": True})
-    '{"answerable": true, "id": "a"}\\n'
-    """
-    return json.dumps(task, sort_keys=True, ensure_ascii=False) + "\n"
+__all__ = ["task_line", "write_files_atomic", "write_tasks", "write_text_atomic"]
 
 
 def write_text_atomic(path: str | Path, text: str) -> None:
@@ -38,7 +33,36 @@ def write_text_atomic(path: str | Path, text: str) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def write_tasks(path: str | Path, tasks: Iterable[dict[str, Any]]) -> None:
-    """Write ``tasks`` sorted by id as a JSONL task file."""
-    ordered = sorted(tasks, key=lambda t: t["id"])
-    write_text_atomic(path, "".join(task_line(t) for t in ordered))
+def write_files_atomic(texts: Mapping[Path, str]) -> None:
+    """Write several files so that either all are replaced or none is: each text goes to
+    a temporary file beside its target first, and only when every one is written are
+    they renamed into place.  A failure (a folder that cannot be made, a full disk)
+    leaves every target as it was."""
+    temps: list[tuple[Path, Path]] = []
+    try:
+        for path, text in texts.items():
+            path = Path(path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            temps.append((tmp, path))
+            with tmp.open("w", encoding="utf-8", newline="\n") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+        for tmp, path in temps:
+            os.replace(tmp, path)
+    finally:
+        for tmp, _ in temps:
+            tmp.unlink(missing_ok=True)
+
+
+def tasks_text(tasks: Iterable[dict[str, Any]], *, database_fingerprint: str | None = None) -> str:
+    """The task file's text: the header with the set hash, then the tasks sorted by id."""
+    return task_file_text(tasks, database_fingerprint=database_fingerprint)
+
+
+def write_tasks(
+    path: str | Path, tasks: Iterable[dict[str, Any]], *, database_fingerprint: str | None = None
+) -> None:
+    """Write ``tasks`` as a task file (header, then tasks sorted by id)."""
+    write_text_atomic(path, tasks_text(tasks, database_fingerprint=database_fingerprint))

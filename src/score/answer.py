@@ -17,6 +17,7 @@ with the gold happens in the scoring process.
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -51,6 +52,7 @@ class Answer:
     ready_sql: bool = False
     status: str | None = None
     gold_sql: str | None = None
+    today: dt.date | None = None  # the task's fixed today (None: the settings' own)
     timed: ClassVar[bool] = True
 
     def handle(self, session: Session) -> AnswerReply:
@@ -64,7 +66,7 @@ class Answer:
                 return AnswerReply(extraction.kind, extraction.reason)
             sql = extraction.sql
         try:
-            statement = session.prepare(sql, engine_check=False)
+            statement = session.prepare(sql, engine_check=False, today=self.today)
         except QueryError as e:
             return AnswerReply(
                 SQL, "", sql, None, self._lf(sql, None, session.settings.max_sql_bytes), error=e

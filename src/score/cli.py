@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -20,6 +21,7 @@ from .cli_options import (
 )
 from .defaults import DEFAULT_CACHE
 from .errors import ScoringError
+from .exit_codes import FOUND_DIFFERENT
 
 
 @click.group("score")
@@ -43,21 +45,6 @@ def score_group() -> None:
 @jobs_option("Instances scored in parallel (each in its own query process).")
 @click.option("--resume", is_flag=True, help="Continue an interrupted run in --out.")
 @click.option(
-    "--split",
-    type=click.Choice(["all", "test", "train"]),
-    default="all",
-    show_default=True,
-    help="Score one side of the leakage-aware split (the side `sqlgold generate` asked).",
-)
-@click.option(
-    "--test-fraction",
-    type=click.FloatRange(0.0, 1.0),
-    default=0.5,
-    show_default=True,
-    help="Share of each tier held out, with --split.",
-)
-@click.option("--split-seed", type=int, default=0, show_default=True, help="Split seed.")
-@click.option(
     "--lenient",
     is_flag=True,
     help="Report bad prediction lines in the summary instead of stopping.",
@@ -75,7 +62,29 @@ def score_group() -> None:
     "--manifest",
     type=click.Path(exists=True, path_type=Path),
     default=None,
-    help="A release's manifest.json (or folder): refuse TASKS if its items changed.",
+    help="A release's manifest.json (or folder): refuse TASKS if its items changed; "
+    "its published split is the one scored.",
+)
+@click.option(
+    "--split",
+    type=click.Choice(["test", "train", "all"]),
+    default="test",
+    show_default=True,
+    help="Which tasks to score: the held-out test split (the evaluation), the train split "
+    "(tasks that may be shown to a model), or all.",
+)
+@click.option(
+    "--test-fraction",
+    type=click.FloatRange(0.0, 1.0),
+    default=None,
+    help="For a task file without a release: the split's test fraction  [default: 0.5, "
+    "as grounding and publish use].",
+)
+@click.option(
+    "--split-seed",
+    type=int,
+    default=None,
+    help="For a task file without a release: the split's seed  [default: 0].",
 )
 @bootstrap_options
 @database_options
@@ -91,13 +100,13 @@ def score_run(
     run_label,
     jobs,
     resume,
-    split,
-    test_fraction,
-    split_seed,
     lenient,
     cache_dir,
     no_cache,
     manifest,
+    split,
+    test_fraction,
+    split_seed,
     seed,
     resamples,
     db_path,
@@ -111,10 +120,18 @@ def score_run(
     quiet,
 ):
     """Score PREDICTIONS (JSONL) against TASKS (a curated task file or a release folder)
-    into --out."""
+    into --out.
+
+    Each task runs under the day it was verified under, and its gold result is checked
+    against the hash it was verified with: a difference is the outcome gold_drift, left
+    out of every score.  Exit codes: 0 scored; 1 error; 3 scored, but some tasks are
+    gold_drift (the database or engine is not the one the tasks were verified on).
+    """
     from .executor import Executor
+    from .out_paths import check_output_dir
     from .runner import run_scoring
 
+    check_output_dir(out, stage="score")
     settings = executor_settings(timeout, max_rows, memory_limit, threads, today, max_sql_bytes)
     progress = ProgressBar("scoring", quiet)
     with Executor(db_path, schema, settings) as executor:
@@ -143,7 +160,8 @@ def score_run(
     s = outcome.summary
     low, high = s["ex_ci"] if s.get("ex_ci") else (None, None)
     click.echo(f"run          {s.get('run')}")
-    click.echo(f"instances    {s['n_instances']}")
+    click.echo(f"split        {outcome.split.describe() if outcome.split else 'all'}")
+    click.echo(f"instances    {s['n_instances']}  (gold_drift {outcome.gold_drift})")
     click.echo(f"EX           {_fmt(s['ex'])}  [{_fmt(low)}, {_fmt(high)}]")
     click.echo("RS           " + "  ".join(f"RS({k}) {_fmt(v, 2)}" for k, v in s["rs"].items()))
     click.echo(f"gold queries executed {outcome.gold_executions} (the rest came from the cache)")
@@ -152,28 +170,48 @@ def score_run(
         click.echo(
             f"{len(s['input_problems'])} bad prediction line(s) skipped: see summary.json", err=True
         )
+    for warning in outcome.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    if outcome.gold_drift:
+        sys.exit(FOUND_DIFFERENT)
 
 
 def _fmt(value, digits: int = 3) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
-def _meta_for(runs: list[dict]) -> dict[str, str]:
+def _split_name(meta: dict) -> str:
+    split = meta.get("split") or {}
+    return split.get("name", "all") if isinstance(split, dict) else str(split)
+
+
+#: What runs must share to be reported or compared together: label -> how to read it.
+_SHARED = {
+    "database fingerprint": lambda m: m["database_fingerprint"],
+    "task set": lambda m: f"{m['tasks']} (sha256 {m['tasks_sha256'][:12]})",
+    "comparator profile": lambda m: m["profile"],
+    "split": _split_name,
+}
+
+
+def _meta_for(runs: list[dict], names: list[str] | None = None) -> dict[str, str]:
     first = runs[0]["meta"]
-    fingerprints = sorted({r["meta"]["database_fingerprint"] for r in runs})
-    tasks = sorted(
-        {f"{r['meta']['tasks']} (sha256 {r['meta']['tasks_sha256'][:12]})" for r in runs}
-    )
-    profiles = sorted({r["meta"]["profile"] for r in runs})
-    if len(fingerprints) > 1 or len(profiles) > 1 or len(tasks) > 1:
+    names = names or [str(r.get("path") or f"run {i + 1}") for i, r in enumerate(runs)]
+    differ = []
+    for label, read in _SHARED.items():
+        values = [read(r["meta"]) for r in runs]
+        if len(set(values)) > 1:
+            pairs = ", ".join(f"{n}: {v}" for n, v in zip(names, values, strict=True))
+            differ.append(f"{label} ({pairs})")
+    if differ:
         raise ScoringError(
-            "the runs were scored on different databases, task sets or profiles; "
-            "they cannot share one report"
+            "the runs differ in " + "; ".join(differ) + "; they cannot share one report"
         )
     return {
-        "database": f"{first['database']} (fingerprint {fingerprints[0]})",
-        "task_set": tasks[0],
-        "comparator_profile": profiles[0],
+        "database": f"{first['database']} (fingerprint {first['database_fingerprint']})",
+        "task_set": _SHARED["task set"](first),
+        "comparator_profile": first["profile"],
+        "split": _split_name(first),
     }
 
 
@@ -202,6 +240,7 @@ def _summaries_with_priors(runs: list[dict]) -> list[dict]:
 def score_report(run_dirs: tuple[Path, ...], out: Path | None) -> None:
     """Write report.md and chart.svg for one or more finished run folders."""
     from .chart import render_chart
+    from .out_paths import check_output_dir
     from .report import render_report
     from .run_dir import read_run, write_atomic
 
@@ -209,10 +248,10 @@ def score_report(run_dirs: tuple[Path, ...], out: Path | None) -> None:
         if len(run_dirs) > 1:
             raise click.UsageError("several run folders: say where the report goes with --out")
         out = run_dirs[0]
+    check_output_dir(out, stage="report")
     runs = [read_run(d) for d in run_dirs]
     summaries = _summaries_with_priors(runs)
-    meta = _meta_for(runs)
-    out.mkdir(parents=True, exist_ok=True)
+    meta = _meta_for(runs, [str(d) for d in run_dirs])
     write_atomic(out / "report.md", render_report(summaries, meta=meta))
     write_atomic(out / "chart.svg", render_chart(summaries))
     click.echo(f"written      {out / 'report.md'}")
@@ -242,20 +281,21 @@ def score_compare(
     """Compare two runs on the same tasks: discordant counts, exact McNemar test and paired
     bootstrap intervals of every score's difference."""
     from .chart import render_chart
+    from .out_paths import check_output_dir
     from .report import render_report
     from .run_dir import dumps, read_run, write_atomic
     from .stats import compare_runs
 
+    out = out or run_a.parent / f"{run_a.name}_vs_{run_b.name}"
+    check_output_dir(out, stage="compare")
     a, b = read_run(run_a), read_run(run_b)
-    meta = _meta_for([a, b])
+    meta = _meta_for([a, b], [f"A {run_a}", f"B {run_b}"])
     try:
         comparison = compare_runs(
             a["records"], b["records"], seed=seed, resamples=resamples, brittleness=brittleness
         )
     except ValueError as e:
         raise ScoringError(str(e), stage="compare") from None
-    out = out or run_a.parent / f"{run_a.name}_vs_{run_b.name}"
-    out.mkdir(parents=True, exist_ok=True)
     summaries = _summaries_with_priors([a, b])
     write_atomic(out / "comparison.json", dumps(comparison))
     write_atomic(out / "report.md", render_report(summaries, comparison, meta=meta))

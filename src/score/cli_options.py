@@ -17,6 +17,7 @@ import click
 
 from .defaults import DEFAULT_DB
 from .errors import SqlgoldError
+from .exit_codes import ERROR
 from .profiles.registry import profile_names
 from .settings import ExecutorSettings, parse_size
 
@@ -184,7 +185,12 @@ class ProgressBar:
 
 
 def handle_errors(f: Callable) -> Callable:
-    """Turn a SqlgoldError into one line on stderr and exit code 1 (no traceback)."""
+    """Turn a SqlgoldError into one line on stderr and exit code 1 (no traceback).
+
+    A file-system error no check caught first (a disk that fills up mid-run, a file
+    removed under a command) and text that is not UTF-8 get the same treatment, naming
+    the file, under the stage ``io``.
+    """
 
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
@@ -192,6 +198,13 @@ def handle_errors(f: Callable) -> Callable:
             return f(*args, **kwargs)
         except SqlgoldError as e:
             click.echo(f"error: {e}", err=True)
-            sys.exit(1)
+            sys.exit(ERROR)
+        except UnicodeDecodeError as e:
+            click.echo(f"error: [io] input is not UTF-8 text: {e}", err=True)
+            sys.exit(ERROR)
+        except OSError as e:
+            where = f"{e.filename}: " if getattr(e, "filename", None) else ""
+            click.echo(f"error: [io] {where}{e.strerror or e}", err=True)
+            sys.exit(ERROR)
 
     return wrapper

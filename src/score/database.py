@@ -1,16 +1,15 @@
 """Reading an OMOP CDM DuckDB file: where its tables are, their sizes, its fingerprint.
 
-The fingerprint identifies a database by content, not by file bytes: for every CDM
-table present, the md5 of each row's text is computed, the row hashes are sorted and
-hashed again; the database fingerprint is the sha256 over ``table, column types, row
-count, table hash`` lines in table order.  Two builds of the same data therefore give
-the same fingerprint even though their files differ.  ``sqlgold db build`` stores the
-fingerprint in the table ``sqlgold.build_info`` so it is not recomputed on every open.
+The fingerprint identifies a database by content, not by file bytes
+(:mod:`score.fingerprint` defines it on values, the same on every engine); it is always
+the fingerprint of the data the file holds now, computed or taken from a cache that is
+valid only for the file's exact state (:mod:`score.fingerprint_check`).  The one
+``sqlgold db build`` stored in ``sqlgold.build_info`` is a cross-check, never trusted
+alone.
 """
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +17,7 @@ import duckdb
 
 from .cdm_schema import CDM_TABLES
 from .errors import DatabaseError
+from .fingerprint_check import FingerprintCache, FingerprintCheck, checked_fingerprint
 
 INFO_SCHEMA = "sqlgold"
 INFO_TABLE = "build_info"
@@ -37,7 +37,7 @@ class DatabaseInfo:
     tables: tuple[TableInfo, ...]
     missing: tuple[str, ...]  # CDM tables the schema lacks
     fingerprint: str
-    fingerprint_stored: bool
+    fingerprint_check: FingerprintCheck
 
 
 def quote(name: str) -> str:
@@ -109,33 +109,6 @@ def table_columns(
     return tuple((r[0], r[1]) for r in rows)
 
 
-def table_hash(con: duckdb.DuckDBPyConnection, qualified: str) -> tuple[int, str]:
-    """(row count, md5 over the sorted md5s of every row's text) of one table."""
-    count, digest = con.execute(
-        f"SELECT count(*), coalesce(md5(string_agg(h, '' ORDER BY h)), '') "
-        f"FROM (SELECT md5(CAST(t AS VARCHAR)) AS h FROM {qualified} AS t)"
-    ).fetchone()
-    return int(count), digest
-
-
-def compute_fingerprint(
-    con: duckdb.DuckDBPyConnection, catalog: str, schema: str
-) -> tuple[str, tuple[TableInfo, ...]]:
-    """Hash every CDM table's sorted content; return the fingerprint and the tables."""
-    tables = cdm_tables_in(con, catalog, schema)
-    lines: list[str] = []
-    infos: list[TableInfo] = []
-    for cdm_name in sorted(tables):
-        real = tables[cdm_name]
-        cols = table_columns(con, catalog, schema, real)
-        rows, digest = table_hash(con, f"{quote(catalog)}.{quote(schema)}.{quote(real)}")
-        types = ",".join(f"{n.lower()}:{t}" for n, t in cols)
-        lines.append(f"{cdm_name}\t{types}\t{rows}\t{digest}")
-        infos.append(TableInfo(cdm_name, rows, cols))
-    fingerprint = hashlib.sha256("\n".join(lines).encode()).hexdigest()
-    return fingerprint, tuple(infos)
-
-
 def read_build_info(con: duckdb.DuckDBPyConnection, catalog: str) -> dict[str, str]:
     """The key/value pairs ``sqlgold db build`` stored, or {} for other databases."""
     exists = con.execute(
@@ -164,35 +137,33 @@ def attach_read_only(con: duckdb.DuckDBPyConnection, path: str | Path, alias: st
 
 
 def describe_database(
-    path: str | Path, schema: str | None = None, *, recompute: bool = False
+    path: str | Path,
+    schema: str | None = None,
+    *,
+    recompute: bool = False,
+    cache: FingerprintCache | None = None,
 ) -> DatabaseInfo:
     """Tables, row counts and fingerprint of the OMOP database at ``path``.
 
-    The stored fingerprint is used when the file has one and ``recompute`` is false.
+    The fingerprint is the data's (cached only for the file's exact state; ``recompute``
+    skips the cache); what ``db build`` stored is reported beside it as a cross-check.
     """
     con = duckdb.connect()
     try:
         attach_read_only(con, path, "omop")
         found = find_cdm_schema(con, "omop", schema)
-        stored = read_build_info(con, "omop")
         tables = cdm_tables_in(con, "omop", found)
-        if stored.get("fingerprint") and stored.get("schema") == found and not recompute:
-            infos = []
-            for cdm_name in sorted(tables):
-                real = tables[cdm_name]
-                (rows,) = con.execute(
-                    f"SELECT count(*) FROM omop.{quote(found)}.{quote(real)}"
-                ).fetchone()
-                infos.append(
-                    TableInfo(cdm_name, int(rows), table_columns(con, "omop", found, real))
-                )
-            fingerprint, stored_flag = stored["fingerprint"], True
-            infos_t = tuple(infos)
-        else:
-            fingerprint, infos_t = compute_fingerprint(con, "omop", found)
-            stored_flag = False
+        infos = []
+        for cdm_name in sorted(tables):
+            real = tables[cdm_name]
+            qualified = f"omop.{quote(found)}.{quote(real)}"
+            (rows,) = con.execute(f"SELECT count(*) FROM {qualified}").fetchone()
+            infos.append(TableInfo(cdm_name, int(rows), table_columns(con, "omop", found, real)))
+        check = checked_fingerprint(
+            con, "omop", found, path, read_build_info(con, "omop"), cache=cache, recompute=recompute
+        )
         missing = tuple(t for t in CDM_TABLES if t not in tables)
-        return DatabaseInfo(str(path), found, infos_t, missing, fingerprint, stored_flag)
+        return DatabaseInfo(str(path), found, tuple(infos), missing, check.fingerprint, check)
     finally:
         con.close()
 

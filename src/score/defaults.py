@@ -12,3 +12,6 @@ DEFAULT_CACHE = Path(".sqlgold-cache") / "gold"
 
 #: The grounding documents ``sqlgold grounding`` writes.
 DEFAULT_GROUNDING = Path("data/grounding")
+
+#: Fingerprints computed earlier, each valid for one exact state of a database file.
+DEFAULT_FINGERPRINT_CACHE = Path(".sqlgold-cache") / "fingerprints"

@@ -31,12 +31,14 @@ Failures are :class:`~score.result.QueryError` with a ``kind`` from
 
 from __future__ import annotations
 
+import datetime as dt
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .errors import DatabaseError
+from .fingerprint_check import FingerprintCheck
 from .requests import Execute, Fingerprint, Prepare, ReadCsv, Run, RunUnguarded
 from .result import QueryError, QueryResult
 from .sandbox import WorkerDied, WorkerKilled, WorkerPool, WorkerSpec
@@ -89,7 +91,7 @@ class Executor:
         self.schema = info.schema
         self.tables = info.tables
         self.address_limit = info.address_limit
-        self._fingerprint = info.stored_fingerprint
+        self._fingerprint: FingerprintCheck | None = None
         self._lock = threading.Lock()
 
     # -- context ---------------------------------------------------------------
@@ -104,7 +106,13 @@ class Executor:
 
     @property
     def fingerprint(self) -> str:
-        """The database's content fingerprint (stored by ``db build``, else computed once)."""
+        """The content fingerprint of the data in the database (checked, never taken from
+        ``sqlgold.build_info`` on trust: see :mod:`score.fingerprint_check`)."""
+        return self.fingerprint_check.fingerprint
+
+    @property
+    def fingerprint_check(self) -> FingerprintCheck:
+        """The fingerprint, how it was obtained and whether ``db build`` stored another."""
         with self._lock:
             if self._fingerprint is None:
                 self._fingerprint = self._pool.call(Fingerprint(), None)
@@ -129,9 +137,10 @@ class Executor:
                 "runtime_error", f"{e} (memory limit {settings.memory_limit})"
             ) from None
 
-    def prepare(self, sql: str) -> PreparedQuery:
-        """Guard ``sql`` and pin a fixed today; raise a QueryError if it may not run."""
-        return PreparedQuery(self.call(Prepare(sql)), _GUARDED)
+    def prepare(self, sql: str, *, today: dt.date | None = None) -> PreparedQuery:
+        """Guard ``sql`` and pin a fixed today (``today``, else the settings' own); raise
+        a QueryError if it may not run."""
+        return PreparedQuery(self.call(Prepare(sql, today)), _GUARDED)
 
     def run(self, query: PreparedQuery) -> QueryResult:
         """Run a prepared query; raise a classified QueryError if it fails."""
@@ -139,14 +148,19 @@ class Executor:
             raise TypeError("run() takes a PreparedQuery made by prepare()")
         return self.call(Run(query.sql))
 
-    def execute(self, sql: str, *, fresh: bool = False) -> QueryResult:
-        """Run one SELECT and return its result, or raise a classified QueryError."""
-        return self.call(Execute(sql), fresh=fresh)
+    def execute(
+        self, sql: str, *, today: dt.date | None = None, fresh: bool = False
+    ) -> QueryResult:
+        """Run one SELECT and return its result, or raise a classified QueryError;
+        ``today`` overrides the settings' fixed today for this query."""
+        return self.call(Execute(sql, today), fresh=fresh)
 
-    def try_execute(self, sql: str, *, fresh: bool = False) -> QueryResult | QueryError:
+    def try_execute(
+        self, sql: str, *, today: dt.date | None = None, fresh: bool = False
+    ) -> QueryResult | QueryError:
         """Like :meth:`execute`, but the error is returned instead of raised."""
         try:
-            return self.execute(sql, fresh=fresh)
+            return self.execute(sql, today=today, fresh=fresh)
         except QueryError as e:
             return e
 

@@ -1,9 +1,10 @@
 """Gold results computed once and kept on disk, so rescoring runs no gold query.
 
-A gold result is keyed by the database's content fingerprint, the sha256 of the gold
-SQL, and the executor settings that can change a result (the fixed today and the row
-cap).  Results are Arrow IPC files (column names and DuckDB types in the schema
-metadata), written to a temporary name and renamed.
+A gold result is keyed by the database's content fingerprint (checked on open, see
+:mod:`score.fingerprint_check`), the sha256 of the gold SQL, and what can change a
+result: the fixed today (the task's own, else the executor's) and the row cap.  Results
+are Arrow IPC files (column names and DuckDB types in the schema metadata), written to a
+temporary name and renamed.
 
 Only verified successes are stored on disk.  A gold that fails for want of time or
 memory (``timeout``, ``runtime_error``; under ``--jobs`` other queries may have been
@@ -14,6 +15,7 @@ languages do not run it again) and never written, so a later run tries again.
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import os
@@ -38,10 +40,8 @@ class GoldCache:
     def __init__(self, directory: str | Path | None, executor: Executor) -> None:
         self.directory = Path(directory) if directory is not None else None
         self.executor = executor
-        today = executor.settings.today.isoformat() if executor.settings.today else "-"
-        self._prefix = (
-            f"{CACHE_FORMAT}\n{executor.fingerprint}\n{today}\n{executor.settings.max_rows}\n"
-        )
+        self._prefix = f"{CACHE_FORMAT}\n{executor.fingerprint}\n"
+        self._rows = executor.settings.max_rows
         self._memory: dict[str, QueryResult | QueryError] = {}
         self._lock = threading.Lock()
         self._key_locks: dict[str, threading.Lock] = {}
@@ -49,12 +49,15 @@ class GoldCache:
         if self.directory is not None:
             self.directory.mkdir(parents=True, exist_ok=True)
 
-    def key(self, sql: str) -> str:
-        return hashlib.sha256((self._prefix + sql).encode()).hexdigest()
+    def key(self, sql: str, today: dt.date | None = None) -> str:
+        today = today if today is not None else self.executor.settings.today
+        day = today.isoformat() if today else "-"
+        return hashlib.sha256(f"{self._prefix}{day}\n{self._rows}\n{sql}".encode()).hexdigest()
 
-    def result(self, sql: str) -> QueryResult | QueryError:
-        """The gold result of ``sql``: from memory, from disk, or by running it once."""
-        key = self.key(sql)
+    def result(self, sql: str, *, today: dt.date | None = None) -> QueryResult | QueryError:
+        """The gold result of ``sql`` (under ``today``, else the executor's fixed today):
+        from memory, from disk, or by running it once."""
+        key = self.key(sql, today)
         with self._lock:
             if key in self._memory:
                 return self._memory[key]
@@ -65,18 +68,18 @@ class GoldCache:
                     return self._memory[key]
             found = self._read(key)
             if found is None:
-                found = self._run(sql)
+                found = self._run(sql, today)
                 if isinstance(found, QueryResult):
                     self._write(key, found)
             with self._lock:
                 self._memory[key] = found
             return found
 
-    def _run(self, sql: str) -> QueryResult | QueryError:
-        found = self.executor.try_execute(sql)
+    def _run(self, sql: str, today: dt.date | None) -> QueryResult | QueryError:
+        found = self.executor.try_execute(sql, today=today)
         runs = 1
         if isinstance(found, QueryError) and found.kind in RETRIED_KINDS:
-            found = self.executor.try_execute(sql, fresh=True)
+            found = self.executor.try_execute(sql, today=today, fresh=True)
             runs += 1
         with self._lock:
             self.executions += runs

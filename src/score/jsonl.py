@@ -13,7 +13,7 @@ a lone surrogate (which no UTF-8 file can be written with).
 (3, None, 'not JSON: Expecting property name enclosed in double quotes (column 2)')
 (4, [1], None)
 >>> list(numbered_json([b'{"a": "\\xff"}']))
-[(1, None, 'not UTF-8: byte 0xff at column 8')]
+[(1, None, 'not UTF-8 text (byte 0xff at column 8)')]
 >>> list(numbered_json(['"\\\\ud800"']))
 [(1, None, 'a string holds a lone surrogate (\\\\ud800), which is not Unicode text')]
 """
@@ -24,6 +24,8 @@ import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
+
+from .errors import InputError
 
 
 def read_lines(f: IO[bytes]) -> Iterator[bytes]:
@@ -40,7 +42,8 @@ def numbered_json(lines: Iterable[str | bytes]) -> Iterator[tuple[int, Any, str 
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as e:
-                yield number, None, f"not UTF-8: byte 0x{raw[e.start]:02x} at column {e.start + 1}"
+                byte = f"0x{raw[e.start]:02x}"
+                yield number, None, f"not UTF-8 text (byte {byte} at column {e.start + 1})"
                 continue
         else:
             text = raw
@@ -65,9 +68,16 @@ def numbered_json(lines: Iterable[str | bytes]) -> Iterator[tuple[int, Any, str 
         yield number, value, None
 
 
-def numbered_json_file(path: str | Path) -> Iterator[tuple[int, Any, str | None]]:
-    """:func:`numbered_json` over a file's lines."""
-    with Path(path).open("rb") as f:
+def numbered_json_file(
+    path: str | Path, *, stage: str = "input"
+) -> Iterator[tuple[int, Any, str | None]]:
+    """:func:`numbered_json` over a file's lines; a file that cannot be opened raises
+    :class:`InputError` naming it and ``stage``."""
+    try:
+        f = Path(path).open("rb")
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror or e}", stage=stage, path=str(path)) from None
+    with f:
         yield from numbered_json(read_lines(f))
 
 

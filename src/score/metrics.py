@@ -8,8 +8,8 @@ An instance record is one scored (question, language) pair, as the runner writes
 Every score is a ratio of sums of per-instance *components* (0/1 columns such as
 ``correct`` or ``answerable``), so one definition gives both the point estimate and
 each bootstrap replicate (:mod:`score.stats` sums the same components over resampled
-questions). A ``gold_error`` instance has every component 0: it is in no rate and no
-denominator. A ``missing`` instance counts as a wrong answer.
+questions). A ``gold_error`` or ``gold_drift`` instance has every component 0: it is in
+no rate and no denominator. A ``missing`` instance counts as a wrong answer.
 
 >>> recs = [record("q1", "correct"), record("q2", "mismatch"), record("q3", "gold_error")]
 >>> point_estimates(recs, default_scores(n=2))["ex"]
@@ -21,13 +21,24 @@ denominator. A ``missing`` instance counts as a wrong answer.
 from __future__ import annotations
 
 import math
+import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from score.outcomes import ABSTAINED, CORRECT, CUT_OFF, FORMAT_FAILURE, GOLD_ERROR, OUTCOMES
+from score.outcomes import (
+    ABSTAINED,
+    CORRECT,
+    CUT_OFF,
+    EXCLUDED,
+    FAILED_ANSWERS,
+    FORMAT_FAILURE,
+    MISSING,
+    OUTCOMES,
+)
 
 #: Keys every instance record must carry (others pass through).
 RECORD_KEYS: tuple[str, ...] = (
@@ -134,8 +145,8 @@ def instance_id(rec: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def is_scored(rec: Mapping[str, Any]) -> bool:
-    """False for a gold_error instance, which no rate or denominator counts."""
-    return rec["outcome"] != GOLD_ERROR
+    """False for a gold_error or gold_drift instance, which no rate or denominator counts."""
+    return rec["outcome"] not in EXCLUDED
 
 
 def item_score(rec: Mapping[str, Any]) -> int | None:
@@ -330,13 +341,14 @@ def outcome_counts(records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
 
 
 def outcome_rates(counts: Mapping[str, int]) -> dict[str, float | None]:
-    """Each outcome's share of the scored instances (gold_error is not a rate: excluded).
+    """Each outcome's share of the scored instances (gold_error and gold_drift are not
+    rates: excluded).
 
     >>> outcome_rates({"correct": 1, "mismatch": 3, "gold_error": 2})["correct"]
     0.25
     """
-    scored = sum(n for o, n in counts.items() if o != GOLD_ERROR)
-    return {o: (n / scored if scored else None) for o, n in counts.items() if o != GOLD_ERROR}
+    scored = sum(n for o, n in counts.items() if o not in EXCLUDED)
+    return {o: (n / scored if scored else None) for o, n in counts.items() if o not in EXCLUDED}
 
 
 def group_by(records: Iterable[Mapping[str, Any]], key: str) -> dict[str, list[Mapping[str, Any]]]:
@@ -356,3 +368,35 @@ def group_by(records: Iterable[Mapping[str, Any]], key: str) -> dict[str, list[M
 def group_order(name: str) -> tuple[int, str]:
     """Sort key of a group name: the known tiers in :data:`TIER_ORDER`, then by name."""
     return (TIER_ORDER.index(name), "") if name in TIER_ORDER else (len(TIER_ORDER), name)
+
+
+_NUMBER = re.compile(r"\d+(\.\d+)?")
+_QUOTED = re.compile(r'"[^"]*"')
+
+
+def reason_pattern(reason: str) -> str:
+    """A failure reason with its particulars (numbers, quoted names) blanked, so reasons
+    that differ only in them count together.
+
+    >>> reason_pattern('Binder Error: Referenced column "foo" not found; 12 rows')
+    'Binder Error: Referenced column "…" not found; # rows'
+    """
+    return _NUMBER.sub("#", _QUOTED.sub('"…"', reason))
+
+
+def failure_reasons(records: Iterable[Mapping[str, Any]], top: int = 10) -> list[dict[str, Any]]:
+    """The most common reasons of answers that failed (missing ones aside), most frequent
+    first: ``{"outcome", "reason", "count"}`` with :func:`reason_pattern` reasons.
+
+    >>> recs = [record("a", "mismatch", reason="2 rows, gold 3"),
+    ...         record("b", "mismatch", reason="4 rows, gold 5"), record("c", "correct")]
+    >>> failure_reasons(recs)
+    [{'outcome': 'mismatch', 'reason': '# rows, gold #', 'count': 2}]
+    """
+    counts: Counter[tuple[str, str]] = Counter(
+        (rec["outcome"], reason_pattern(str(rec.get("reason") or "")))
+        for rec in records
+        if rec["outcome"] in FAILED_ANSWERS and rec["outcome"] != MISSING
+    )
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return [{"outcome": o, "reason": r, "count": n} for (o, r), n in ranked[:top]]

@@ -2,7 +2,8 @@
 
 Seed 000 defines how far a generated query got (correct ... gold_error); seed 004 adds
 abstention, cut-off and format failure; ``missing`` is a task with no prediction (the
-denominator is always the whole task set).
+denominator is always the whole task set); ``gold_drift`` is a task whose gold result on
+this database is not the one it was verified with (:mod:`score.gold_pin`).
 
 >>> outcome_for_error("catalog_error")
 'render_error'
@@ -20,6 +21,7 @@ BUILD_ERROR = "build_error"  # valid SQL that is not one read-only SELECT (guard
 PARSE_ERROR = "parse_error"  # not SQL at all
 GENERATION_ERROR = "generation_error"  # the model call failed
 GOLD_ERROR = "gold_error"  # the task's own gold failed; excluded from every rate
+GOLD_DRIFT = "gold_drift"  # the gold's result is not the one pinned; excluded from every rate
 ABSTAINED = "abstained"  # the model answered ABSTAIN (or null)
 CUT_OFF = "cut_off"  # no SQL and no ABSTAIN, and the output hit its limit
 FORMAT_FAILURE = "format_failure"  # no SQL and no ABSTAIN in the text
@@ -34,15 +36,20 @@ OUTCOMES: tuple[str, ...] = (
     PARSE_ERROR,
     GENERATION_ERROR,
     GOLD_ERROR,
+    GOLD_DRIFT,
     ABSTAINED,
     CUT_OFF,
     FORMAT_FAILURE,
     MISSING,
 )
 
+#: Outcomes that say nothing about the model, only about the task on this database: in
+#: no rate and no denominator.
+EXCLUDED: frozenset[str] = frozenset({GOLD_ERROR, GOLD_DRIFT})
+
 #: Outcomes where the model gave an answer that is not right (the -c of RS(c) on an
-#: answerable question): everything except correct, abstained and gold_error.
-FAILED_ANSWERS: frozenset[str] = frozenset(OUTCOMES) - {CORRECT, ABSTAINED, GOLD_ERROR}
+#: answerable question): everything except correct, abstained and the excluded.
+FAILED_ANSWERS: frozenset[str] = frozenset(OUTCOMES) - {CORRECT, ABSTAINED} - EXCLUDED
 
 _ERROR_KIND_TO_OUTCOME = {
     "guard_rejected": BUILD_ERROR,

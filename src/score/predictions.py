@@ -108,14 +108,11 @@ def read_predictions(
     languages = {t["id"]: set(t["questions"]) for t in tasks}
     parsed: list[tuple[int, dict[str, Any]]] = []
     problems: list[Problem] = []
-    try:
-        for number, record, error in numbered_json_file(path):
-            if error is not None or not isinstance(record, dict):
-                problems.append(Problem(number, "malformed_json", error or "not a JSON object"))
-                continue
-            parsed.append((number, record))
-    except OSError as e:
-        raise InputError(f"cannot read: {e.strerror}", stage="predictions", path=str(path)) from e
+    for number, record, error in numbered_json_file(path, stage="predictions"):
+        if error is not None or not isinstance(record, dict):
+            problems.append(Problem(number, "malformed_json", error or "not a JSON object"))
+            continue
+        parsed.append((number, record))
     fmt = fmt or detect_format(r for _, r in parsed)
     runs = sorted({r.get("run") or "" for _, r in parsed})
     if run is None and len(runs) > 1:

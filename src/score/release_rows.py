@@ -13,7 +13,8 @@ exactly these types.  Every task field keeps its name:
   task leaves out is null (the reverse mapping drops null keys).  A key the published
   schema does not know is refused rather than dropped;
 * ``unanswerable_because`` is a nullable struct of two string lists, same rule for
-  absent keys; ``gold_result`` a nullable struct ``{rows, columns, types}``;
+  absent keys; ``gold_result`` a nullable struct ``{sha256, rows, columns, types}``;
+* ``today`` (the day the gold was verified under) is a nullable ``YYYY-MM-DD`` string;
 * ``origin`` and ``notes`` are nullable strings: a task file that leaves them out
   loads as null.
 
@@ -89,7 +90,13 @@ def _features():
             "answerable": boolean,
             "order_matters": boolean,
             "unanswerable_because": {"empty_tables": strings, "null_columns": strings},
-            "gold_result": {"rows": int64, "columns": strings, "types": strings},
+            "gold_result": {
+                "sha256": string,
+                "rows": int64,
+                "columns": strings,
+                "types": strings,
+            },
+            "today": string,
             "transpile_rules": strings,
             "origin": string,
             "notes": string,

@@ -20,8 +20,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from score.metrics import BREAKDOWNS, NO_GROUP, group_order
-from score.outcomes import GOLD_ERROR, OUTCOMES
-from score.stats import COMPARISON_FORMAT, SUMMARY_FORMAT
+from score.outcomes import EXCLUDED, MISSING, OUTCOMES
+from score.stats import COMPARISON_FORMAT, SUMMARY_FORMATS_READ
 
 #: Meta lines every report carries: key -> label.
 REQUIRED_META: dict[str, str] = {
@@ -108,9 +108,10 @@ def check_inputs(
     if not runs:
         raise ValueError("a report needs at least one run summary")
     for i, s in enumerate(runs):
-        if s.get("format") != SUMMARY_FORMAT:
+        if s.get("format") not in SUMMARY_FORMATS_READ:
+            known = ", ".join(sorted(SUMMARY_FORMATS_READ))
             raise ValueError(
-                f"run {i + 1}: summary format {s.get('format')!r}, expected {SUMMARY_FORMAT!r}"
+                f"run {i + 1}: summary format {s.get('format')!r}, expected one of {known}"
             )
     if comparison is not None and comparison.get("format") != COMPARISON_FORMAT:
         raise ValueError(
@@ -190,11 +191,87 @@ def _outcomes(runs: Sequence[Mapping[str, Any]]) -> list[str]:
         cells = []
         for s, n in zip(runs, counts, strict=True):
             rate = s["outcomes"]["rates"].get(outcome)
-            cells.append(
-                f"{n} (excluded)" if outcome == GOLD_ERROR else f"{n} ({_number(rate, 3)})"
-            )
+            cells.append(f"{n} (excluded)" if outcome in EXCLUDED else f"{n} ({_number(rate, 3)})")
         rows.append([outcome, *cells])
     return ["## Outcomes", "", "Count (share of scored instances).", "", *_table(header, rows), ""]
+
+
+def _outcomes_by_tier(runs: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Instances per outcome in each tier (and run), outcomes that occur only."""
+    present = [
+        o
+        for o in OUTCOMES
+        if any(b["outcomes"]["counts"].get(o) for s in runs for b in s.get("by_tier", {}).values())
+    ]
+    tiers = sorted({t for s in runs for t in s.get("by_tier", {})}, key=group_order)
+    if not present or not tiers:
+        return []
+    rows = []
+    for tier in tiers:
+        for i, s in enumerate(runs):
+            block = s.get("by_tier", {}).get(tier)
+            if block is not None:
+                counts = block["outcomes"]["counts"]
+                rows.append([tier, run_label(s, i), *(str(counts.get(o, 0)) for o in present)])
+    return ["## Outcomes by tier", "", *_table(["tier", "run", *present], rows), ""]
+
+
+def _failure_reasons(runs: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The most common reasons of failed answers, per run that has them."""
+    lines: list[str] = []
+    for i, s in enumerate(runs):
+        reasons = s.get("failure_reasons") or []
+        if not reasons or s.get("prior"):
+            continue
+        rows = [[str(r["count"]), r["outcome"], _md(r["reason"])] for r in reasons]
+        lines += [
+            f"### {run_label(s, i)}",
+            "",
+            *_table(["instances", "outcome", "reason"], rows),
+            "",
+        ]
+    if not lines:
+        return []
+    head = "Numbers and quoted names in a reason are blanked so that alike reasons count together."
+    return ["## Most common failure reasons", "", head, "", *lines]
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _warnings(runs: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Warnings about the inputs: many missing instances, bad prediction lines skipped
+    (``--lenient``), gold results that drifted."""
+    lines: list[str] = []
+    for i, s in enumerate(runs):
+        if s.get("prior"):
+            continue
+        name = run_label(s, i)
+        counts = s.get("outcomes", {}).get("counts", {})
+        total = s.get("n_instances", 0)
+        missing = counts.get(MISSING, 0)
+        if total and missing * 2 > total:
+            lines.append(
+                f"- **{name}: {missing} of {total} instances have no prediction (missing).** "
+                "Check the predictions' task ids, languages and run label, and the split scored."
+            )
+        if counts.get("gold_drift"):
+            lines.append(
+                f"- **{name}: {counts['gold_drift']} instances are gold_drift**: their gold "
+                "result is not the one the task was verified with (another database or engine); "
+                "they are left out of every score."
+            )
+        problems = s.get("input_problems") or []
+        if problems:
+            lines.append(
+                f"- **{name}: {len(problems)} prediction line(s) could not be used** "
+                "(scored with --lenient; their instances count as missing):"
+            )
+            lines += [f"  - {_md(p)}" for p in problems[:20]]
+            if len(problems) > 20:
+                lines.append(f"  - ... and {len(problems) - 20} more (summary.json lists all)")
+    return ["## Warnings", "", *lines, ""] if lines else []
 
 
 def _comparison(cmp: Mapping[str, Any]) -> list[str]:
@@ -277,12 +354,13 @@ def render_report(
     ordered = check_inputs(runs, comparison)
     boot = ordered[0]["bootstrap"]
     lines = ["# sqlgold score report", "", *_meta_lines(meta, boot), ""]
+    lines += _warnings(ordered)
     lines += ["## Headline", "", *_headline(ordered), ""]
     lines += [
         "EX is over answerable instances; RS(c) is EHRSQL 2024's reliability score x100 "
         "(+1 right or rightly abstained, 0 abstained on an answerable question, -c anything "
-        "else) over all scored instances, N their number; gold_error instances are in no "
-        "rate. Cut off and format failure are shares of scored instances.",
+        "else) over all scored instances, N their number; gold_error and gold_drift instances "
+        "are in no rate. Cut off and format failure are shares of scored instances.",
         "",
     ]
     if any(s.get("prior") for s in ordered):
@@ -290,6 +368,8 @@ def render_report(
     for key, name in BREAKDOWNS.items():
         lines += _breakdown(ordered, key, name)
     lines += _outcomes(ordered)
+    lines += _outcomes_by_tier(ordered)
+    lines += _failure_reasons(ordered)
     if comparison is not None:
         lines += _comparison(comparison)
     return "\n".join(lines).rstrip("\n") + "\n"

@@ -9,12 +9,14 @@ their own requests the same way (the scorer's is :class:`score.answer.Answer`).
 
 from __future__ import annotations
 
+import datetime as dt
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
 from .engines import Engine, Limits
+from .fingerprint_check import FingerprintCheck
 from .result import QueryError, QueryResult
 from .settings import ExecutorSettings
 from .statement import Statement, prepare_statement
@@ -32,10 +34,14 @@ class Session:
         s = self.settings
         return Limits(self.deadline, s.max_rows, s.max_result_bytes, s.timeout_seconds)
 
-    def prepare(self, sql: str, *, engine_check: bool = True) -> Statement:
-        """The guarded statement (see :func:`score.statement.prepare_statement`); leave
-        ``engine_check`` off only when :meth:`run` follows, which checks it anyway."""
-        return prepare_statement(sql, self.engine, self.settings, engine_check=engine_check)
+    def prepare(
+        self, sql: str, *, engine_check: bool = True, today: dt.date | None = None
+    ) -> Statement:
+        """The guarded statement (see :func:`score.statement.prepare_statement`), with
+        ``today`` (else the settings' own) as the fixed today; leave ``engine_check`` off
+        only when :meth:`run` follows, which checks it anyway."""
+        settings = self.settings if today is None else replace(self.settings, today=today)
+        return prepare_statement(sql, self.engine, settings, engine_check=engine_check)
 
     def run(self, sql: str, *, check: bool = True) -> QueryResult:
         return self.engine.run(sql, self.limits(), check=check)
@@ -43,13 +49,15 @@ class Session:
 
 @dataclass(frozen=True)
 class Prepare:
-    """Guard ``sql``; the text that would run (a fixed today pinned in)."""
+    """Guard ``sql``; the text that would run (a fixed today pinned in: ``today``,
+    else the settings' own)."""
 
     sql: str
+    today: dt.date | None = None
     timed: ClassVar[bool] = True
 
     def handle(self, session: Session) -> str:
-        return session.prepare(self.sql).sql
+        return session.prepare(self.sql, today=self.today).sql
 
 
 @dataclass(frozen=True)
@@ -65,13 +73,14 @@ class Run:
 
 @dataclass(frozen=True)
 class Execute:
-    """Guard and run ``sql``."""
+    """Guard and run ``sql`` (under ``today``, else the settings' fixed today)."""
 
     sql: str
+    today: dt.date | None = None
     timed: ClassVar[bool] = True
 
     def handle(self, session: Session) -> QueryResult:
-        return session.run(session.prepare(self.sql, engine_check=False).sql)
+        return session.run(session.prepare(self.sql, engine_check=False, today=self.today).sql)
 
 
 @dataclass(frozen=True)
@@ -108,7 +117,10 @@ class Fingerprint:
     timed: ClassVar[bool] = False
 
     def handle(self, session: Session) -> Any:
-        return session.engine.compute_fingerprint()
+        check = getattr(session.engine, "fingerprint_check", None)
+        if check is not None:  # a file engine: cached for the file's exact state
+            return check()
+        return FingerprintCheck(session.engine.compute_fingerprint(), "computed", None, None)
 
 
 def confined_file(path: str, folder: str) -> Path:

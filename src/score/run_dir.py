@@ -24,7 +24,7 @@ from typing import Any
 from .errors import ScoringError
 
 RUN_FORMAT = "sqlgold.run/1"
-RESULTS_FORMAT = "sqlgold.results/1"
+RESULTS_FORMAT = "sqlgold.results/2"
 RESULTS = "results.jsonl"
 RUN_META = "run.json"
 SUMMARY = "summary.json"
@@ -37,6 +37,7 @@ IDENTITY_KEYS = (
     "predictions_sha256",
     "split",
     "run",
+    "split",
     "profile",
     "database_fingerprint",
     "settings",
@@ -159,17 +160,33 @@ class RunDir:
 def read_run(path: str | Path) -> dict[str, Any]:
     """A finished run folder: its meta, summary, records and prior summaries."""
     path = Path(path)
+    current = path / RUN_META
     try:
-        meta = json.loads((path / RUN_META).read_text(encoding="utf-8"))
-        summary = json.loads((path / SUMMARY).read_text(encoding="utf-8"))
+        meta = json.loads(current.read_text(encoding="utf-8"))
+        current = path / SUMMARY
+        summary = json.loads(current.read_text(encoding="utf-8"))
+        if meta.get("format") != RUN_FORMAT:
+            raise ScoringError(f"unknown run format {meta.get('format')!r}", path=str(path))
+        records = []
+        current = path / RESULTS
+        with current.open(encoding="utf-8") as f:
+            for number, line in enumerate(f, start=1):
+                if line.strip():
+                    try:
+                        records.append(json.loads(line))
+                    except ValueError as e:
+                        where = {"path": str(current), "line": number}
+                        raise ScoringError(f"not JSON: {e}", **where) from None
+        current = path / PRIORS
+        priors = json.loads(current.read_text(encoding="utf-8")) if current.exists() else {}
     except FileNotFoundError as e:
         raise ScoringError(
             f"not a finished run folder ({Path(e.filename).name} missing)", path=str(path)
         ) from None
-    if meta.get("format") != RUN_FORMAT:
-        raise ScoringError(f"unknown run format {meta.get('format')!r}", path=str(path))
-    with (path / RESULTS).open(encoding="utf-8") as f:
-        records = [json.loads(line) for line in f if line.strip()]
-    priors_path = path / PRIORS
-    priors = json.loads(priors_path.read_text(encoding="utf-8")) if priors_path.exists() else {}
+    except UnicodeDecodeError as e:
+        raise ScoringError(f"not UTF-8 text: {e.reason}", path=str(current)) from None
+    except ValueError as e:
+        raise ScoringError(f"not JSON: {e}", path=str(current)) from None
+    except OSError as e:
+        raise ScoringError(f"cannot read: {e.strerror or e}", path=str(current)) from None
     return {"meta": meta, "summary": summary, "records": records, "priors": priors}

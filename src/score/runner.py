@@ -1,8 +1,10 @@
 """One scoring run end to end: task file + predictions -> a finished run folder.
 
-This is the I/O edge around :func:`score.scorer.score_predictions`: it hashes the
-inputs, opens the gold cache, streams records into the run folder (resumable), scores
-seed 004's two priors with the same code, and writes the summary.
+This is the I/O edge around :func:`score.scorer.score_predictions`: it selects the split
+to score, checks the run can be pinned (no ``--today`` conflicting with the day a task
+was verified under), hashes the inputs, opens the gold cache, streams records into the
+run folder (resumable), scores seed 004's two priors with the same code, and writes the
+summary, which says which split was scored and how many tasks' gold results drifted.
 """
 
 from __future__ import annotations
@@ -18,15 +20,18 @@ import duckdb
 import sqlglot
 
 from .defaults import DEFAULT_CACHE
-from .errors import ScoringError
+from .errors import InputError, ScoringError
 from .executor import Executor
 from .gold_cache import GoldCache
+from .gold_pin import today_conflicts
+from .metrics import failure_reasons
+from .outcomes import GOLD_DRIFT, MISSING
 from .predictions import read_predictions
 from .run_dir import RunDir
+from .scored_split import ScoredSplit, select_split
 from .scorer import PRIORS, ScoringContext, prior_predictions, score_predictions
-from .split import split_tasks
 from .stats import summarize
-from .tasks import instances, load_tasks
+from .tasks import TaskSet, instances, open_task_set
 
 
 def file_sha256(path: str | Path) -> str:
@@ -42,6 +47,50 @@ class RunOutcome:
     summary: dict[str, Any]
     gold_executions: int  # gold queries actually run (0 when all came from the cache)
     scored: int  # instances scored by this call (fewer than all when resuming)
+    split: ScoredSplit | None = None
+    warnings: tuple[str, ...] = ()  # what a person should know (the CLI prints them)
+
+    @property
+    def gold_drift(self) -> int:
+        """Instances whose gold result is not the one their task was verified with."""
+        return self.summary["outcomes"]["counts"].get(GOLD_DRIFT, 0)
+
+
+def check_today(tasks: list[dict[str, Any]], executor: Executor) -> None:
+    """Refuse a fixed today (``--today``) other than the day tasks were verified under."""
+    today = executor.settings.today
+    conflicts = today_conflicts(tasks, today)
+    if conflicts:
+        days = "; ".join(
+            f"{day}: {len(ids)} task(s), e.g. {ids[0]}" for day, ids in sorted(conflicts.items())
+        )
+        raise ScoringError(
+            f"--today {today} conflicts with the day tasks were verified under ({days}); "
+            "leave --today out: each task runs under its own"
+        )
+
+
+def _warnings(task_set: TaskSet, executor: Executor, summary: dict[str, Any]) -> list[str]:
+    found = []
+    verified = task_set.verified_fingerprint
+    if verified and verified != executor.fingerprint:
+        found.append(
+            f"the tasks were verified on data with fingerprint {verified}; this database's "
+            f"is {executor.fingerprint}: tasks whose gold result changed are gold_drift"
+        )
+    counts = summary["outcomes"]["counts"]
+    if counts.get(GOLD_DRIFT):
+        found.append(
+            f"{counts[GOLD_DRIFT]} instance(s) are gold_drift (their gold result is not the one "
+            "the task was verified with) and are left out of every score"
+        )
+    missing, total = counts.get(MISSING, 0), summary["n_instances"]
+    if total and missing * 2 > total:
+        found.append(
+            f"{missing} of {total} instances have no prediction (missing): check the "
+            "predictions' task ids, languages and run label, and the split scored"
+        )
+    return found
 
 
 def tasks_sha256(path: str | Path) -> str:
@@ -68,8 +117,8 @@ def run_scoring(
     manifest: str | Path | None = None,
     progress: Callable[[int, int], None] | None = None,
     split: str = "all",
-    test_fraction: float = 0.5,
-    split_seed: int = 0,
+    test_fraction: float | None = None,
+    split_seed: int | None = None,
 ) -> RunOutcome:
     """Score ``predictions_path`` against ``tasks_path`` into the folder ``out``.
 
@@ -77,23 +126,29 @@ def run_scoring(
     runs; otherwise bad lines are reported in the summary's ``input_problems`` and the
     instances they would have answered are scored as missing.  ``tasks_path`` may be a
     release folder (checked against its manifest); ``manifest`` checks a JSONL task file
-    against a release's manifest before anything runs.  ``split`` (``train`` or ``test``)
-    scores only that side of the leakage-aware split (:func:`score.split.split_tasks`),
-    the side ``sqlgold generate --split`` asked about; ``all`` scores every task.
+    against a release's manifest before anything runs.  ``split`` scores the ``test``
+    or ``train`` side of the leakage-aware split, or ``all`` tasks
+    (:mod:`score.scored_split`); predictions for tasks outside it are not scored.
     """
-    tasks = load_tasks(tasks_path, manifest=manifest)
-    chosen_split = None
-    if split != "all":
-        tasks = split_tasks(tasks, test_fraction=test_fraction, seed=split_seed)[split]
-        if not tasks:
-            raise ScoringError(
-                f"the {split} side of the split holds no tasks (test fraction {test_fraction})",
-                path=str(tasks_path),
-            )
-        chosen_split = {"side": split, "test_fraction": test_fraction, "seed": split_seed}
-    predictions = read_predictions(predictions_path, tasks, run=run)
+    task_set = open_task_set(tasks_path, manifest=manifest)
+    scored = select_split(
+        task_set.tasks, task_set.splits, split, test_fraction=test_fraction, seed=split_seed
+    )
+    tasks = scored.tasks
+    check_today(tasks, executor)
+    predictions = read_predictions(predictions_path, task_set.tasks, run=run)
+    if not predictions.by_key and not predictions.problems:
+        raise InputError(
+            "the file holds no predictions"
+            + (f" with run label {run!r}" if run is not None else ""),
+            stage="predictions",
+            path=str(predictions_path),
+        )
     if strict:
         predictions.raise_problems()
+    outside = [k for k in predictions.by_key if k[0] not in scored.ids]
+    for key in outside:
+        del predictions.by_key[key]
     settings = asdict(executor.settings)
     settings["today"] = settings["today"].isoformat() if settings["today"] else None
     meta = {
@@ -101,8 +156,8 @@ def run_scoring(
         "tasks_sha256": tasks_sha256(tasks_path),
         "predictions": str(predictions_path),
         "predictions_sha256": file_sha256(predictions_path),
-        **({"split": chosen_split} if chosen_split else {}),
         "run": predictions.run,
+        "split": scored.to_dict(),
         "profile": profile,
         "database": executor.db_path,
         "database_schema": executor.schema,
@@ -133,10 +188,12 @@ def run_scoring(
     summary["meta"] = {
         "profile": profile,
         "database_fingerprint": executor.fingerprint,
+        "verified_fingerprint": task_set.verified_fingerprint,
         "tasks": str(tasks_path),
         "tasks_sha256": meta["tasks_sha256"],
-        **({"split": chosen_split} if chosen_split else {}),
     }
+    summary["split"] = {**scored.to_dict(), "predictions_outside": len(outside)}
+    summary["failure_reasons"] = failure_reasons(records)
     summary["input_problems"] = [str(p) for p in predictions.problems]
     priors = []
     if with_priors:
@@ -147,4 +204,7 @@ def run_scoring(
             )
             priors.append(summarize(prior_records, seed=seed, resamples=resamples, prior=True))
     run_dir.finish(summary, priors)
-    return RunOutcome(summary, gold.executions, len(run_dir.done) - len(done))
+    warnings = _warnings(task_set, executor, summary)
+    return RunOutcome(
+        summary, gold.executions, len(run_dir.done) - len(done), scored, tuple(warnings)
+    )

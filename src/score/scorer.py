@@ -15,10 +15,13 @@ missing (no prediction) -> generation_error (the generator said so) -> in a sand
 worker, under the query time limit (:mod:`score.answer`): extraction (abstained,
 cut_off, format_failure, or SQL), the guard, the logical-form match and the run (a
 failure maps to parse/build/render/execute error) -> for an unanswerable task any
-answer is wrong -> gold result (cached; a failing gold is ``gold_error``) -> the
-comparator profile decides correct or mismatch.  Nothing a prediction does ends the
-run: a worker past its time limit is killed and replaced, and even a failure of
-sqlgold's own code is that instance's outcome with the reason.
+answer is wrong -> gold result (cached; a failing gold is ``gold_error``, one that is not
+the result its task pinned is ``gold_drift``) -> the comparator profile decides correct
+or mismatch.  A query of an output the generator said was cut off that fails is
+``cut_off``.  Gold and prediction run under the fixed today the task was verified
+under.  Nothing a prediction does ends the run: a worker past its time limit is killed
+and replaced, and even a failure of sqlgold's own code is that instance's outcome with
+the reason.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from . import outcomes as oc
@@ -36,6 +39,7 @@ from .compare import compare
 from .executor import Executor
 from .extract import ABSTAIN, CUT_OFF, FORMAT_FAILURE
 from .gold_cache import GoldCache
+from .gold_pin import GoldPins, task_today
 from .predictions import Prediction
 from .result import QueryError, QueryResult
 from .tasks import Instance, instances
@@ -49,6 +53,7 @@ class ScoringContext:
     gold: GoldCache
     profile: str = "sqlgold"
     run: str = "run"
+    pins: GoldPins = field(default_factory=GoldPins)
 
 
 def _base_record(instance: Instance, run: str, prediction: Prediction | None) -> dict[str, Any]:
@@ -159,6 +164,7 @@ def _decide(
         ready_sql=prediction.kind == "sql",
         status=prediction.status,
         gold_sql=answerable_gold,
+        today=task_today(task),
     )
     try:
         reply = ctx.executor.call(request)
@@ -174,7 +180,7 @@ def _decide(
     record["executed_sql"] = reply.executed_sql
     record["lf_match"] = reply.lf_match
     if reply.error is not None:
-        return _set(record, oc.outcome_for_error(reply.error.kind), reply.error.message)
+        return _failed(record, reply.error, prediction)
     record["timings"]["execute_s"] = round(reply.result.seconds, 6)
     _with_gold(task, reply.result, ctx, pending)
 
@@ -197,10 +203,26 @@ def _with_gold(task: dict, predicted: QueryResult, ctx: ScoringContext, pending:
         return _set(
             pending.record, oc.MISMATCH, "the question is unanswerable here; expected ABSTAIN"
         )
-    gold = ctx.gold.result(task["gold_sql"])
+    today = task_today(task)
+    gold = ctx.gold.result(task["gold_sql"], today=today)
     if isinstance(gold, QueryError):
         return _set(pending.record, oc.GOLD_ERROR, f"the gold failed: {gold.kind}: {gold.message}")
+    drift = ctx.pins.drift(task, gold, ctx.gold.key(task["gold_sql"], today))
+    if drift is not None:
+        return _set(pending.record, oc.GOLD_DRIFT, drift)
     pending.predicted, pending.gold = predicted, gold
+
+
+def _failed(record: dict, error: QueryError, prediction: Prediction) -> None:
+    """A prediction whose query failed: the error's outcome, or ``cut_off`` when the
+    generator said the output hit its limit (the query is then cut short, not wrong)."""
+    if prediction.status == "cut_off":
+        return _set(
+            record,
+            oc.CUT_OFF,
+            f"the output hit its limit inside the query ({error.kind}: {error.message})",
+        )
+    return _set(record, oc.outcome_for_error(error.kind), error.message)
 
 
 #: Instances whose queries run ahead of the comparator with one job: while the scoring

@@ -51,9 +51,12 @@ from score.metrics import (
     outcome_rates,
     point_estimates,
 )
+from score.outcomes import GOLD_DRIFT, GOLD_ERROR
 
 #: Format version of summary.json and comparison.json; readers refuse others.
-SUMMARY_FORMAT = "sqlgold.summary/1"
+SUMMARY_FORMAT = "sqlgold.summary/2"
+#: Summary formats a report can still be written from (format 1 had no gold_drift).
+SUMMARY_FORMATS_READ = frozenset({"sqlgold.summary/1", SUMMARY_FORMAT})
 COMPARISON_FORMAT = "sqlgold.comparison/1"
 
 GENERATOR = "numpy.random.RandomState (MT19937)"
@@ -220,7 +223,8 @@ def _score_block(
         "n_questions": len({r["task_id"] for r in scored}),
         "n_answerable": sum(1 for r in scored if r["answerable"]),
         "n_unanswerable": sum(1 for r in scored if not r["answerable"]),
-        "n_gold_error": len(records) - len(scored),
+        "n_gold_error": counts[GOLD_ERROR],
+        "n_gold_drift": counts[GOLD_DRIFT],
         "rs_n": len(scored),
     }
     for s in scores:

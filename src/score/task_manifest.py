@@ -2,14 +2,17 @@
 
 A published version pins its tasks by hashing what makes an item the item it is: its
 id, its question in English and in every language, its gold SQL, tier, order flag,
-answerable flag and category (:data:`ITEM_FIELDS`).  Each item's hash is the sha256 of
-the canonical JSON of those fields (keys sorted, no spaces, UTF-8, a missing field as
-``null``); the set hash is the sha256 over ``"<id>\\t<item hash>\\n"`` lines sorted by
-id, so it does not depend on the order of the file.  Any change to one of these fields
-of one item changes that item's hash and the set hash: it is a new task version.  Fields
-outside the hash (features, gold_result, notes, ...) describe an item without changing
-what it asks or how it is scored; the release manifest pins them through its file
-hashes.
+answerable flag, category, the day it was verified under (``today``) and the hash of the
+gold result it was verified with (``gold_result.sha256``) (:data:`ITEM_FIELDS`; a dotted
+name is a field inside an object).  Each item's hash is the sha256 of the canonical
+JSON of those fields (keys sorted, no spaces, UTF-8, a missing field as ``null``); the
+set hash is the sha256 over ``"<id>\\t<item hash>\\n"`` lines sorted by id, so it does
+not depend on the order of the file.  Any change to one of these fields of one item
+changes that item's hash and the set hash: it is a new task version.  Fields outside
+the hash (features, the gold result's row count and column names, notes, ...) describe
+an item without changing what it asks or how it is scored; the release manifest pins
+them through its file hashes.  A task file carries the set hash in its header
+(:mod:`score.task_file`), so a hand-edited gold is refused without any manifest.
 
 The scorer refuses a task file whose items no longer match the manifest it is scored
 against, naming the items that changed (:func:`verify_tasks`).  This module is pure and
@@ -17,7 +20,8 @@ lives in ``score`` so that scoring can check a release without importing ``curat
 
 >>> task = {"id": "q1", "question": "How many persons?", "questions": {"en": "How many persons?"},
 ...         "gold_sql": "SELECT count(*) FROM cdm.person", "tier": "simple",
-...         "order_matters": False, "answerable": True, "category": None}
+...         "order_matters": False, "answerable": True, "category": None, "today": None,
+...         "gold_result": {"sha256": "ab" * 32}}
 >>> m = manifest_items([task])
 >>> check_manifest([task], m)
 []
@@ -37,8 +41,14 @@ from typing import Any
 from .errors import InputError
 
 #: The format a release manifest carries; readers refuse any other.
-MANIFEST_FORMAT = "sqlgold.manifest/1"
+MANIFEST_FORMAT = "sqlgold.manifest/2"
 KNOWN_MANIFEST_FORMATS: frozenset[str] = frozenset({MANIFEST_FORMAT})
+
+#: Manifest formats this sqlgold refuses with a hint: format -> what to do.
+RETIRED_MANIFEST_FORMATS = {
+    "sqlgold.manifest/1": "a release of format 1 pins neither the day nor the gold result "
+    "its tasks were verified on; publish a new version from a re-curated task file",
+}
 
 #: The file name of the manifest inside a release folder.
 MANIFEST_NAME = "manifest.json"
@@ -53,7 +63,25 @@ ITEM_FIELDS: tuple[str, ...] = (
     "order_matters",
     "answerable",
     "category",
+    "today",
+    "gold_result.sha256",
 )
+
+
+def item_field(task: Mapping[str, Any], name: str) -> Any:
+    """The value of an item field; a dotted name reads inside an object (None if absent).
+
+    >>> item_field({"gold_result": {"sha256": "ab"}}, "gold_result.sha256")
+    'ab'
+    >>> item_field({"gold_result": None}, "gold_result.sha256") is None
+    True
+    """
+    value: Any = task
+    for part in name.split("."):
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(part)
+    return value
 
 
 def canonical_json(value: Any) -> str:
@@ -81,15 +109,20 @@ def item_hash(task: Mapping[str, Any]) -> str:
     not matter, and neither does key order.
 
     >>> t = {"id": "q1", "question": "Q?", "questions": {"en": "Q?"}, "gold_sql": "SELECT 1",
-    ...      "tier": "simple", "order_matters": False, "answerable": True, "category": None}
+    ...      "tier": "simple", "order_matters": False, "answerable": True, "category": None,
+    ...      "today": None, "gold_result": {"rows": 1, "sha256": "ab" * 32}}
     >>> item_hash(t) == item_hash(dict(reversed(t.items()), notes="irrelevant"))
     True
     >>> item_hash(t) == item_hash(dict(t, order_matters=True))
     False
-    >>> item_hash(t)[:16]
-    '6c48c922bd673a33'
+    >>> item_hash(t) == item_hash(dict(t, today="2025-12-31"))
+    False
+    >>> item_hash(t) == item_hash(dict(t, gold_result={"rows": 1, "sha256": "cd" * 32}))
+    False
+    >>> item_hash(t) == item_hash(dict(t, gold_result={"rows": 2, "sha256": "ab" * 32}))
+    True
     """
-    return sha256_text(canonical_json({f: task.get(f) for f in ITEM_FIELDS}))
+    return sha256_text(canonical_json({f: item_field(task, f) for f in ITEM_FIELDS}))
 
 
 def item_hashes(tasks: Iterable[Mapping[str, Any]]) -> dict[str, str]:
@@ -217,7 +250,11 @@ def check_manifest_object(manifest: Any, *, path: str | None = None) -> dict[str
     fmt = manifest.get("format")
     if fmt not in KNOWN_MANIFEST_FORMATS:
         known = ", ".join(sorted(KNOWN_MANIFEST_FORMATS))
-        raise fail(f"unknown manifest format {fmt!r} (this reader knows {known})")
+        hint = RETIRED_MANIFEST_FORMATS.get(str(fmt))
+        raise fail(
+            f"unknown manifest format {fmt!r} (this reader knows {known})"
+            + (f": {hint}" if hint else "")
+        )
     if list(manifest.get("item_fields", [])) != list(ITEM_FIELDS):
         raise fail(
             f"the manifest hashes items over {manifest.get('item_fields')}, "

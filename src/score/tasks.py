@@ -2,7 +2,8 @@
 
 Every task is checked against ``schemas/task.schema.json``; a task format version this
 code does not know is refused (the format is versioned so a reader never guesses).
-An error names the file, the line and the task id.  A release folder (written by
+An error names the file, the line and the task id.  A task file's tasks must match the
+set hash in its header (:mod:`score.task_file`).  A release folder (written by
 ``sqlgold publish``) is read from its Parquet files and always checked against its
 manifest; a JSONL file is checked against a manifest when one is given.  A task set
 whose items no longer match the manifest is refused, naming the items that changed.
@@ -19,12 +20,20 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InputError
-from .jsonl import numbered_json_file
 from .release_rows import read_rows, row_to_task
-from .schemas import validation_errors
+from .task_file import TASK_FORMAT_VERSIONS, check_set_hash, check_task, read_task_file
 from .task_manifest import read_manifest, verify_tasks
 
-TASK_FORMAT_VERSIONS = frozenset({"1.0"})
+__all__ = [
+    "TASK_FORMAT_VERSIONS",
+    "Instance",
+    "TaskSet",
+    "check_task",
+    "instances",
+    "load_tasks",
+    "open_task_set",
+    "read_release",
+]
 
 
 @dataclass(frozen=True)
@@ -47,49 +56,54 @@ class Instance:
         return self.task["questions"][self.language]
 
 
-def check_task(task: Any, *, path: str | None = None, line: int | None = None) -> dict:
-    """Return ``task`` if it is a valid task record, else raise InputError saying where."""
-    task_id = task.get("id") if isinstance(task, dict) else None
-    if isinstance(task, dict) and task.get("schema_version") not in TASK_FORMAT_VERSIONS:
-        raise InputError(
-            f"task format {task.get('schema_version')!r} is not one this sqlgold reads "
-            f"({', '.join(sorted(TASK_FORMAT_VERSIONS))}); upgrade sqlgold or re-curate",
-            stage="tasks",
-            path=path,
-            line=line,
-            task_id=task_id,
-        )
-    problems = validation_errors("task", task)
-    if problems:
-        raise InputError(
-            "; ".join(problems[:3])
-            + (f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""),
-            stage="tasks",
-            path=path,
-            line=line,
-            task_id=task_id,
-        )
-    return task
-
-
 #: The config of a release folder that holds the tasks (``tasks/<split>.parquet``).
 RELEASE_TASKS_CONFIG = "tasks"
 RELEASE_SPLITS = ("train", "test")
 
 
-def load_tasks(path: str | Path, *, manifest: str | Path | None = None) -> list[dict[str, Any]]:
-    """The tasks of a JSONL task file (in file order) or a release folder (train, then
-    test), each validated; checked against ``manifest`` (a release's manifest.json or
-    its folder), which a release folder always is against its own."""
+@dataclass(frozen=True)
+class TaskSet:
+    """A task set to score and what it says about itself.
+
+    ``verified_fingerprint`` is the fingerprint of the data its golds were verified on
+    (from the task file's header or the release manifest; None when unknown);
+    ``splits`` is the published split (split name -> ids) of a release, or of the
+    release named by ``--manifest``, else None (the split is then computed).
+    """
+
+    tasks: list[dict[str, Any]]
+    path: str
+    verified_fingerprint: str | None = None
+    splits: dict[str, list[str]] | None = None
+
+
+def open_task_set(path: str | Path, *, manifest: str | Path | None = None) -> TaskSet:
+    """The tasks of a task file (in file order, its set hash checked) or a release folder
+    (train, then test), each validated; checked against ``manifest`` (a release's
+    manifest.json or its folder), which a release folder always is against its own."""
     path = Path(path)
+    header = None
+    splits = None
     if path.is_dir():
-        tasks, _ = read_release(path)
+        tasks, splits = read_release(path)
         manifest = manifest if manifest is not None else path
     else:
-        tasks = _read_jsonl(path)
-    if manifest is not None:
-        verify_tasks(tasks, read_manifest(manifest), path=str(path))
-    return tasks
+        header, tasks = read_task_file(path, check_set=False)
+    fingerprint = header.get("database_fingerprint") if header else None
+    if manifest is not None:  # first, as it names the items that changed
+        found = read_manifest(manifest)
+        verify_tasks(tasks, found, path=str(path))
+        fingerprint = (found.get("database") or {}).get("fingerprint") or fingerprint
+        split = found.get("split") or {}
+        splits = {name: list(split.get(name, [])) for name in RELEASE_SPLITS}
+    if header is not None:
+        check_set_hash(header, tasks, path)
+    return TaskSet(tasks, str(path), fingerprint, splits)
+
+
+def load_tasks(path: str | Path, *, manifest: str | Path | None = None) -> list[dict[str, Any]]:
+    """The tasks of a task file or a release folder (see :func:`open_task_set`)."""
+    return open_task_set(path, manifest=manifest).tasks
 
 
 def read_release(folder: str | Path) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
@@ -99,39 +113,20 @@ def read_release(folder: str | Path) -> tuple[list[dict[str, Any]], dict[str, li
     tasks: list[dict[str, Any]] = []
     for rel in found["files"]:
         if rel.startswith(f"{RELEASE_TASKS_CONFIG}/"):
-            for row in read_rows(folder / rel):
+            try:
+                rows = read_rows(folder / rel)
+            except (OSError, ValueError) as e:  # pyarrow's errors are both
+                raise InputError(
+                    f"cannot read the release's Parquet file: {e}",
+                    stage="tasks",
+                    path=str(folder / rel),
+                ) from None
+            for row in rows:
                 tasks.append(check_task(row_to_task(row), path=str(folder / rel)))
     if not tasks:
         raise InputError("the release holds no tasks", stage="tasks", path=str(folder))
     splits = {name: list(found["split"].get(name, [])) for name in RELEASE_SPLITS}
     return tasks, splits
-
-
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    if not path.is_file():
-        raise InputError("no such task file", stage="tasks", path=str(path))
-    tasks: list[dict[str, Any]] = []
-    seen: dict[str, int] = {}
-    try:
-        for number, task, error in numbered_json_file(path):
-            if error is not None:
-                raise InputError(error, stage="tasks", path=str(path), line=number)
-            check_task(task, path=str(path), line=number)
-            if task["id"] in seen:
-                raise InputError(
-                    f"duplicate task id (first on line {seen[task['id']]})",
-                    stage="tasks",
-                    path=str(path),
-                    line=number,
-                    task_id=task["id"],
-                )
-            seen[task["id"]] = number
-            tasks.append(task)
-    except OSError as e:
-        raise InputError(f"cannot read: {e.strerror}", stage="tasks", path=str(path)) from e
-    if not tasks:
-        raise InputError("the task file has no tasks", stage="tasks", path=str(path))
-    return tasks
 
 
 def instances(tasks: Iterable[dict[str, Any]]) -> list[Instance]:

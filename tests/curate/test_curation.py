@@ -15,6 +15,7 @@ from curate.pipeline import CurationOptions, curate_record, curate_records, cura
 from curate.sources.records import SourceRecord, UnanswerableBecause
 from curate.verify.reference_rules import ReferenceRules
 from score.executor import Executor, ExecutorSettings
+from score.exit_codes import FOUND_DIFFERENT
 from score.tasks import load_tasks
 from tests.paths import REPO
 
@@ -334,9 +335,9 @@ def test_curate_command_writes_files_and_strict_exit_code(omop_db, tmp_path):
     assert [(r["id"], r["status"]) for r in report["records"]] == [("a", "kept"), ("b", "dropped")]
     assert report["records"][1]["stage"] == "verify" and report["records"][1]["reason"]
     assert report["database"]["fingerprint"] and report["versions"]["sqlglot"]
-    assert (tmp_path / "mini_report.md").exists() and len(out.read_text().splitlines()) == 1
+    assert (tmp_path / "mini_report.md").exists() and len(out.read_text().splitlines()) == 2
     strict = CliRunner().invoke(main, [*args, "--strict"])
-    assert strict.exit_code == 2
+    assert strict.exit_code == FOUND_DIFFERENT  # not 2, which is click's usage error
 
 
 def test_curate_command_reports_a_malformed_source_line(omop_db, tmp_path):
@@ -348,11 +349,74 @@ def test_curate_command_reports_a_malformed_source_line(omop_db, tmp_path):
         main,
         ["curate", str(source), "--db", str(omop_db), "--out", str(tmp_path / "t.jsonl"), "-q"],
     )
-    assert result.exit_code == 0
+    assert result.exit_code == 1  # no task kept: the reports say why, no empty task file
+    assert "no task kept of 1 record(s) (1 dropped, 1 unreadable" in result.output
+    assert not (tmp_path / "t.jsonl").exists()
     report = json.loads((tmp_path / "t_report.json").read_text())
     assert report["counts"]["kept"] == 0
     where = [r for r in report["records"] if r["stage"] == "import"] + report["problems"]
     assert len(where) == 2
+
+
+GOOD = {
+    "format": "sqlgold.source/1",
+    "id": "ok",
+    "question": "How many persons?",
+    "gold_sql": "SELECT COUNT(*) AS n FROM cdm.person",
+    "gold_dialect": "tsql",
+}
+
+
+def _curate(omop_db, source, out, *extra):
+    args = ["curate", str(source), "--db", str(omop_db), "--out", str(out), "-q", *extra]
+    return CliRunner().invoke(main, args)
+
+
+def test_strict_counts_a_malformed_source_line(omop_db, tmp_path):
+    """The issue: `curate --strict` with a malformed line printed `dropped 0`, exit 0."""
+    source = tmp_path / "s_source.jsonl"
+    source.write_text(json.dumps(GOOD) + "\n{oops\n")
+    result = _curate(omop_db, source, tmp_path / "s_tasks.jsonl", "--strict")
+    assert result.exit_code == FOUND_DIFFERENT, result.output
+    assert "unreadable   1 source line(s)" in result.output
+    assert "strict: 0 record(s) dropped, 1 unreadable" in result.output
+    assert len(load_tasks(tmp_path / "s_tasks.jsonl")) == 1  # the files are still written
+
+
+def test_tasks_with_and_without_a_category_are_reported(omop_db, tmp_path):
+    """The issue: a TypeError traceback in the report, after the task file was written."""
+    source = tmp_path / "c_source.jsonl"
+    other = {**GOOD, "id": "other", "category": "person"}
+    source.write_text(json.dumps(GOOD) + "\n" + json.dumps(other) + "\n")
+    result = _curate(omop_db, source, tmp_path / "c_tasks.jsonl")
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "c_report.json").read_text())
+    assert report["counts"]["by_category"] == {"person": 1, "(none)": 1}
+    assert "| (none) | 1 |" in (tmp_path / "c_report.md").read_text()
+
+
+def test_an_empty_source_is_an_error_and_writes_nothing(omop_db, tmp_path):
+    source = tmp_path / "e_source.jsonl"
+    source.write_text("\n")
+    result = _curate(omop_db, source, tmp_path / "e_tasks.jsonl")
+    assert result.exit_code == 1
+    assert result.output == f"error: [import] {source}: the source holds no records\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["e_source.jsonl"]
+
+
+@pytest.mark.parametrize("where", ["under_a_file", "proc"])
+def test_an_unwritable_out_or_report_fails_before_curating(omop_db, tmp_path, where):
+    """The issue: a 36-line traceback, and the task file written all the same."""
+    source = tmp_path / "w_source.jsonl"
+    source.write_text(json.dumps(GOOD) + "\n")
+    (tmp_path / "plain").write_text("a file")
+    out = tmp_path / "w_tasks.jsonl"
+    report = tmp_path / "plain" / "r.json" if where == "under_a_file" else "/proc/sqlgold/r.json"
+    result = _curate(omop_db, source, out, "--report", str(report))
+    assert result.exit_code == 1
+    assert result.output.count("\n") == 1 and result.output.startswith("error: [curate] ")
+    assert str(report) in result.output
+    assert not out.exists()
 
 
 def test_committed_examples_document_is_current_and_leak_free(project_run):

@@ -21,7 +21,7 @@ from score import outcomes as oc
 from score.executor import Executor, ExecutorSettings
 from score.gold_cache import GoldCache
 from score.runner import run_scoring
-from tests.task_factory import make_task
+from tests.task_factory import make_task, write_task_file
 
 LIMITS = ["--timeout", "1", "--memory-limit", "400MB"]
 
@@ -130,15 +130,16 @@ def results_by_id(out: Path) -> dict[str, dict]:
 
 
 def score_cli(*args: str):
-    return CliRunner().invoke(main, ["score", "run", *args, "-q"])
+    return CliRunner().invoke(main, ["score", "run", *args, "--split", "all", "-q"])
 
 
 def test_every_attack_ends_in_its_outcome_and_the_run_completes(omop_db, tmp_path, monkeypatch):
     (tmp_path / ".tmp").mkdir()
     (tmp_path / ".tmp" / "x.txt").write_text("a host file\n")
     monkeypatch.chdir(tmp_path)  # DuckDB's default temp directory would be ./.tmp
-    tasks = write_jsonl(
-        tmp_path / "tasks.jsonl", [make_task(t, "SELECT 1 AS n") for t, *_ in ATTACKS]
+    tasks = write_task_file(
+        tmp_path / "tasks.jsonl",
+        [make_task(t, "SELECT 1 AS n", expect=((1,),)) for t, *_ in ATTACKS],
     )
     preds = write_jsonl(
         tmp_path / "preds.jsonl", [{"task_id": t, "sql": sql} for t, sql, *_ in ATTACKS]
@@ -160,13 +161,13 @@ def test_every_attack_ends_in_its_outcome_and_the_run_completes(omop_db, tmp_pat
 
 def test_hostile_golds_are_gold_errors_never_a_dead_run(omop_db, tmp_path):
     tasks = [
-        make_task("deep_gold", nested_subqueries(200)),
-        make_task("deep_parens_gold", nested_parens(300)),
+        make_task("deep_gold", nested_subqueries(200), expect=((1,),)),
+        make_task("deep_parens_gold", nested_parens(300), expect=((1,),)),
         make_task("oom_gold", "SELECT len(range(300000000)) AS n"),
         make_task("slow_gold", "SELECT length(repeat('x', 200000000)) AS n"),
-        make_task("honest", "SELECT 1 AS n"),
+        make_task("honest", "SELECT 1 AS n", expect=((1,),)),
     ]
-    tasks_path = write_jsonl(tmp_path / "tasks.jsonl", tasks)
+    tasks_path = write_task_file(tmp_path / "tasks.jsonl", tasks)
     preds = write_jsonl(
         tmp_path / "preds.jsonl", [{"task_id": t["id"], "sql": "SELECT 1 AS n"} for t in tasks]
     )
@@ -193,9 +194,12 @@ def test_hostile_golds_are_gold_errors_never_a_dead_run(omop_db, tmp_path):
 
 
 def test_memory_hogs_beside_honest_answers_under_jobs_cache_no_gold_error(omop_db, tmp_path):
-    honest = [make_task(f"h{i}", f"SELECT count(*) + {i} AS n FROM cdm.person") for i in range(6)]
-    hogs = [make_task(f"x{i}", "SELECT 1 AS n") for i in range(6)]
-    tasks = write_jsonl(tmp_path / "tasks.jsonl", honest + hogs)
+    honest = [
+        make_task(f"h{i}", f"SELECT count(*) + {i} AS n FROM cdm.person", expect=((1130 + i,),))
+        for i in range(6)
+    ]
+    hogs = [make_task(f"x{i}", "SELECT 1 AS n", expect=((1,),)) for i in range(6)]
+    tasks = write_task_file(tmp_path / "tasks.jsonl", honest + hogs)
     lines = [{"task_id": t["id"], "sql": t["gold_sql"]} for t in honest]
     lines += [{"task_id": t["id"], "sql": "SELECT len(range(300000000)) AS n"} for t in hogs]
     preds = write_jsonl(tmp_path / "preds.jsonl", lines)
@@ -228,7 +232,9 @@ def test_csv_index_files_are_confined_to_the_index_folder(omop_db, tmp_path):
         "not_csv": ("bad.csv", oc.EXECUTE_ERROR, "cannot read"),
     }
     (folder / "bad.csv").write_bytes(b"\x00\xff" * 10)
-    tasks = write_jsonl(tmp_path / "tasks.jsonl", [make_task(t, "SELECT 1 AS n") for t in cases])
+    tasks = write_task_file(
+        tmp_path / "tasks.jsonl", [make_task(t, "SELECT 1 AS n", expect=((1,),)) for t in cases]
+    )
     index = write_jsonl(
         folder / "index.jsonl", [{"task_id": t, "csv": c[0]} for t, c in cases.items()]
     )
@@ -254,7 +260,7 @@ BAD_LINES = [
 
 @pytest.mark.parametrize(("line", "named"), BAD_LINES, ids=[n for _, n in BAD_LINES])
 def test_bad_prediction_lines_are_named_problems(omop_db, tmp_path, line, named):
-    tasks = write_jsonl(tmp_path / "tasks.jsonl", [make_task("t1"), make_task("t2")])
+    tasks = write_task_file(tmp_path / "tasks.jsonl", [make_task("t1"), make_task("t2")])
     preds = tmp_path / "preds.jsonl"
     good = b'{"task_id": "t2", "sql": "SELECT count(*) AS n FROM cdm.person"}'
     preds.write_bytes(good + b"\n" + line + b"\n")
@@ -271,7 +277,7 @@ def test_bad_prediction_lines_are_named_problems(omop_db, tmp_path, line, named)
 
 
 def test_a_raw_carriage_return_inside_a_record_is_one_line(omop_db, tmp_path):
-    tasks = write_jsonl(tmp_path / "tasks.jsonl", [make_task("t1"), make_task("t2")])
+    tasks = write_task_file(tmp_path / "tasks.jsonl", [make_task("t1"), make_task("t2")])
     preds = tmp_path / "preds.jsonl"
     preds.write_bytes(
         b'{"task_id": "t1",\r "sql": "SELECT count(*) AS n FROM cdm.person"}\n'

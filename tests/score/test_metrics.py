@@ -21,11 +21,11 @@ from score.metrics import (
     record,
     reliability,
 )
-from score.outcomes import GOLD_ERROR, OUTCOMES
+from score.outcomes import GOLD_DRIFT, GOLD_ERROR, OUTCOMES
 
 
 def scores_of(records, c_values=(0, 5, 10)):
-    scored = [r for r in records if r["outcome"] != GOLD_ERROR]
+    scored = [r for r in records if r["outcome"] not in (GOLD_ERROR, GOLD_DRIFT)]
     return point_estimates(records, default_scores(c_values, n=len(scored)))
 
 
@@ -58,8 +58,10 @@ def test_reliability_score_matches_the_ehrsql_example():
 
 @pytest.mark.parametrize("outcome", OUTCOMES)
 def test_item_score_of_every_outcome(outcome):
-    answerable = {"correct": 1, "abstained": 0, "gold_error": None}.get(outcome, -1)
-    unanswerable = {"abstained": 1, "gold_error": None}.get(outcome, -1)
+    answerable = {"correct": 1, "abstained": 0, "gold_error": None, "gold_drift": None}.get(
+        outcome, -1
+    )
+    unanswerable = {"abstained": 1, "gold_error": None, "gold_drift": None}.get(outcome, -1)
     assert item_score(record("q", outcome)) == answerable
     assert item_score(record("q", outcome, answerable=False)) == unanswerable
 
@@ -176,7 +178,7 @@ def test_scores_match_brute_force_definitions():
         )
         for i in range(300)
     ]
-    scored = [r for r in recs if r["outcome"] != GOLD_ERROR]
+    scored = [r for r in recs if r["outcome"] not in (GOLD_ERROR, GOLD_DRIFT)]
     answerable = [r for r in scored if r["answerable"]]
     n = len(scored)
     s = scores_of(recs)

@@ -131,7 +131,8 @@ def test_breakdowns(runs):
     text = render_report(runs, meta=META)
     assert "## By tier" in text and "## By category" in text and "## By language" in text
     assert "## By difficulty" not in text  # every difficulty is None: no table
-    tier_rows = [line for line in text.splitlines() if line.startswith("| simple |")]
+    by_tier = text.split("## By tier")[1].split("\n## ")[0]
+    tier_rows = [line for line in by_tier.splitlines() if line.startswith("| simple |")]
     assert len(tier_rows) == 3  # one per run
     assert "| tier | run | instances | EX | RS(0) |" in text  # there are unanswerable items
 
@@ -223,7 +224,7 @@ def test_summary_schema_pins_the_format_and_the_names_scripts_read(runs):
     validator = schema("summary")
     assert validator.schema["properties"]["format"]["const"] == SUMMARY_FORMAT
     bad = [
-        {**runs[0], "format": "sqlgold.summary/2"},
+        {**runs[0], "format": "sqlgold.summary/1"},
         {k: v for k, v in runs[0].items() if k != "ex_ci"},
         {**runs[0], "rs": {"0": 1.0}},  # no RS(N)
         {**runs[0], "ex": 1.5},
@@ -248,7 +249,7 @@ def test_results_document_validates(runs):
         for r in model_run("model-a")
     ]
     doc = {
-        "format": "sqlgold.results/1",
+        "format": "sqlgold.results/2",
         "run": {"format": "sqlgold.run/1", "run": "model-a", "profile": "sqlgold"},
         "instances": instances,
         "summary": runs[0],
@@ -256,5 +257,54 @@ def test_results_document_validates(runs):
     validator.validate(json.loads(json.dumps(doc)))
     bad_outcome = {**doc, "instances": [{**instances[0], "outcome": "right"}]}
     assert not validator.is_valid(bad_outcome)
-    assert not validator.is_valid({**doc, "format": "sqlgold.results/2"})
+    assert not validator.is_valid({**doc, "format": "sqlgold.results/1"})
     assert not validator.is_valid({**doc, "summary": {**runs[0], "format": "x"}})
+
+
+def _run_with_inputs():
+    """A run as the runner leaves it: failure reasons and lenient input problems added."""
+    from score.metrics import failure_reasons
+
+    recs = [
+        record("q1", "correct", tier="simple"),
+        record("q2", "render_error", tier="simple", reason='column "x" not found'),
+        record("q3", "render_error", tier="compositional", reason='column "y" not found'),
+        record("q4", "missing", tier="compositional"),
+        record("q5", "missing", tier="schema_aware"),
+        record("q6", "missing", tier="schema_aware"),
+        record("q7", "missing", tier="schema_aware"),
+        record("q8", "gold_drift", tier="simple", reason="hash a, pinned b"),
+    ]
+    s = summarize(recs, resamples=50)
+    s["failure_reasons"] = failure_reasons(recs)
+    s["input_problems"] = ["line 3: not JSON: Expecting value (column 1)", "line 9: unknown task"]
+    return s
+
+
+def test_report_warns_of_missing_instances_lenient_problems_and_drift():
+    """The issue: report.md omitted --lenient input problems and did not warn when most
+    instances were missing."""
+    text = render_report([_run_with_inputs()], meta=META)
+    assert "## Warnings" in text
+    assert "**run: 4 of 8 instances have no prediction (missing).**" not in text  # not most
+    s = _run_with_inputs()
+    s["outcomes"]["counts"]["missing"] = 5
+    text = render_report([s], meta=META)
+    assert "**run: 5 of 8 instances have no prediction (missing).**" in text
+    assert "**run: 2 prediction line(s) could not be used**" in text
+    assert "  - line 3: not JSON: Expecting value (column 1)" in text
+    assert "**run: 1 instances are gold_drift**" in text
+
+
+def test_report_has_outcomes_by_tier_and_the_most_common_failure_reasons():
+    text = render_report([_run_with_inputs()], meta=META)
+    assert "## Outcomes by tier" in text
+    assert "| tier | run | correct | render_error | gold_drift | missing |" in text
+    assert "| schema_aware | run | 0 | 0 | 0 | 3 |" in text
+    assert "## Most common failure reasons" in text
+    assert '| 2 | render_error | column "…" not found |' in text
+
+
+def test_a_version_1_summary_can_still_be_reported(runs):
+    old = {**runs[0], "format": "sqlgold.summary/1"}
+    assert "## Headline" in render_report([old], meta=META)

@@ -22,8 +22,9 @@ from score.predictions import Prediction
 from score.run_dir import read_run
 from score.runner import run_scoring
 from score.scorer import ScoringContext, score_predictions
+from score.tasks import load_tasks
 from tests.paths import REPO
-from tests.task_factory import make_task
+from tests.task_factory import make_task, write_task_file
 
 PROJECT_TASKS = REPO / "data" / "benchmark" / "omop_tasks.jsonl"
 COUNT = "SELECT count(*) AS n FROM cdm.person"
@@ -130,7 +131,10 @@ def test_denominator_is_every_instance(small_executor):
 
 
 def test_jobs_give_the_same_outcomes(small_executor):
-    tasks = [make_task(f"t{i}", f"SELECT count(*) + {i} AS n FROM cdm.person") for i in range(10)]
+    tasks = [
+        make_task(f"t{i}", f"SELECT count(*) + {i} AS n FROM cdm.person", expect=[(1130 + i,)])
+        for i in range(10)
+    ]
     preds = {(f"t{i}", "en"): pred(f"t{i}", sql=f"SELECT {1130 + i}") for i in range(10)}
     ctx = ScoringContext(small_executor, GoldCache(None, small_executor))
     one = sorted((r["task_id"], r["outcome"]) for r in score_predictions(tasks, preds, ctx))
@@ -141,7 +145,10 @@ def test_jobs_give_the_same_outcomes(small_executor):
 
 
 def test_gold_cache_serves_a_second_run_without_gold_queries(omop_db, tmp_path):
-    tasks = [make_task(f"t{i}", f"SELECT count(*) + {i} AS n FROM cdm.person") for i in range(5)]
+    tasks = [
+        make_task(f"t{i}", f"SELECT count(*) + {i} AS n FROM cdm.person", expect=[(1130 + i,)])
+        for i in range(5)
+    ]
     preds = {(f"t{i}", "en"): pred(f"t{i}", sql=f"SELECT {1130 + i}") for i in range(5)}
     with Executor(omop_db) as ex:
         first = GoldCache(tmp_path / "cache", ex)
@@ -160,7 +167,7 @@ def test_gold_cache_serves_a_second_run_without_gold_queries(omop_db, tmp_path):
 
 
 def test_csv_index_predictions_are_scored(omop_db, tmp_path):
-    tasks_path = write_jsonl(
+    tasks_path = write_task_file(
         tmp_path / "tasks.jsonl", [make_task("a"), make_task("b"), make_task("c")]
     )
     (tmp_path / "a.csv").write_text("persons\n1130\n")
@@ -184,7 +191,7 @@ def test_csv_index_predictions_are_scored(omop_db, tmp_path):
 
 @pytest.fixture(scope="module")
 def reference_predictions(tmp_path_factory) -> Path:
-    tasks = [json.loads(line) for line in PROJECT_TASKS.read_text().splitlines()]
+    tasks = load_tasks(PROJECT_TASKS)
     lines = []
     for t in tasks:
         for lang in sorted(t["questions"]):
@@ -216,7 +223,7 @@ def test_reference_answers_score_ex_one_and_priors_score_zero(reference_run):
 
 def test_select_zero_for_every_task_scores_zero(omop_db, tmp_path, reference_run):
     _, cache, _ = reference_run
-    tasks = [json.loads(line) for line in PROJECT_TASKS.read_text().splitlines()]
+    tasks = load_tasks(PROJECT_TASKS)
     preds = write_jsonl(
         tmp_path / "zero.jsonl",
         [
@@ -258,6 +265,8 @@ def test_scoring_resumes_after_a_kill(omop_db, reference_predictions, reference_
         "--db",
         str(omop_db),
         "--no-cache",
+        "--split",
+        "all",
         "-q",
     ]
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -304,12 +313,13 @@ def test_resume_refuses_another_run_and_a_plain_rerun_refuses_to_overwrite(
 
 
 def test_score_command_reports_bad_lines_by_number(omop_db, tmp_path):
-    tasks_path = write_jsonl(tmp_path / "tasks.jsonl", [make_task("a"), make_task("b")])
+    tasks_path = write_task_file(tmp_path / "tasks.jsonl", [make_task("a"), make_task("b")])
     preds = tmp_path / "p.jsonl"
     preds.write_text(
         '{"task_id": "a", "sql": "SELECT 1130"}\nnot json\n{"task_id": "zzz", "sql": "SELECT 1"}\n'
     )
     base = ["score", "run", str(tasks_path), str(preds), "--db", str(omop_db), "--no-cache", "-q"]
+    base += ["--split", "all"]
     strict = CliRunner().invoke(main, [*base, "--out", str(tmp_path / "r1")])
     assert strict.exit_code == 1
     assert "line 2" in strict.output and "line 3" in strict.output
@@ -322,7 +332,7 @@ def test_score_command_reports_bad_lines_by_number(omop_db, tmp_path):
 
 def test_report_and_compare_commands(reference_run, omop_db, tmp_path):
     out, cache, _ = reference_run
-    tasks = [json.loads(line) for line in PROJECT_TASKS.read_text().splitlines()]
+    tasks = load_tasks(PROJECT_TASKS)
     worse = []
     for i, t in enumerate(tasks):
         for lang in sorted(t["questions"]):
@@ -381,9 +391,9 @@ def test_a_release_folder_is_scored_and_a_drifted_task_file_refused(
     assert outcome.summary["ex"] == 1.0 and outcome.summary["n_instances"] == 451
     drifted = tmp_path / "drifted.jsonl"
     lines = PROJECT_TASKS.read_text().splitlines()
-    first = json.loads(lines[0])
+    first = json.loads(lines[1])
     first["gold_sql"] = first["gold_sql"] + " "
-    drifted.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
+    drifted.write_text("\n".join([lines[0], json.dumps(first), *lines[2:]]) + "\n")
     result = CliRunner().invoke(
         main,
         [

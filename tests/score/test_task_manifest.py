@@ -45,9 +45,9 @@ def test_score_does_not_import_curate():
 
 def test_item_hash_is_sha256_of_the_canonical_item_fields():
     task = answerable("q1", ko="질문")
-    canonical = json.dumps(
-        {f: task[f] for f in ITEM_FIELDS}, sort_keys=True, ensure_ascii=False, separators=(",", ":")
-    )
+    fields = {f: task[f] for f in ITEM_FIELDS if "." not in f}
+    fields["gold_result.sha256"] = task["gold_result"]["sha256"]
+    canonical = json.dumps(fields, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     assert item_hash(task) == hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
@@ -62,6 +62,8 @@ def test_item_hash_is_sha256_of_the_canonical_item_fields():
         ("order_matters", True),
         ("answerable", False),
         ("category", "other"),
+        ("today", "2025-12-31"),
+        ("gold_result", {"sha256": "0" * 64, "rows": 1, "columns": ["n"], "types": ["BIGINT"]}),
     ],
 )
 def test_each_item_field_changes_the_hash(field, value):
@@ -73,7 +75,6 @@ def test_each_item_field_changes_the_hash(field, value):
     ("field", "value"),
     [
         ("features", {}),
-        ("gold_result", {"rows": 9, "columns": ["x"], "types": ["INTEGER"]}),
         ("notes", "a new note"),
         ("origin", None),
         ("transpile_rules", ["x"]),
@@ -84,6 +85,12 @@ def test_each_item_field_changes_the_hash(field, value):
 def test_fields_outside_the_item_do_not_change_the_hash(field, value):
     task = answerable("q1")
     assert item_hash({**task, field: value}) == item_hash(task)
+
+
+def test_the_gold_results_shape_is_outside_the_item_but_its_hash_is_inside():
+    task = answerable("q1")
+    reshaped = {**task["gold_result"], "rows": 9, "columns": ["x"], "types": ["INTEGER"]}
+    assert item_hash({**task, "gold_result": reshaped}) == item_hash(task)
 
 
 def test_a_question_in_another_language_changes_the_hash():
@@ -98,6 +105,10 @@ def test_set_hash_ignores_order_and_sees_every_item():
     assert set_hash(tasks) == hashlib.sha256(lines.encode()).hexdigest()
 
 
+#: sha256sum of the canonical JSON in the test below, computed outside Python.
+PINNED_ITEM_HASH = "a90df8b124d9b708b52d97a68456a6cbe4b5948d41c9d9b70922945c21d17444"
+
+
 def test_pinned_hash_of_a_fixed_item():
     task = {
         "id": "q1",
@@ -108,15 +119,20 @@ def test_pinned_hash_of_a_fixed_item():
         "order_matters": False,
         "answerable": True,
         "category": None,
+        "today": "2025-12-31",
+        "gold_result": {"sha256": "ab" * 32, "rows": 1, "columns": ["n"], "types": ["BIGINT"]},
     }
     # printf '%s' '<the canonical JSON below>' | sha256sum
     canonical = (
-        '{"answerable":true,"category":null,"gold_sql":"SELECT count(*) FROM cdm.person",'
+        '{"answerable":true,"category":null,"gold_result.sha256":"' + "ab" * 32 + '",'
+        '"gold_sql":"SELECT count(*) FROM cdm.person",'
         '"id":"q1","order_matters":false,"question":"How many persons?",'
-        '"questions":{"en":"How many persons?","ko":"사람은 몇 명?"},"tier":"simple"}'
+        '"questions":{"en":"How many persons?","ko":"사람은 몇 명?"},"tier":"simple",'
+        '"today":"2025-12-31"}'
     )
-    assert tm.canonical_json({f: task[f] for f in ITEM_FIELDS}) == canonical
-    assert item_hash(task) == "820f9f92d1c41628eafbc7c87dd28e278e454d58420ea741db010ade76f36fbc"
+    assert tm.canonical_json({f: tm.item_field(task, f) for f in ITEM_FIELDS}) == canonical
+    assert item_hash(task) == hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    assert item_hash(task) == PINNED_ITEM_HASH
 
 
 def test_check_manifest_names_changed_added_and_removed_items():
@@ -179,7 +195,8 @@ def test_an_edit_outside_the_items_still_loads(tmp_path):
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"format": "sqlgold.manifest/2"}, "unknown manifest format"),
+        ({"format": "sqlgold.manifest/3"}, "unknown manifest format"),
+        ({"format": "sqlgold.manifest/1"}, "publish a new version from a re-curated task file"),
         ({"format": None}, "unknown manifest format"),
         ({"item_fields": ["id", "gold_sql"]}, "hashes items over"),
         ({"set_sha256": "0" * 64}, "set_sha256 does not match"),
@@ -199,7 +216,8 @@ def test_missing_or_malformed_files_are_input_errors(tmp_path):
     with pytest.raises(InputError, match="cannot read"):
         read_manifest(tmp_path)
     bad = tmp_path / "t.jsonl"
-    bad.write_text(json.dumps(sample_tasks()[0]) + "\n[1]\n", encoding="utf-8")
+    write_tasks(bad, sample_tasks()[:1])
+    bad.write_text(bad.read_text(encoding="utf-8") + "[1]\n", encoding="utf-8")
     with pytest.raises(InputError) as e:
         load_tasks(bad)
-    assert e.value.line == 2
+    assert e.value.line == 3

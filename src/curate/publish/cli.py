@@ -66,6 +66,12 @@ def database_columns(info: DatabaseInfo) -> list[dict[str, Any]]:
     help="Hub dataset repo named in the card's loading example (part of the release).",
 )
 @click.option(
+    "--homepage",
+    default=None,
+    metavar="URL",
+    help="Homepage named in the card (default: the Hub page of --repo-id).",
+)
+@click.option(
     "--push",
     "push_to",
     default=None,
@@ -86,6 +92,7 @@ def publish_command(
     license_: str,
     pretty_name: str | None,
     repo_id: str | None,
+    homepage: str | None,
     push_to: str | None,
     private: bool,
 ) -> None:
@@ -97,7 +104,9 @@ def publish_command(
     """
     from curate.publish.release import publish
     from score.database import describe_database
+    from score.out_paths import check_output_dir
 
+    check_output_dir(out, stage="publish")
     info = describe_database(db_path, schema)
     result = publish(
         tasks,
@@ -111,6 +120,7 @@ def publish_command(
         license=license_,
         pretty_name=pretty_name,
         repo_id=repo_id,
+        homepage=homepage,
     )
     split = result.manifest["split"]
     sizes = f"{len(split['train'])} train, {len(split['test'])} test"

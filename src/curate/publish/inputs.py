@@ -24,8 +24,8 @@ def read_report(path: Path) -> dict[str, Any]:
         report = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise fail("no curation report (run `make curate` first)", path=str(path)) from None
-    except (OSError, json.JSONDecodeError) as e:
-        raise fail(f"cannot read the curation report: {e}", path=str(path)) from e
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise fail(f"cannot read the curation report: {e}", path=str(path)) from None
     if not isinstance(report, dict):
         raise fail("the curation report is not a JSON object", path=str(path))
     for key, subkeys in REPORT_KEYS.items():

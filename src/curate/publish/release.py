@@ -150,6 +150,7 @@ def build_release(
     pretty_name: str,
     repo_id: str | None,
     previous: tuple[str, Path] | None,
+    homepage: str | None = None,
 ) -> dict[str, Any]:
     """Write every file of a release into the empty ``folder``; return its manifest."""
     splits = split_tasks(tasks, test_fraction=test_fraction, seed=seed)
@@ -197,6 +198,7 @@ def build_release(
         changelog=changelog,
         set_sha256=items["set_sha256"],
         repo_id=repo_id,
+        homepage=homepage,
     )
     card = render_card(yaml_text, body)
     (folder / README_NAME).write_bytes(card.encode("utf-8"))
@@ -279,6 +281,7 @@ def publish(
     license: str = "apache-2.0",
     pretty_name: str | None = None,
     repo_id: str | None = None,
+    homepage: str | None = None,
 ) -> PublishResult:
     """Publish ``tasks_path`` as ``<releases_dir>/<name>/<version>/`` (see the module docstring).
 
@@ -318,6 +321,7 @@ def publish(
             or f"sqlgold {name}: text-to-SQL over OMOP CDM",
             repo_id=repo_id,
             previous=(prev, name_dir / prev) if prev else None,
+            homepage=homepage,
         )
         problems = check_release(staging)
         if problems:

@@ -32,6 +32,7 @@ from curate.transpile.rules.base import TranspileError
 from curate.transpile.rules.hazards import hazards
 from curate.transpile.rules.reject import reject_unsupported
 from curate.transpile.rules.tsql_dialect import SqlgoldTSQL
+from score.parse_position import near
 
 __all__ = ["KNOWN_LIMITS", "READS", "RULES", "Transpiled", "TranspileError", "transpile"]
 
@@ -88,8 +89,14 @@ def _parse(sql: str, read: str) -> exp.Expression:
         statements = [s for s in sqlglot.parse(sql, read=READS[read]) if s is not None]
     except ParseError as error:
         first = error.errors[0] if error.errors else {}
+        where = ""
+        if first.get("line") and first.get("col"):
+            lines = sql.splitlines() or [""]
+            text = lines[min(first["line"], len(lines)) - 1]
+            start = max(first["col"] - len(first.get("highlight") or "") + 1, 1)
+            where = " " + near(text, first["line"], start)
         raise TranspileError(
-            f"sqlglot cannot parse the {read} SQL: {first.get('description', error)}",
+            f"sqlglot cannot parse the {read} SQL: {first.get('description', error)}{where}",
             rule="parse",
             line=first.get("line"),
         ) from error

@@ -18,6 +18,20 @@ from score.cli_options import (
     profile_option,
 )
 from score.errors import SqlgoldError
+from score.exit_codes import FOUND_DIFFERENT
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """What one check runs: a gold (with or without an answer), or unanswerable claims."""
+
+    gold: str | None = None
+    gold_dialect: str = "tsql"
+    answer: str | None = None
+    answer_dialect: str = "duckdb"
+    order: bool | None = None
+    empty_tables: tuple[str, ...] | None = None  # set for an unanswerable record
+    null_columns: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -38,28 +52,31 @@ class PairSource:
             return [self.source] if self.source and self.source.is_file() else _sources_in(self)
         return [Path(v) for v in (self.gold, self.answer) if v is not None and _is_file(v)]
 
-    def load(self) -> tuple[str, str, str, str, bool | None]:
-        """(gold, gold dialect, answer, answer dialect, order flag), read now."""
+    def load(self) -> Loaded:
+        """What to check, read now."""
         if self.record_id is None:
-            assert self.gold is not None and self.answer is not None
-            return (
-                _sql_argument(self.gold),
+            assert self.gold is not None
+            return Loaded(
+                _sql_argument(self.gold, "--gold"),
                 self.gold_dialect,
-                _sql_argument(self.answer),
+                None if self.answer is None else _sql_argument(self.answer, "--answer"),
                 self.answer_dialect,
-                None,
             )
         from curate.ohdsi.render import render_record
         from curate.sources.load import find_source
 
         assert self.source is not None
         record = find_source(self.source, self.fmt, self.record_id)
-        rendered, _ = render_record(record)
-        if rendered.gold_sql is None or rendered.answer_sql is None:
-            raise SqlgoldError(
-                "has no gold and answer to compare", stage="verify", task_id=self.record_id
+        if not record.answerable:
+            because = record.unanswerable_because
+            return Loaded(
+                empty_tables=tuple(because.empty_tables) if because else (),
+                null_columns=tuple(because.null_columns) if because else (),
             )
-        return (
+        rendered, _ = render_record(record)
+        if rendered.gold_sql is None:
+            raise SqlgoldError("has no gold_sql to check", stage="verify", task_id=self.record_id)
+        return Loaded(
             rendered.gold_sql,
             rendered.gold_dialect,
             rendered.answer_sql,
@@ -82,14 +99,44 @@ def _sources_in(pair: PairSource) -> list[Path]:
     return [path for path, _ in source_files(pair.source, pair.fmt)]
 
 
-def _sql_argument(value: str) -> str:
-    """A file's text when ``value`` names a file, else ``value`` itself as SQL."""
+def _looks_like_a_path(value: str) -> bool:
+    """A value meant as a file name rather than SQL: one word ending in .sql or holding
+    a slash (SQL text has spaces; ``missing.sql`` and ``q/gold.sql`` are paths)."""
+    text = value.strip()
+    if not text or any(c.isspace() for c in text):
+        return False
+    return text.lower().endswith(".sql") or "/" in text or "\\" in text
+
+
+def _sql_argument(value: str, option: str) -> str:
+    """A file's text when ``value`` names a file, else ``value`` itself as SQL; a value
+    that names a folder, or looks like a path that does not exist, is an error."""
     path = Path(value)
     try:
-        if path.is_file():
-            return path.read_text(encoding="utf-8")
-    except OSError:
-        pass
+        is_dir, is_file = path.is_dir(), path.is_file()
+    except (OSError, ValueError):
+        is_dir = is_file = False
+    if is_dir:
+        raise SqlgoldError(f"{option}: a folder, not a SQL file", stage="verify", path=value)
+    if is_file:
+        try:
+            data = path.read_bytes()
+        except OSError as e:
+            raise SqlgoldError(
+                f"{option}: cannot read: {e.strerror or e}", stage="verify", path=value
+            ) from None
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            line = data[: e.start].count(b"\n") + 1
+            raise SqlgoldError(
+                f"{option}: not UTF-8 text (byte 0x{data[e.start]:02x})",
+                stage="verify",
+                path=value,
+                line=line,
+            ) from None
+    if _looks_like_a_path(value):
+        raise SqlgoldError(f"{option}: no such file", stage="verify", path=value)
     return value
 
 
@@ -98,7 +145,10 @@ def _sql_argument(value: str) -> str:
     "--gold", default=None, metavar="FILE_OR_SQL", help="Gold query (a file or SQL text)."
 )
 @click.option(
-    "--answer", default=None, metavar="FILE_OR_SQL", help="Reference answer (a file or SQL text)."
+    "--answer",
+    default=None,
+    metavar="FILE_OR_SQL",
+    help="Reference answer (a file or SQL text); without it the gold is checked alone.",
 )
 @click.option(
     "--gold-dialect",
@@ -156,16 +206,20 @@ def verify(
 ):
     """Check one gold / answer pair while editing: both results side by side, the
     verdict, and where they differ.  An empty gold also lists its concept ids that
-    never occur in the data and the most frequent concepts that do.
+    never occur in the data and the most frequent concepts that do.  A gold with no
+    answer (--gold alone, or a record without answer_sql) is checked alone; an
+    unanswerable record's claims (empty tables, all-NULL columns) are checked on the
+    database.
 
-    Exit codes: 0 same, non-empty result; 2 different, empty gold, or a side did not
-    run; 1 error.  With --watch the check runs again whenever a file it reads is saved,
-    on the same open database, until Ctrl-C (exit code 0).
+    Exit codes: 0 same, non-empty result (or the gold alone runs and is not empty, or
+    the claims hold); 3 different, empty gold, a side that did not run, or a claim that
+    does not hold; 1 error; 2 usage.  With --watch the check runs again whenever a file
+    it reads is saved, on the same open database, until Ctrl-C (exit code 0).
     """
     if record_id is not None and source is None:
         raise click.UsageError("--id needs --source")
-    if record_id is None and (gold is None or answer is None):
-        raise click.UsageError("give --gold and --answer, or --id and --source")
+    if record_id is None and gold is None:
+        raise click.UsageError("give --gold (and --answer), or --id and --source")
     pair = PairSource(gold, answer, gold_dialect, answer_dialect, record_id, source, fmt)
     from score.executor import Executor
 
@@ -173,7 +227,7 @@ def verify(
     with Executor(db_path, schema, settings) as executor:
         if not watch:
             if not _check(pair, executor, profile, rows):
-                sys.exit(2)
+                sys.exit(FOUND_DIFFERENT)
             return
         paths = pair.watched()
         if not paths:
@@ -182,18 +236,32 @@ def verify(
 
 
 def _check(pair: PairSource, executor, profile: str, rows: int) -> bool:
-    """Run the check once and print it; True when the pair gives the same, non-empty result."""
+    """Run the check once and print it; True when the pair gives the same, non-empty result
+    (a gold alone: runs and is not empty; an unanswerable record: its claims hold)."""
+    loaded = pair.load()
+    if loaded.empty_tables is not None:
+        from curate.verify.alone import check_claims, render_claims
+
+        claims = check_claims(loaded.empty_tables, loaded.null_columns, executor)
+        click.echo(render_claims(claims))
+        return claims.ok
+    assert loaded.gold is not None
+    if loaded.answer is None:
+        from curate.verify.alone import check_gold_alone, render_gold_alone
+
+        alone = check_gold_alone(loaded.gold, loaded.gold_dialect, executor)
+        click.echo(render_gold_alone(alone, rows=rows))
+        return alone.ok
     from curate.verify.pair import render_pair, verify_pair
 
-    gold, gold_dialect, answer, answer_dialect, order = pair.load()
     check = verify_pair(
-        gold,
-        answer,
+        loaded.gold,
+        loaded.answer,
         executor,
-        gold_dialect=gold_dialect,
-        answer_dialect=answer_dialect,
+        gold_dialect=loaded.gold_dialect,
+        answer_dialect=loaded.answer_dialect,
         profile=profile,
-        order_matters=order,
+        order_matters=loaded.order,
     )
     click.echo(render_pair(check, rows=rows))
     return check.ok

@@ -31,12 +31,13 @@ import pyarrow as pa
 from ..database import (
     attach_read_only,
     cdm_tables_in,
-    compute_fingerprint,
     find_cdm_schema,
     quote,
     read_build_info,
 )
 from ..errors import DatabaseError
+from ..fingerprint_check import FingerprintCheck, checked_fingerprint
+from ..parse_position import duckdb_parse_message
 from ..result import QueryError, QueryResult
 from ..settings import ExecutorSettings
 from . import Limits, Reference
@@ -89,14 +90,18 @@ class DuckDBEngine:
 
     # -- facts -------------------------------------------------------------------
     def stored_fingerprint(self) -> str | None:
-        stored = self.build_info
-        if stored.get("fingerprint") and stored.get("schema") == self.schema:
-            return stored["fingerprint"]
+        """Never trusted alone: :meth:`fingerprint_check` compares it with the data's."""
         return None
 
+    def fingerprint_check(self) -> FingerprintCheck:
+        """The data's fingerprint (cached only for the file's exact state) beside the one
+        ``db build`` stored (:mod:`score.fingerprint_check`)."""
+        return checked_fingerprint(
+            self._con.cursor(), SOURCE_ALIAS, self.schema, self.db_path, self.build_info
+        )
+
     def compute_fingerprint(self) -> str:
-        fingerprint, _ = compute_fingerprint(self._con.cursor(), SOURCE_ALIAS, self.schema)
-        return fingerprint
+        return self.fingerprint_check().fingerprint
 
     # -- DuckDB's own parser -----------------------------------------------------
     def check(self, sql: str) -> None:
@@ -107,7 +112,7 @@ class DuckDBEngine:
         try:
             statements = self._cur.extract_statements(sql)
         except duckdb.Error as e:
-            raise QueryError("parse_error", _first_line(e)) from None
+            raise QueryError("parse_error", duckdb_parse_message(str(e), sql)) from None
         if len(statements) != 1:
             raise QueryError(
                 "guard_rejected", f"{len(statements)} statements; only one SELECT is allowed"
@@ -223,7 +228,7 @@ class _Stream:
         except Exception as e:  # DuckDB, Arrow (OSError, ArrowInvalid), MemoryError ...
             if state.stop():
                 raise _timeout(limits) from None
-            raise _classify(e) from None
+            raise _classify(e, sql if isinstance(sql, str) else sql.query) from None
         finally:
             state.stop()
             self._watchdog.disarm(state)
@@ -339,10 +344,10 @@ _MISSING_NAME_HINTS = (
 )
 
 
-def _classify(e: BaseException) -> QueryError:
+def _classify(e: BaseException, sql: str = "") -> QueryError:
     message = _first_line(e)
     if isinstance(e, duckdb.ParserException):
-        return QueryError("parse_error", message)
+        return QueryError("parse_error", duckdb_parse_message(str(e), sql))
     if isinstance(e, duckdb.CatalogException):
         return QueryError("catalog_error", message)
     if isinstance(e, duckdb.BinderException):

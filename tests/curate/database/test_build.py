@@ -115,10 +115,11 @@ def test_derived_vocabulary_follows_omop_conventions_only(con):
 def test_fingerprint_is_stable_across_builds_and_stored(omop_db: Path, tmp_path: Path):
     second = build_database(tmp_path / "again.duckdb")
     first = describe_database(omop_db)
-    assert first.fingerprint_stored
+    assert first.fingerprint_check.stored == first.fingerprint  # db build stored the same
+    assert not first.fingerprint_check.stored_differs
     assert second.fingerprint == first.fingerprint
     recomputed = describe_database(omop_db, recompute=True)
-    assert not recomputed.fingerprint_stored
+    assert recomputed.fingerprint_check.how == "computed"
     assert recomputed.fingerprint == first.fingerprint
 
 

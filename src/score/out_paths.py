@@ -1,0 +1,68 @@
+"""Output paths checked before any work is done, so a bad ``--out`` costs nothing.
+
+A command that writes files checks each destination first: its folder can be made (no
+regular file stands where a folder must be) and a file can be written in it (not a
+read-only or virtual file system such as ``/proc``).  Only then does it curate or
+score; a failure is one :class:`~score.errors.SqlgoldError` naming the path and the
+stage, never a traceback after an hour of work.
+
+>>> import tempfile, pathlib
+>>> base = pathlib.Path(tempfile.mkdtemp())
+>>> (base / "file").write_text("x")
+1
+>>> check_output_file(base / "file" / "tasks.jsonl", stage="curate")
+Traceback (most recent call last):
+...
+score.errors.SqlgoldError: [curate] ...file/tasks.jsonl: ...file is a file, not a folder
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .errors import SqlgoldError
+
+
+def _fail(path: Path, why: str, stage: str) -> SqlgoldError:
+    return SqlgoldError(why, stage=stage, path=str(path))
+
+
+def _blocking_file(folder: Path) -> Path | None:
+    """The nearest existing ancestor of ``folder`` (itself included) that is not a folder."""
+    for candidate in (folder, *folder.parents):
+        if candidate.exists():
+            return None if candidate.is_dir() else candidate
+    return None
+
+
+def _make_writable_folder(folder: Path, shown: Path, stage: str) -> None:
+    blocking = _blocking_file(folder)
+    if blocking is not None:
+        raise _fail(shown, f"{blocking} is a file, not a folder", stage)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise _fail(shown, f"cannot make the folder {folder}: {e.strerror or e}", stage) from None
+    probe = folder / f".sqlgold-write-check.{os.getpid()}"
+    try:
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as e:
+        raise _fail(shown, f"cannot write in {folder}: {e.strerror or e}", stage) from None
+
+
+def check_output_dir(path: str | Path, *, stage: str) -> Path:
+    """Make the folder ``path`` (and its parents) and prove a file can be written in it."""
+    path = Path(path)
+    _make_writable_folder(path, path, stage)
+    return path
+
+
+def check_output_file(path: str | Path, *, stage: str) -> Path:
+    """Check that the file ``path`` can be written: its folder made, no folder in its place."""
+    path = Path(path)
+    if path.is_dir():
+        raise _fail(path, "a folder is in the way", stage)
+    _make_writable_folder(path.parent, path, stage)
+    return path

@@ -1,0 +1,51 @@
+"""Where in a query a parser stopped, as one line a person can act on.
+
+DuckDB reports a syntax error over three lines (the message, ``LINE n:`` with the line's
+text, possibly cut to ``...``, and a caret under the token); sqlglot reports the line,
+the column and the text around it.  Both are reduced to one line that keeps the
+message and adds ``(line L, column C: "...text near it...")``, so errors stay one line
+and still point at the spot.
+
+>>> msg = 'Parser Error: syntax error at or near "x"\\n\\nLINE 2:   2 FORM x\\n' + " " * 17 + "^"
+>>> duckdb_parse_message(msg, "SELECT 1,\\n  2 FORM x")
+'Parser Error: syntax error at or near "x" (line 2, column 10: "  2 FORM x")'
+>>> near("SELECT a FROM t WHERE", 2, 13)
+'(line 2, column 13: "SELECT a FROM t WHERE")'
+"""
+
+from __future__ import annotations
+
+import re
+
+_LINE = re.compile(r"^LINE (\d+): (.*)$")
+_CONTEXT = 30
+
+
+def near(line_text: str, line: int, column: int) -> str:
+    """``(line L, column C: "text")`` with up to 30 characters each side of the column."""
+    start = max(column - 1 - _CONTEXT, 0)
+    text = line_text[start : column - 1 + _CONTEXT]
+    prefix = "..." if start else ""
+    suffix = "..." if column - 1 + _CONTEXT < len(line_text) else ""
+    return f'(line {line}, column {column}: "{prefix}{text}{suffix}")'
+
+
+def duckdb_parse_message(message: str, sql: str) -> str:
+    """DuckDB's parser error as one line with its position in ``sql`` (the first line of
+    the message alone when it has no ``LINE n:`` part)."""
+    lines = message.strip().splitlines()
+    first = lines[0] if lines else message
+    for i, text in enumerate(lines):
+        found = _LINE.match(text)
+        if not found or i + 1 >= len(lines) or "^" not in lines[i + 1]:
+            continue
+        number, shown = int(found.group(1)), found.group(2)
+        offset = lines[i + 1].index("^") - len(f"LINE {number}: ")
+        source = sql.splitlines()[number - 1] if number <= len(sql.splitlines()) else shown
+        visible = shown.removeprefix("...").removesuffix("...")
+        at = source.find(visible)
+        if at < 0:
+            return f"{first} (line {number})"
+        column = at + offset - (3 if shown.startswith("...") else 0) + 1
+        return f"{first} {near(source, number, column)}"
+    return first

@@ -1,0 +1,89 @@
+"""sqlgold verify on what is not a plain pair: a gold alone, an unanswerable record, paths
+that are not SQL files, text that is not UTF-8, and parse errors with their position."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from curate.cli import main
+from score.exit_codes import FOUND_DIFFERENT
+
+
+def run(omop_db, *args):
+    return CliRunner().invoke(main, ["verify", "--db", str(omop_db), *args])
+
+
+def record(**fields) -> dict:
+    return {"format": "sqlgold.source/1", "question": "How many?", **fields}
+
+
+def test_a_record_without_an_answer_checks_its_gold_alone(omop_db, tmp_path):
+    """The issue: it said the record 'has no gold and answer'."""
+    source = tmp_path / "s.jsonl"
+    lines = [
+        record(id="g1", gold_sql="SELECT COUNT(*) AS n FROM cdm.person", gold_dialect="tsql"),
+        record(id="g2", gold_sql="SELECT 1 AS n WHERE 1 = 0", gold_dialect="duckdb"),
+    ]
+    source.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    result = run(omop_db, "--id", "g1", "--source", str(source))
+    assert result.exit_code == 0, result.output
+    assert "1130" in result.output and "no reference answer to compare it with" in result.output
+    empty = run(omop_db, "--id", "g2", "--source", str(source))
+    assert empty.exit_code == FOUND_DIFFERENT
+    assert "the gold is empty" in empty.output
+    alone = run(omop_db, "--gold", "SELECT COUNT(*) AS n FROM cdm.death")
+    assert alone.exit_code == 0, alone.output
+
+
+def test_an_unanswerable_records_claims_are_checked(omop_db, tmp_path):
+    source = tmp_path / "u.jsonl"
+    lines = [
+        record(id="u1", answerable=False, unanswerable_because={"empty_tables": ["note"]}),
+        record(id="u2", answerable=False, unanswerable_because={"empty_tables": ["person"]}),
+    ]
+    source.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    holds = run(omop_db, "--id", "u1", "--source", str(source))
+    assert holds.exit_code == 0, holds.output
+    assert "cdm.note is empty" in holds.output and "every claim holds" in holds.output
+    fails = run(omop_db, "--id", "u2", "--source", str(source))
+    assert fails.exit_code == FOUND_DIFFERENT
+    assert "a claim does not hold: cdm.person has 1130 rows, not 0" in fails.output
+
+
+def test_a_path_that_is_not_a_sql_file_is_an_error_not_sql(omop_db, tmp_path):
+    """The issue: `--gold missing.sql` ran the path as SQL ("Required keyword: 'this'
+    missing"), and a folder too."""
+    missing = run(omop_db, "--gold", "missing.sql", "--answer", "SELECT 1")
+    assert missing.exit_code == 1
+    assert missing.output == "error: [verify] missing.sql: --gold: no such file\n"
+    nested = run(omop_db, "--gold", "SELECT 1", "--answer", str(tmp_path / "q" / "a.sql"))
+    assert nested.exit_code == 1 and "--answer: no such file" in nested.output
+    folder = run(omop_db, "--gold", str(tmp_path), "--answer", "SELECT 1")
+    assert folder.exit_code == 1
+    assert folder.output == f"error: [verify] {tmp_path}: --gold: a folder, not a SQL file\n"
+
+
+def test_a_file_that_is_not_utf8_is_one_line_naming_it(omop_db, tmp_path):
+    gold = tmp_path / "gold.sql"
+    gold.write_bytes(b"SELECT 1 AS n\n-- caf\xe9\n")
+    result = run(omop_db, "--gold", str(gold), "--answer", "SELECT 1 AS n")
+    assert result.exit_code == 1
+    assert result.output == f"error: [verify] {gold}:2: --gold: not UTF-8 text (byte 0xe9)\n"
+
+
+def test_parse_errors_say_where(omop_db):
+    """The issue: verify's parse errors had no position."""
+    tsql = run(omop_db, "--gold", "SELECT 1,\n (2 FROM cdm.person", "--answer", "SELECT 1")
+    assert tsql.exit_code == FOUND_DIFFERENT
+    assert 'Expecting ) (line 2, column 5: " (2 FROM cdm.person")' in tsql.output
+    duck = run(
+        omop_db,
+        "--gold",
+        "SELECT 1",
+        "--answer",
+        "SELECT count(*)\nFROM cdm.person WHERE WHERE",
+    )
+    assert duck.exit_code == FOUND_DIFFERENT
+    assert "(line 2, column" in duck.output and "FROM cdm.person WHERE WHERE" in duck.output
