@@ -167,7 +167,8 @@ def test_parameters_substitute_as_plain_text_longest_name_first() -> None:
 
 
 def test_literals_and_comments_are_substituted_and_may_keep_unfilled_names() -> None:
-    sql = "SELECT '@a' AS a, '@nobody@example.org' AS b -- @a and @c\n--HINT DISTRIBUTE_ON_KEY(x)\nFROM t"
+    sql = ("SELECT '@a' AS a, '@nobody@example.org' AS b -- @a and @c\n"
+           "--HINT DISTRIBUTE_ON_KEY(x)\nFROM t")
     result = render(sql, {"a": "x"})
     assert result.sql == ("SELECT 'x' AS a, '@nobody@example.org' AS b -- x and @c\n"
                           "--HINT DISTRIBUTE_ON_KEY(x)\nFROM t")
