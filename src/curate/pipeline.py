@@ -142,13 +142,47 @@ def curation_context(
             nocase.close()
 
 
+class _Stage:
+    """The stage a record is in, so an unexpected error can say where it happened."""
+
+    name = "ohdsi"
+
+
+def internal_drop(error: BaseException, stage: str) -> Drop:
+    """An unexpected exception as a drop: stage ``internal``, the exception's type as rule.
+
+    >>> internal_drop(ValueError("bad\\nvalue"), "verify")
+    Drop(stage='internal', rule='ValueError', reason='ValueError while in stage verify: bad value')
+    """
+    kind = type(error).__name__
+    message = " ".join(str(error).split())
+    if len(message) > 500:
+        message = message[:497] + "..."
+    return Drop("internal", kind, f"{kind} while in stage {stage}: {message}")
+
+
 def curate_record(
     record: SourceRecord, ctx: CurationContext
 ) -> tuple[dict[str, Any] | None, Verdict]:
-    """The task record for ``record`` (or None) and the verdict saying why."""
+    """The task record for ``record`` (or None) and the verdict saying why.
+
+    No record can end a run: any exception while curating it becomes a drop (stage
+    ``internal``, the exception's type and message, and the stage it happened in).
+    """
+    stage = _Stage()
+    try:
+        return _curate(record, ctx, stage)
+    except Exception as error:  # noqa: BLE001 - one record's failure is that record's drop
+        return _dropped(record.id, internal_drop(error, stage.name), [])
+
+
+def _curate(
+    record: SourceRecord, ctx: CurationContext, stage: _Stage
+) -> tuple[dict[str, Any] | None, Verdict]:
     executor, options, nocase = ctx.executor, ctx.options, ctx.nocase
     notes: list[str] = []
     if not record.answerable:
+        stage.name = "unanswerable"
         because = record.unanswerable_because
         drop = check_unanswerable(
             because.empty_tables if because else (),
@@ -157,17 +191,21 @@ def curate_record(
         )
         if drop:
             return _dropped(record.id, drop, notes)
+        stage.name = "validate"
         task = _task(record, None, None, "unanswerable", {}, False, None, ())
         return _validated(task, notes)
+    stage.name = "ohdsi"
     try:
         rendered, render_notes = render_record(record)
     except RenderError as e:
         return _dropped(record.id, Drop("ohdsi", e.reason, e.message), notes)
     notes.extend(render_notes)
+    stage.name = "transpile"
     gold = _to_duckdb(rendered.gold_sql, rendered.gold_dialect, "gold_sql")
     if isinstance(gold, Drop):
         return _dropped(record.id, gold, notes)
     gold_sql = gold.sql
+    stage.name = "verify"
     order = record.order_matters if record.order_matters is not None else gold_orders_rows(gold_sql)
     result = run_gold(
         gold_sql, executor, options.rules, order_matters=order, profile=options.profile
@@ -179,6 +217,7 @@ def curate_record(
         return _dropped(record.id, drop, notes)
     answer_sql = None
     if rendered.answer_sql is not None:
+        stage.name = "answer"
         answer = _to_duckdb(rendered.answer_sql, rendered.answer_dialect, "answer_sql")
         if isinstance(answer, Drop):
             return _dropped(record.id, Drop("answer", answer.rule, answer.reason), notes)
@@ -193,6 +232,7 @@ def curate_record(
         "columns": list(result.columns),
         "types": list(result.types),
     }
+    stage.name = "tier"
     task = _task(
         record,
         gold_sql,
@@ -203,6 +243,7 @@ def curate_record(
         gold_result,
         tuple(gold.rules),
     )
+    stage.name = "validate"
     return _validated(task, notes)
 
 
@@ -309,10 +350,16 @@ def curate_records(
         )
         with pool:
             work = pool.map(_curate_in_worker, records, chunksize=4)
-            for record, outcome in zip(records, work, strict=True):
-                outcomes.append(outcome)
-                if progress:
-                    progress(record)
+            try:
+                for record, outcome in zip(records, work, strict=True):
+                    outcomes.append(outcome)
+                    if progress:
+                        progress(record)
+            except Exception as error:  # noqa: BLE001 - a worker died: drop what it held
+                for record in records[len(outcomes):]:
+                    outcomes.append(_dropped(record.id, internal_drop(error, "worker"), []))
+                    if progress:
+                        progress(record)
     else:
         with curation_context(executor, options) as ctx:
             for record in records:
