@@ -128,7 +128,7 @@ def tie_probe(tree: exp.Expression) -> tuple[exp.Expression, int, int] | None:
     if not isinstance(tree, exp.Select):
         return None  # set operations: ORDER BY names output columns; compare whole rows
     projections = tree.expressions
-    aliases = {p.alias_or_name: p for p in projections}
+    aliases = {p.alias_or_name.lower(): p for p in projections}  # names ignore case
     keys: list[exp.Expression] = []
     for ordered in order.expressions:
         key = ordered.this
@@ -137,8 +137,8 @@ def tie_probe(tree: exp.Expression) -> tuple[exp.Expression, int, int] | None:
             if not 0 <= index < len(projections):
                 return None
             keys.append(projections[index].copy())
-        elif isinstance(key, exp.Column) and not key.table and key.name in aliases:
-            keys.append(aliases[key.name].copy())
+        elif isinstance(key, exp.Column) and not key.table and key.name.lower() in aliases:
+            keys.append(aliases[key.name.lower()].copy())
         else:
             keys.append(key.copy())
     probe = tree.copy()

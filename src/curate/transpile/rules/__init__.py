@@ -6,7 +6,7 @@ tree; ``types`` rules run after the tree has been annotated with its SQL Server 
 Each entry names its function; every function has a docstring example.
 
 >>> [rule.name for rule in RULES][:3]
-['tsql_date_parts', 'float_is_double', 'qualify_cdm_tables']
+['tsql_date_parts', 'float_is_double', 'case_insensitive_identifiers']
 """
 
 from __future__ import annotations
@@ -35,6 +35,14 @@ RULES: tuple[Rule, ...] = (
         "FLOAT is FLOAT(53), a 64-bit DOUBLE (sqlglot writes REAL); REAL and FLOAT(1..24) "
         "stay REAL",
         phase="parse",
+    ),
+    Rule(
+        "case_insensitive_identifiers",
+        "names ignore case in SQL Server: every name is written in lower case before any "
+        "other rule, so a repeated expression gets the same rewrite everywhere (aliases "
+        "keep their case)",
+        tables.case_insensitive_identifiers,
+        phase="names",
     ),
     Rule(
         "qualify_cdm_tables",
