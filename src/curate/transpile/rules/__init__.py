@@ -143,6 +143,12 @@ RULES: tuple[Rule, ...] = (
         numeric.isnull_keeps_first_type,
     ),
     Rule(
+        "floor_ceiling_of_integers",
+        "FLOOR / CEILING of an integer is that integer, as in SQL Server (DuckDB returns a "
+        "DOUBLE); ROUND(integer, n) is typed as the integer",
+        numeric.floor_ceiling_of_integers,
+    ),
+    Rule(
         "integer_cast_truncates",
         "CAST(fractional AS INT) truncates toward zero (DuckDB rounds): CAST(TRUNC(x) AS INT)",
         numeric.integer_cast_truncates,

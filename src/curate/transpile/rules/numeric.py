@@ -87,6 +87,19 @@ def integer_cast_truncates(node: exp.Expression) -> exp.Expression:
     return node
 
 
+def floor_ceiling_of_integers(node: exp.Expression) -> exp.Expression:
+    """FLOOR / CEILING of an integer is that integer (DuckDB returns a DOUBLE: 1970.0).
+
+    >>> value = typed(exp.column("year_of_birth"), "INT")
+    >>> floor_ceiling_of_integers(exp.Floor(this=value)).sql("duckdb")
+    'year_of_birth'
+    """
+    if isinstance(node, exp.Floor | exp.Ceil) and is_integer(node.this):
+        if node.args.get("decimals") is None and node.args.get("to") is None:
+            return node.this
+    return node
+
+
 def decimal_default_scale(node: exp.Expression) -> exp.Expression:
     """DECIMAL / NUMERIC without precision is DECIMAL(18, 0) in SQL Server (DuckDB: (18, 3)).
 
