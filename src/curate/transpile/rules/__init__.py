@@ -92,16 +92,40 @@ RULES: tuple[Rule, ...] = (
         strings.text_of_number_or_time,
     ),
     Rule(
+        "number_text_overflow",
+        "CAST(number AS VARCHAR(n) / CHAR(n)) that does not fit is '*' for an integer and "
+        "fails for NVARCHAR / NCHAR and DECIMAL (SQL Server's overflow), CHAR(n) pads",
+        strings.number_text_overflow,
+    ),
+    Rule(
+        "isnumeric_by_type",
+        "ISNUMERIC(x) of a number is 1 (0 when NULL), of a date 0; of text it is refused "
+        "(SQL Server's number formats)",
+        numeric.isnumeric_by_type,
+    ),
+    Rule(
         "plus_concatenation",
         "string + string is concatenation (||); string + number converts the string to the "
         "number's type",
         strings.plus_concatenation,
     ),
     Rule(
+        "date_arithmetic",
+        "refuse DATE + n, DATE - n and DATE - DATE: SQL Server rejects them (operand type "
+        "clash)",
+        dates.date_arithmetic,
+    ),
+    Rule(
         "datetime_plus_days",
         "DATETIME + n and DATETIME - n add days (+ INTERVAL (n) DAY); DATETIME - DATETIME and "
         "fractional days are refused",
         dates.datetime_plus_days,
+    ),
+    Rule(
+        "dateadd_truncates",
+        "DATEADD(part, n, d) truncates a fractional n toward zero (2.7 days is 2); DuckDB "
+        "rounds it",
+        dates.dateadd_truncates,
     ),
     Rule(
         "dateadd_keeps_date",
@@ -239,7 +263,6 @@ KNOWN_LIMITS: tuple[str, ...] = (
     "CDM datetime columns are DATETIME (3-digit milliseconds in style 121)",
     "not fixed: ISNULL(text, longer text) cuts the replacement to the first argument's "
     "declared length in SQL Server",
-    "not fixed: CAST(integer AS VARCHAR(n)) too short for the number gives '*' in SQL Server",
     "not fixed: GETUTCDATE() and SYSUTCDATETIME() lose their UTC offset (LOCALTIMESTAMP)",
     "left to sqlglot (checked by tests): ISNULL to COALESCE, IIF to CASE, COUNT_BIG to COUNT, "
     "TOP n to LIMIT, OFFSET / FETCH, NULLs sorting first, square brackets, NOLOCK dropped, "

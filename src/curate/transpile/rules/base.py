@@ -162,3 +162,13 @@ def int_literal(node: exp.Expression | None) -> int | None:
     if isinstance(node, exp.Literal) and node.is_int:
         return int(node.this)
     return None
+
+
+def truncated_integer(value: exp.Expression, to: str | exp.DataType = "BIGINT") -> exp.Cast:
+    """CAST(TRUNC(value) AS to): toward zero, as SQL Server converts to an integer.
+
+    >>> truncated_integer(exp.Literal.number(2.7)).sql("duckdb")
+    'CAST(TRUNC(2.7) AS BIGINT)'
+    """
+    target = to if isinstance(to, exp.DataType) else exp.DataType.build(to)
+    return typed(exp.Cast(this=exp.Trunc(this=value), to=target), target)
