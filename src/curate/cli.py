@@ -88,6 +88,12 @@ def main() -> None:
 @click.option(
     "--allow-unordered-limit", is_flag=True, help="Keep golds with LIMIT/TOP but no ORDER BY."
 )
+@click.option(
+    "--allow-unresolved-semantics",
+    is_flag=True,
+    help="Keep golds whose transpile warns about what it cannot settle (the report lists "
+    "the warnings).",
+)
 @click.option("--strict", is_flag=True, help="Exit with code 2 if any record is dropped.")
 @executor_options
 @quiet_option
@@ -108,6 +114,7 @@ def curate(
     no_determinism_check,
     allow_ties,
     allow_unordered_limit,
+    allow_unresolved_semantics,
     strict,
     timeout,
     max_rows,
@@ -150,7 +157,11 @@ def curate(
             executor,
             out=out,
             report_path=report,
-            options=CurationOptions(rules=rules, profile=profile),
+            options=CurationOptions(
+                rules=rules,
+                profile=profile,
+                unresolved_semantics=not allow_unresolved_semantics,
+            ),
             jobs=jobs,
             on_start=on_start,
             progress=progress,
@@ -160,6 +171,9 @@ def curate(
     click.echo(
         f"kept         {c['kept']}  ({', '.join(f'{t} {n}' for t, n in c['by_tier'].items())})"
     )
+    if c["kept_with_warnings"]:
+        n = c["kept_with_warnings"]
+        click.echo(f"  with unsettled transpile warnings {n} (see the report)")
     click.echo(f"dropped      {c['dropped']}")
     for key, n in c["dropped_by_rule"].items():
         click.echo(f"  {key:<40}{n:>5}")

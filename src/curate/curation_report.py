@@ -68,6 +68,7 @@ def build_report(
         "languages": _sorted_counts(Counter(lang for t in tasks for lang in t["questions"])),
         "answerable": sum(1 for t in tasks if t["answerable"]),
         "unanswerable": sum(1 for t in tasks if not t["answerable"]),
+        "kept_with_warnings": sum(1 for r in records if r.get("warnings")),
         "dropped_by_stage": _sorted_counts(Counter(r["stage"] for r in dropped)),
         "dropped_by_rule": _sorted_counts(Counter(f"{r['stage']}/{r['rule']}" for r in dropped)),
     }
@@ -121,6 +122,16 @@ def report_markdown(report: dict[str, Any]) -> str:
         "Questions by language: " + ", ".join(f"{k} {n}" for k, n in c["languages"].items()),
         "",
     ]
+    warned = [r for r in report["records"] if r["status"] == "kept" and r.get("warnings")]
+    lines += ["## Warnings on kept tasks", ""]
+    if not warned:
+        lines += ["None: every kept gold's transpile warnings were settled.", ""]
+    else:
+        lines += ["Transpile warnings nothing settled (rule unresolved_semantics was off):", ""]
+        lines += [
+            f"- {_md_escape(r['id'])}: {_md_escape(w)}" for r in warned for w in r["warnings"]
+        ]
+        lines.append("")
     dropped = [r for r in report["records"] if r["status"] == "dropped"]
     lines += ["## Dropped records", ""]
     if not dropped:

@@ -31,7 +31,7 @@ from curate.tiers import classify_tier, extract_features
 from curate.transpile.to_duckdb import Transpiled, TranspileError, transpile
 from curate.verify.gold import Drop, check_answer, check_unanswerable, run_gold
 from curate.verify.reference_rules import ReferenceRules
-from score.compare import compare
+from curate.verify.semantics import collation_drop, unresolved, unresolved_drop
 from score.executor import Executor, ExecutorSettings
 from score.order import order_matters as gold_orders_rows
 from score.result import QueryResult
@@ -51,6 +51,8 @@ class CurationOptions:
     # whose transpile warns about text comparison, grouping or sorting is run again
     # under DuckDB's NOCASE collation and dropped if the two results differ.
     collation_check: bool = True
+    # A transpile warning nothing settles (curate.verify.semantics) drops the record.
+    unresolved_semantics: bool = True
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,7 @@ class Verdict:
     reason: str | None = None
     tier: str | None = None
     notes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()  # transpile warnings nothing settled (kept tasks only)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "status": self.status}
@@ -73,6 +76,8 @@ class Verdict:
             out["tier"] = self.tier
         if self.notes:
             out["notes"] = list(self.notes)
+        if self.warnings:
+            out["warnings"] = list(self.warnings)
         return out
 
 
@@ -91,26 +96,6 @@ def _to_duckdb(sql: str, dialect: str | None, field_name: str) -> Transpiled | D
     except TranspileError as e:
         rule = getattr(e, "rule", None) or "transpile"
         return Drop("transpile", rule, f"{field_name}: {e.message}")
-
-
-def _collation_drop(
-    gold: Transpiled, result: QueryResult, nocase: Executor | None, order: bool, profile: str
-) -> Drop | None:
-    """Drop a SQL Server gold whose result depends on case-sensitive text handling."""
-    if nocase is None or not any(w.startswith("collation") for w in gold.warnings):
-        return None
-    other = nocase.try_execute(gold.sql)
-    if (
-        isinstance(other, QueryResult)
-        and compare(result, other, profile, order_matters=order).match
-    ):
-        return None
-    return Drop(
-        "verify",
-        "case_insensitive_collation",
-        "SQL Server's default collation ignores case and under it this gold returns a "
-        "different result; make the text comparison, grouping or order independent of case",
-    )
 
 
 @dataclass(frozen=True)
@@ -140,6 +125,33 @@ def curation_context(
     finally:
         if nocase is not None:
             nocase.close()
+
+
+def verify_gold(
+    gold: Transpiled, ctx: CurationContext, *, order_matters: bool
+) -> tuple[QueryResult | Drop, tuple[str, ...]]:
+    """The gold's result if it meets every reference rule, else the Drop; and its open warnings.
+
+    The same checks whether a record is curated or one pair is verified (``sqlgold
+    verify``): transpile warnings nothing settles (rule ``unresolved_semantics``), the
+    reference rules (:func:`curate.verify.gold.run_gold`) and the collation check.
+    """
+    options = ctx.options
+    open_warnings = unresolved(gold.warnings, collation_checked=ctx.nocase is not None)
+    drop = unresolved_drop(open_warnings) if options.unresolved_semantics else None
+    if drop:
+        return drop, open_warnings
+    result = run_gold(
+        gold.sql, ctx.executor, options.rules, order_matters=order_matters,
+        profile=options.profile,
+    )
+    if isinstance(result, Drop):
+        return result, open_warnings
+    drop = collation_drop(
+        gold.sql, gold.warnings, result, ctx.nocase, order_matters=order_matters,
+        profile=options.profile,
+    )
+    return drop or result, open_warnings
 
 
 class _Stage:
@@ -179,7 +191,7 @@ def curate_record(
 def _curate(
     record: SourceRecord, ctx: CurationContext, stage: _Stage
 ) -> tuple[dict[str, Any] | None, Verdict]:
-    executor, options, nocase = ctx.executor, ctx.options, ctx.nocase
+    executor, options = ctx.executor, ctx.options
     notes: list[str] = []
     if not record.answerable:
         stage.name = "unanswerable"
@@ -207,20 +219,20 @@ def _curate(
     gold_sql = gold.sql
     stage.name = "verify"
     order = record.order_matters if record.order_matters is not None else gold_orders_rows(gold_sql)
-    result = run_gold(
-        gold_sql, executor, options.rules, order_matters=order, profile=options.profile
-    )
+    result, warnings = verify_gold(gold, ctx, order_matters=order)
     if isinstance(result, Drop):
         return _dropped(record.id, result, notes)
-    drop = _collation_drop(gold, result, nocase, order, options.profile)
-    if drop:
-        return _dropped(record.id, drop, notes)
     answer_sql = None
     if rendered.answer_sql is not None:
         stage.name = "answer"
         answer = _to_duckdb(rendered.answer_sql, rendered.answer_dialect, "answer_sql")
         if isinstance(answer, Drop):
             return _dropped(record.id, Drop("answer", answer.rule, answer.reason), notes)
+        answer_open = unresolved(answer.warnings, collation_checked=False)
+        drop = unresolved_drop(answer_open, "answer") if options.unresolved_semantics else None
+        if drop:
+            return _dropped(record.id, drop, notes)
+        warnings += tuple(f"answer_sql: {w}" for w in answer_open)
         answer_sql = answer.sql
         drop = check_answer(
             result, answer_sql, executor, order_matters=order, profile=options.profile
@@ -244,7 +256,7 @@ def _curate(
         tuple(gold.rules),
     )
     stage.name = "validate"
-    return _validated(task, notes)
+    return _validated(task, notes, warnings)
 
 
 def _task(
@@ -297,12 +309,15 @@ def _origin(record: SourceRecord) -> str | None:
     return ":".join(p for p in parts if p) or None
 
 
-def _validated(task: dict[str, Any], notes: list[str]) -> tuple[dict[str, Any] | None, Verdict]:
+def _validated(
+    task: dict[str, Any], notes: list[str], warnings: tuple[str, ...] = ()
+) -> tuple[dict[str, Any] | None, Verdict]:
     problems = validation_errors("task", task)
     if problems:
         drop = Drop("validate", "task_schema", "; ".join(problems))
         return _dropped(task["id"], drop, notes)
-    return task, Verdict(task["id"], "kept", tier=task["tier"], notes=tuple(notes))
+    verdict = Verdict(task["id"], "kept", tier=task["tier"], notes=tuple(notes), warnings=warnings)
+    return task, verdict
 
 
 _WORKER: CurationContext | None = None

@@ -260,7 +260,38 @@ def test_case_dependent_sql_server_gold_is_dropped(executor):
     )
     verdict = verdict_of(rec, executor)
     assert verdict.rule == "case_insensitive_collation"
-    assert verdict_of(rec, executor, collation_check=False).status == "kept"
+    # without the check nothing settles the collation warning
+    assert verdict_of(rec, executor, collation_check=False).rule == "unresolved_semantics"
+    kept = verdict_of(rec, executor, collation_check=False, unresolved_semantics=False)
+    assert kept.status == "kept" and kept.warnings[0].startswith("collation: ")
+
+
+def test_an_unsettled_transpile_warning_drops_the_gold_unless_switched_off(omop_db, tmp_path):
+    source = tmp_path / "warned_source.jsonl"
+    line = {"format": "sqlgold.source/1", "id": "w1", "question": "Three factorial quarters?",
+            "gold_sql": "SELECT FACTORIAL(3) / 4 AS a", "gold_dialect": "tsql"}
+    source.write_text(json.dumps(line) + "\n")
+    runner = CliRunner()
+    args = ["curate", str(source), "--db", str(omop_db), "--out", str(tmp_path / "w.jsonl"), "-q"]
+    assert runner.invoke(main, args).exit_code == 0
+    report = json.loads((tmp_path / "w_report.json").read_text())
+    (entry,) = report["records"]
+    assert (entry["stage"], entry["rule"]) == ("verify", "unresolved_semantics")
+    assert "FACTORIAL(3) / 4 divides integers" in entry["reason"]
+    assert report["counts"]["kept_with_warnings"] == 0
+    assert report["settings"]["unresolved_semantics"]
+    assert "None: every kept gold's transpile warnings were settled." in (
+        tmp_path / "w_report.md").read_text()
+    result = runner.invoke(main, [*args, "--allow-unresolved-semantics"])
+    assert result.exit_code == 0 and "with unsettled transpile warnings 1" in result.output
+    report = json.loads((tmp_path / "w_report.json").read_text())
+    (entry,) = report["records"]
+    assert entry["status"] == "kept" and report["counts"]["kept_with_warnings"] == 1
+    assert entry["warnings"] == [
+        "division: cannot tell whether FACTORIAL(3) / 4 divides integers; left as DuckDB division"
+    ]
+    assert "- w1: division: cannot tell whether FACTORIAL(3) / 4" in (
+        tmp_path / "w_report.md").read_text()
 
 
 def test_unanswerable_claims_are_checked(executor):

@@ -150,17 +150,27 @@ def _annotate_keeps_integer(self, expression: exp.Expression) -> exp.Expression:
     return self._set_type(expression, kind if kind is not None else exp.DType.DOUBLE)
 
 
+def _annotate_convert(self, expression: exp.Expression) -> exp.Expression:
+    """CONVERT(type, x [, style]) is of its target type."""
+    target = expression.this
+    if isinstance(target, exp.DataType):
+        return self._set_type(expression, target)
+    return self._set_type(expression, exp.DType.UNKNOWN)
+
+
 class SqlgoldTSQL(TSQL):
     """sqlglot's T-SQL dialect with SQL Server's date-part table and 64-bit FLOAT.
 
     Its type rules (used to annotate gold SQL) are sqlglot's T-SQL ones, plus ROUND and
-    AVG of an integer typed as that integer, as SQL Server returns them.
+    AVG of an integer typed as that integer, as SQL Server returns them, and CONVERT
+    typed as its target.
     """
 
     EXPRESSION_METADATA = {
         **TSQL.EXPRESSION_METADATA,
         exp.Round: {"annotator": _annotate_keeps_integer},
         exp.Avg: {"annotator": _annotate_keeps_integer},
+        exp.Convert: {"annotator": _annotate_convert},
     }
 
     class Parser(TSQL.Parser):
