@@ -153,28 +153,39 @@ def _single(sql: str, notes: tuple[str, ...]) -> RenderResult:
     return RenderResult(single.sql, notes + single.notes)
 
 
+def _is_template(sql: str, parameters: Mapping[str, Any] | None) -> bool:
+    """Whether SQL uses SqlRender parameters (outside literals and comments)."""
+    return bool(parameters) or any(not u.in_text for u in parameter_uses(sql))
+
+
 def render_record(record: SourceRecord) -> tuple[SourceRecord, tuple[str, ...]]:
     """A record whose gold (and answer) SQL is one plain SQL Server query, and notes.
 
     ``ohdsi`` SQL is rendered with the record's parameters and made one query; ``tsql``
-    is made one query; ``duckdb`` and ``postgres`` SQL are left as they are.  Raises
-    :class:`RenderError` with the record's id.
+    is made one query; ``postgres`` SQL that uses SqlRender parameters (a QueryLibrary
+    page written for PostgreSQL) is rendered and stays PostgreSQL; ``duckdb`` SQL is left
+    as it is.  Raises :class:`RenderError` with the record's id.
     """
     changes: dict[str, str] = {}
     notes: list[str] = []
     pairs = (("gold_sql", "gold_dialect"), ("answer_sql", "answer_dialect"))
     for sql_field, dialect_field in pairs:
         sql, dialect = getattr(record, sql_field), getattr(record, dialect_field)
-        if sql is None or dialect not in ("ohdsi", "tsql"):
+        if sql is None or dialect not in ("ohdsi", "tsql", "postgres"):
+            continue
+        if dialect == "postgres" and not _is_template(sql, record.parameters):
             continue
         try:
             if dialect == "ohdsi":
                 result = to_sql_server(sql, record.parameters)
+            elif dialect == "postgres":
+                result = render(sql, record.parameters)
             else:
                 result = _single(sql, ())
         except RenderError as e:
             where = "" if sql_field == "gold_sql" else "answer_sql: "
             raise RenderError(e.reason, where + e.message, task_id=record.id) from e
-        changes[sql_field], changes[dialect_field] = result.sql, "tsql"
+        changes[sql_field] = result.sql
+        changes[dialect_field] = "postgres" if dialect == "postgres" else "tsql"
         notes.extend(f"{sql_field}: {n}" for n in result.notes)
     return replace(record, **changes), tuple(notes)
