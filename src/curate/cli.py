@@ -94,6 +94,13 @@ def main() -> None:
     help="Keep golds whose transpile warns about what it cannot settle (the report lists "
     "the warnings).",
 )
+@click.option(
+    "--max-per-result",
+    type=click.IntRange(1),
+    default=None,
+    help="Keep at most N tasks whose gold results are identical (the first by id); "
+    "default: keep all and list the groups in the report.",
+)
 @click.option("--strict", is_flag=True, help="Exit with code 2 if any record is dropped.")
 @executor_options
 @quiet_option
@@ -115,6 +122,7 @@ def curate(
     allow_ties,
     allow_unordered_limit,
     allow_unresolved_semantics,
+    max_per_result,
     strict,
     timeout,
     max_rows,
@@ -161,6 +169,7 @@ def curate(
                 rules=rules,
                 profile=profile,
                 unresolved_semantics=not allow_unresolved_semantics,
+                max_per_result=max_per_result,
             ),
             jobs=jobs,
             on_start=on_start,
@@ -174,6 +183,11 @@ def curate(
     if c["kept_with_warnings"]:
         n = c["kept_with_warnings"]
         click.echo(f"  with unsettled transpile warnings {n} (see the report)")
+    if c["identical_result_groups"]:
+        click.echo(
+            f"  in groups with identical gold results {c['kept_in_identical_result_groups']} "
+            f"({c['identical_result_groups']} groups, see the report)"
+        )
     click.echo(f"dropped      {c['dropped']}")
     for key, n in c["dropped_by_rule"].items():
         click.echo(f"  {key:<40}{n:>5}")

@@ -27,17 +27,18 @@ from typing import Any
 from curate.ohdsi.errors import RenderError
 from curate.ohdsi.render import render_record
 from curate.sources.records import SourceRecord
+from curate.task_record import task_record
 from curate.tiers import classify_tier, extract_features
 from curate.transpile.to_duckdb import Transpiled, TranspileError, transpile
 from curate.verify.gold import Drop, check_answer, check_unanswerable, run_gold
+from curate.verify.identical_results import RULE as IDENTICAL_RULE
+from curate.verify.identical_results import ResultPrint, over_limit
 from curate.verify.reference_rules import ReferenceRules
 from curate.verify.semantics import collation_drop, unresolved, unresolved_drop
 from score.executor import Executor, ExecutorSettings
 from score.order import order_matters as gold_orders_rows
 from score.result import QueryResult
 from score.schemas import validation_errors
-
-TASK_SCHEMA_VERSION = "1.0"
 
 #: What each source dialect is read as by the transpiler (after OHDSI rendering).
 READ_DIALECT = {"ohdsi": "tsql", "tsql": "tsql", "duckdb": "duckdb", "postgres": "postgres"}
@@ -53,6 +54,8 @@ class CurationOptions:
     collation_check: bool = True
     # A transpile warning nothing settles (curate.verify.semantics) drops the record.
     unresolved_semantics: bool = True
+    # Keep at most this many tasks whose gold results are identical (None: keep all).
+    max_per_result: int | None = None
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,7 @@ class Verdict:
     tier: str | None = None
     notes: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()  # transpile warnings nothing settled (kept tasks only)
+    result: ResultPrint | None = None  # the kept gold's result hash, size and first row
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "status": self.status}
@@ -74,6 +78,8 @@ class Verdict:
             out.update(stage=self.stage, rule=self.rule, reason=self.reason)
         else:
             out["tier"] = self.tier
+            if self.result is not None:
+                out["result_sha256"] = self.result.sha256
         if self.notes:
             out["notes"] = list(self.notes)
         if self.warnings:
@@ -204,7 +210,7 @@ def _curate(
         if drop:
             return _dropped(record.id, drop, notes)
         stage.name = "validate"
-        task = _task(record, None, None, "unanswerable", {}, False, None, ())
+        task = task_record(record, None, None, "unanswerable", {}, False, None, ())
         return _validated(task, notes)
     stage.name = "ohdsi"
     try:
@@ -222,6 +228,7 @@ def _curate(
     result, warnings = verify_gold(gold, ctx, order_matters=order)
     if isinstance(result, Drop):
         return _dropped(record.id, result, notes)
+    printed = ResultPrint.of(result, ordered=order)
     answer_sql = None
     if rendered.answer_sql is not None:
         stage.name = "answer"
@@ -245,7 +252,7 @@ def _curate(
         "types": list(result.types),
     }
     stage.name = "tier"
-    task = _task(
+    task = task_record(
         record,
         gold_sql,
         answer_sql,
@@ -256,68 +263,46 @@ def _curate(
         tuple(gold.rules),
     )
     stage.name = "validate"
-    return _validated(task, notes, warnings)
-
-
-def _task(
-    record: SourceRecord,
-    gold_sql: str | None,
-    answer_sql: str | None,
-    tier: str,
-    features: dict[str, Any],
-    order: bool,
-    gold_result: dict[str, Any] | None,
-    rules_applied: tuple[str, ...],
-) -> dict[str, Any]:
-    questions = dict(record.questions or {})
-    questions.setdefault("en", record.question)
-    because = record.unanswerable_because
-    return {
-        "schema_version": TASK_SCHEMA_VERSION,
-        "id": record.id,
-        "question": record.question,
-        "questions": dict(sorted(questions.items())),
-        "gold_sql": gold_sql,
-        "source_sql": record.gold_sql,
-        "source_dialect": record.gold_dialect,
-        "answer_sql": answer_sql,
-        "answer_dialect": "duckdb" if answer_sql is not None else None,
-        "tier": tier,
-        "features": features,
-        "category": record.category,
-        "difficulty": record.difficulty,
-        "answerable": record.answerable,
-        "order_matters": order,
-        "unanswerable_because": None
-        if because is None
-        else {
-            "empty_tables": list(because.empty_tables),
-            "null_columns": list(because.null_columns),
-        },
-        "gold_result": gold_result,
-        "transpile_rules": sorted(set(rules_applied)),
-        "origin": _origin(record),
-        "notes": record.notes,
-    }
-
-
-def _origin(record: SourceRecord) -> str | None:
-    o = record.origin
-    if o is None:
-        return None
-    parts = [o.importer, o.file or "", o.page or ""]
-    return ":".join(p for p in parts if p) or None
+    return _validated(task, notes, warnings, printed)
 
 
 def _validated(
-    task: dict[str, Any], notes: list[str], warnings: tuple[str, ...] = ()
+    task: dict[str, Any],
+    notes: list[str],
+    warnings: tuple[str, ...] = (),
+    printed: ResultPrint | None = None,
 ) -> tuple[dict[str, Any] | None, Verdict]:
     problems = validation_errors("task", task)
     if problems:
         drop = Drop("validate", "task_schema", "; ".join(problems))
         return _dropped(task["id"], drop, notes)
-    verdict = Verdict(task["id"], "kept", tier=task["tier"], notes=tuple(notes), warnings=warnings)
+    verdict = Verdict(
+        task["id"], "kept", tier=task["tier"], notes=tuple(notes), warnings=warnings,
+        result=printed,
+    )
     return task, verdict
+
+
+def _limit_per_result(
+    outcomes: list[tuple[dict[str, Any] | None, Verdict]], limit: int
+) -> list[tuple[dict[str, Any] | None, Verdict]]:
+    """Rule max_per_result: drop kept tasks beyond the first ``limit`` of their result."""
+    kept = [(v.id, v.result.sha256) for _, v in outcomes if v.result is not None]
+    beyond = over_limit(kept, limit)
+    out = []
+    for task, verdict in outcomes:
+        first = beyond.get(verdict.id)
+        if first is None:
+            out.append((task, verdict))
+            continue
+        drop = Drop(
+            "verify",
+            IDENTICAL_RULE,
+            f"its gold returns the very result of {first} (sha256 {verdict.result.sha256[:12]}); "
+            f"at most {limit} kept per result",
+        )
+        out.append(_dropped(verdict.id, drop, list(verdict.notes)))
+    return out
 
 
 _WORKER: CurationContext | None = None
@@ -381,6 +366,8 @@ def curate_records(
                 outcomes.append(curate_record(record, ctx))
                 if progress:
                     progress(record)
+    if options.max_per_result is not None:
+        outcomes = _limit_per_result(outcomes, options.max_per_result)
     tasks = sorted((t for t, _ in outcomes if t is not None), key=lambda t: t["id"])
     verdicts = sorted((v for _, v in outcomes), key=lambda v: v.id)
     return tasks, verdicts

@@ -294,6 +294,31 @@ def test_an_unsettled_transpile_warning_drops_the_gold_unless_switched_off(omop_
         tmp_path / "w_report.md").read_text()
 
 
+def test_identical_gold_results_are_grouped_and_can_be_limited(executor, tmp_path):
+    source = tmp_path / "same_source.jsonl"
+    golds = {"a": "SELECT COUNT(*) AS n FROM cdm.person",
+             "b": "SELECT COUNT(person_id) AS persons FROM cdm.person",
+             "c": "SELECT COUNT(*) + 1 AS n FROM cdm.person"}
+    source.write_text("".join(
+        json.dumps({"format": "sqlgold.source/1", "id": i, "question": "How many?",
+                    "gold_sql": sql, "gold_dialect": "duckdb"}) + "\n"
+        for i, sql in golds.items()))
+    run = curate_to_files(source, "jsonl", executor, out=tmp_path / "same_tasks.jsonl")
+    (group,) = run.report["identical_results"]
+    assert group["ids"] == ["a", "b"] and group["rows"] == 1
+    assert group["first_row"] == '[["n","1130"]]'
+    assert run.report["counts"]["kept"] == 3
+    markdown = run.report_path.with_suffix(".md").read_text()
+    assert '| 2 | 1 | `[["n","1130"]]` | a, b |' in markdown
+    limited = curate_to_files(source, "jsonl", executor, out=tmp_path / "one_tasks.jsonl",
+                              options=CurationOptions(max_per_result=1))
+    records = {r["id"]: r for r in limited.report["records"]}
+    assert records["a"]["status"] == records["c"]["status"] == "kept"
+    assert (records["b"]["stage"], records["b"]["rule"]) == ("verify", "max_per_result")
+    assert records["b"]["reason"].startswith("its gold returns the very result of a (sha256 ")
+    assert [t["id"] for t in limited.tasks] == ["a", "c"]
+
+
 def test_unanswerable_claims_are_checked(executor):
     good = SourceRecord(
         id="u1",
