@@ -19,6 +19,7 @@ from curate.database.cli import db
 from curate.grounding.cli import grounding
 from curate.pipeline import CurationOptions
 from curate.publish.cli import diff_command, publish_command
+from curate.sqlglot_log import route_sqlglot_warnings
 from curate.verify.cli import verify
 from curate.verify.reference_rules import ReferenceRules
 from score.cli_options import (
@@ -147,6 +148,7 @@ def curate(
         limit_needs_order=not allow_unordered_limit,
         no_ties_at_limit=not allow_ties,
     )
+    route_sqlglot_warnings(quiet=quiet)
     settings = executor_settings(timeout, max_rows, memory_limit, threads, today)
     bar = ProgressBar("curating", quiet)
     count = {"total": 0, "done": 0}

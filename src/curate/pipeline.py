@@ -27,6 +27,7 @@ from typing import Any
 from curate.ohdsi.errors import RenderError
 from curate.ohdsi.render import render_record
 from curate.sources.records import SourceRecord
+from curate.sqlglot_log import current_setting, route_sqlglot_warnings
 from curate.task_record import task_record
 from curate.tiers import classify_tier, extract_features
 from curate.transpile.to_duckdb import Transpiled, TranspileError, transpile
@@ -310,10 +311,16 @@ _WORKER_SCOPE: Any = None  # keeps the context manager (and its executors) open
 
 
 def _start_worker(
-    db_path: str, schema: str, settings: ExecutorSettings, options: CurationOptions
+    db_path: str,
+    schema: str,
+    settings: ExecutorSettings,
+    options: CurationOptions,
+    quiet: bool | None,
 ) -> None:
     """Open this worker process's own executors (DuckDB handles do not cross processes)."""
     global _WORKER, _WORKER_SCOPE
+    if quiet is not None:
+        route_sqlglot_warnings(quiet=quiet)
     executor = Executor(db_path, schema, settings)
     _WORKER_SCOPE = curation_context(executor, options)
     _WORKER = _WORKER_SCOPE.__enter__()
@@ -346,7 +353,9 @@ def curate_records(
             max_workers=jobs,
             mp_context=multiprocessing.get_context("spawn"),  # no forked DuckDB threads
             initializer=_start_worker,
-            initargs=(executor.db_path, executor.schema, executor.settings, options),
+            initargs=(
+                executor.db_path, executor.schema, executor.settings, options, current_setting()
+            ),
         )
         with pool:
             work = pool.map(_curate_in_worker, records, chunksize=4)

@@ -13,6 +13,7 @@ from curate.cli import main
 from curate.curation import curate_to_files
 from curate.pipeline import CurationOptions, curate_record, curate_records, curation_context
 from curate.sources.records import SourceRecord, UnanswerableBecause
+from curate.sqlglot_log import route_sqlglot_warnings
 from curate.verify.reference_rules import ReferenceRules
 from score.executor import Executor, ExecutorSettings
 from score.tasks import load_tasks
@@ -423,3 +424,22 @@ def test_committed_examples_document_is_current_and_leak_free(project_run):
     for task in split["test"]:
         if task["gold_sql"]:
             assert task["gold_sql"] not in committed and task["answer_sql"] not in committed
+
+
+def test_sqlglot_warnings_go_through_logging_and_quiet_silences_them(omop_db, tmp_path):
+    import subprocess
+    import sys
+
+    source = tmp_path / "noisy_source.jsonl"
+    source.write_text("".join(
+        json.dumps({"format": "sqlgold.source/1", "id": f"n{i}", "question": "q?",
+                    "gold_sql": f"CREATE LOGIN x{i}; SELECT {i} AS a", "gold_dialect": "tsql"})
+        + "\n" for i in range(1, 3)))
+    args = ["curate", str(source), "--db", str(omop_db), "--out", str(tmp_path / "n.jsonl")]
+    command = [sys.executable, "-m", "curate.cli", *args, "--jobs", "2", "-q"]
+    quiet = subprocess.run(command, capture_output=True, text=True, check=True)
+    assert quiet.stderr == ""  # nothing raw from the parent or the worker processes
+    loud = CliRunner().invoke(main, args)
+    assert loud.exit_code == 0
+    assert "sqlglot: WARNING: 'CREATE LOGIN x1' contains unsupported syntax" in loud.stderr
+    route_sqlglot_warnings(quiet=True)  # no handler left on the test runner's stderr
