@@ -263,7 +263,7 @@ def to_single_query(sql: str, *, dialect: str = "tsql", pretty: bool = True) -> 
     ('USE cdm left out', 'SET NOCOUNT ON left out')
     """
     script = Script()
-    for stmt in parse_statements(sql, dialect):
+    for _, stmt in parse_statements(sql, dialect):
         script.step(stmt)
     query = _assemble(script)
     return SingleQuery(query.sql(dialect=dialect, pretty=pretty), tuple(script.notes))

@@ -89,7 +89,7 @@ def _variable_name(node: exp.Expr) -> str | None:
     return None
 
 
-def _into(query: exp.Expr) -> exp.Select | None:
+def into_holder(query: exp.Expr) -> exp.Select | None:
     """The SELECT carrying ``INTO`` in a query (leftmost of a set operation)."""
     while isinstance(query, exp.SetOperation):
         query = query.this
@@ -366,7 +366,7 @@ class Script:
             raise SingleQueryError(UNSUPPORTED, f"unsupported statement {short(stmt.sql('tsql'))}")
 
     def _query(self, query: exp.Query) -> None:
-        holder = _into(query)
+        holder = into_holder(query)
         if holder is None:
             self._read(query)
             self.finals.append(query)
@@ -375,7 +375,7 @@ class Script:
         if not isinstance(target, exp.Table):
             raise SingleQueryError(WRITES_DATABASE, "SELECT INTO a database table")
         query = query.copy()
-        _into(query).set("into", None)
+        into_holder(query).set("into", None)
         ctes = lift_with(query)
         if temp_name(target):
             self._define(target, query, ctes)
