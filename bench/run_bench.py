@@ -11,7 +11,9 @@ Figures (see bench/README.md for what each one includes and excludes):
    sorted-string-tuples baseline, and the 1M / 100k growth;
 3. wide results: 2, 6, 10, 14 permuted columns;
 4. curation: records per second and wall time over raw execution of the kept golds;
-5. peak RSS of scoring 10,000 instances in a fresh process.
+5. peak RSS of scoring 10,000 instances in a fresh process;
+6. DataQualityDashboard's 2,533 check instances curated with two worker processes:
+   records per second (not in ``--quick`` unless named in ``--only``).
 
 Every figure is the median of ``--runs`` runs (ratios are taken within a run, then the
 median).  The table goes to stdout and ``bench/latest.md``, the figures to
@@ -38,7 +40,7 @@ import bench_profile
 import bench_scoring
 from bench_common import ROOT, SRC, log, machine, src_digest
 
-FIGURES = ("scoring", "comparator", "wide", "curation", "memory")
+FIGURES = ("scoring", "comparator", "wide", "curation", "memory", "curation_dqd")
 TARGETS = {
     "scoring_overhead_ratio": ("<=", 1.2),
     "gold_executions_second_run": ("==", 0),
@@ -59,12 +61,14 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                    help="the project's own source file to curate (figure 4)")
     p.add_argument("--querylibrary", type=Path, default=bench_curation.QUERYLIBRARY,
                    help="folder of OHDSI QueryLibrary pages (figure 4; skipped if absent)")
+    p.add_argument("--dqd", type=Path, default=bench_curation.DQD,
+                   help="DataQualityDashboard corpus (figure 6; skipped if absent)")
     p.add_argument("--out", type=Path, default=None,
                    help="JSON output (default bench/latest.json; bench/quick.json with --quick)")
     p.add_argument("--runs", type=int, default=None, help="runs per figure (default 3)")
     p.add_argument("--quick", action="store_true",
                    help="smoke run: 1 run, fewer instances and rows, a short budget")
-    p.add_argument("--only", default=",".join(FIGURES),
+    p.add_argument("--only", default=None,
                    help=f"comma-separated subset of {','.join(FIGURES)}")
     p.add_argument("--instances", type=int, default=None,
                    help="instances scored for figure 1 (default 2000)")
@@ -95,6 +99,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     args.wide_rows = args.wide_rows or (10_000 if quick else 100_000)
     args.budget = args.budget or (10.0 if quick else 60.0)
     args.out = args.out or ROOT / "bench" / ("quick.json" if quick else "latest.json")
+    if args.only is None:  # a quick run leaves out the DQD corpus (minutes on 2 cores)
+        args.only = ",".join(f for f in FIGURES if not (quick and f == "curation_dqd"))
     args.only = [f for f in args.only.split(",") if f]
     unknown = set(args.only) - set(FIGURES)
     if unknown:
@@ -149,6 +155,9 @@ def headline(results: dict[str, Any], rows: list[int]) -> dict[str, Any]:
     m = results.get("memory")
     if m:
         out["peak_rss_mb"] = m.get("peak_rss_mb")
+    dq = results.get("curation_dqd")
+    if dq:
+        out["curation_dqd_records_per_second"] = dq.get("records_per_second")
     out["targets"] = {k: {"target": f"{_SHOWN[op]} {bound:g}{_UNIT.get(k, '')}",
                           "value": out.get(k),
                           "met": _met(k, out.get(k))}
@@ -271,6 +280,14 @@ def render(report: dict[str, Any], details: tuple[str, ...] = FIGURES) -> str:
         row(5, f"peak RSS scoring {me['instances']:,} instances in a fresh process "
                f"({me['rss_before_scoring_mb']:.0f} MiB before scoring)",
             f"{me['peak_rss_mb']:.0f} MiB", "peak_rss_mb")
+    dq = r.get("curation_dqd")
+    if dq and dq.get("records_per_second") is not None:
+        row(6, f"DataQualityDashboard curation throughput, --jobs {dq['jobs']} "
+               f"({dq['records']:,} records, {dq['kept']:,} kept)",
+            f"{dq['records_per_second']:.1f} records/s (median {dq['wall_s']:.1f} s wall, "
+            f"{dq['cpu_s']:.1f} CPU s)")
+    elif dq:
+        row(6, "DataQualityDashboard curation", "skipped: " + "; ".join(dq["notes"]))
     met = [f"`{k}` {_fmt(v['value'])}" for k, v in t.items() if v["met"]]
     unmet = [f"`{k}` {_fmt(v['value'])} ({v['target']})" for k, v in t.items()
              if v["met"] is False]
@@ -390,6 +407,8 @@ figure includes. In short:
    `curate_to_files` (default rules); records per second, and wall time over plain DuckDB
    running each kept gold once.
 5. **Memory**: peak RSS (VmHWM) of a fresh process scoring 10,000 instances.
+6. **DataQualityDashboard curation**: its 2,533 check instances (`../shared/corpora`)
+   curated by `curate_to_files(..., jobs=2)`; records per second.
 """
 
 
@@ -441,6 +460,11 @@ def main(argv: list[str]) -> int:
             folder.mkdir()
             results["curation"] = bench_curation.curation_cost(
                 args.db, args.querylibrary, args.source, args.runs, folder)
+        if "curation_dqd" in args.only:
+            folder = work / "curation_dqd"
+            folder.mkdir()
+            results["curation_dqd"] = bench_curation.dqd_throughput(
+                args.db, args.dqd, args.runs, folder)
         if "memory" in args.only:
             results["memory"] = bench_scoring.peak_memory(
                 args.db, args.tasks, args.memory_instances, args.runs, work,
