@@ -11,6 +11,10 @@ Stages, each named in a drop (see DESIGN.md):
 ``unanswerable`` the empty tables / all-NULL columns an unanswerable record names really are
 ``tier``         tier and features from the gold's AST (:mod:`curate.tiers`)
 ``validate``     the task record against ``schemas/task.schema.json``
+``internal``     an unexpected exception while curating the record (its type and message)
+
+After every record, rule ``max_per_result`` (off unless asked) drops kept tasks beyond
+the first N whose golds return the very same result.
 
 The pipeline knows nothing of click or the terminal; the CLI calls :func:`curate_records`.
 """

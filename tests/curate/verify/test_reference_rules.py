@@ -6,7 +6,7 @@ import doctest
 
 import pytest
 
-from curate.verify import reference_rules
+from curate.verify import identical_results, reference_rules, semantics
 from curate.verify.gold import Drop, run_gold
 from curate.verify.reference_rules import ReferenceRules
 from score.result import QueryResult
@@ -54,5 +54,6 @@ def test_every_rule_reads_every_number_type(executor, dtype, value):
     assert isinstance(cut, QueryResult) and cut.num_rows == 2
 
 
-def test_docstring_examples_run():
-    assert doctest.testmod(reference_rules).failed == 0
+@pytest.mark.parametrize("module", [reference_rules, semantics, identical_results])
+def test_docstring_examples_run(module):
+    assert doctest.testmod(module).failed == 0
