@@ -14,7 +14,14 @@ from __future__ import annotations
 from sqlglot import exp
 
 from curate.transpile.rules import convert, dates, numeric, strings, tables, top
-from curate.transpile.rules.base import ALL_READS, TSQL_POSTGRES, Rule, TranspileError, apply_rule
+from curate.transpile.rules.base import (
+    ALL_READS,
+    TSQL_POSTGRES,
+    Rule,
+    TranspileError,
+    apply_rule,
+    children_first,
+)
 from curate.transpile.rules.tsql_dialect import META_KEY
 
 POSTGRES = frozenset({"postgres"})
@@ -290,14 +297,18 @@ def apply_rules(
 ) -> tuple[exp.Expression, tuple[str, ...]]:
     """Apply the ``phase`` rules for ``read`` in order; the new tree and the rules that fired."""
     fired: list[str] = []
+    nodes = None  # the tree's nodes, children first, while no rule has changed it
     for rule in rules_for(read, phase):
+        if nodes is None:
+            nodes = children_first(tree)
         try:
-            tree, changed = apply_rule(rule.fn, tree)
+            tree, changed = apply_rule(rule.fn, tree, nodes)
         except TranspileError as error:
             error.rule = error.rule or rule.name
             raise
         if changed:
             fired.append(rule.name)
+            nodes = None
     return tree, tuple(fired)
 
 
