@@ -192,5 +192,6 @@ def dqd_throughput(db: Path, dqd: Path, runs: int, work: Path, jobs: int = 2) ->
     out["wall_s"] = median(walls)
     out["cpu_s"] = median(cpus)
     out["records_per_second"] = median(out["records"] / w for w in walls)
+    out["records_per_cpu_second"] = median(out["records"] / c for c in cpus)
     out["per_run"] = [{"wall_s": w, "cpu_s": c} for w, c in zip(walls, cpus, strict=True)]
     return out

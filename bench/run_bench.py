@@ -284,8 +284,8 @@ def render(report: dict[str, Any], details: tuple[str, ...] = FIGURES) -> str:
     if dq and dq.get("records_per_second") is not None:
         row(6, f"DataQualityDashboard curation throughput, --jobs {dq['jobs']} "
                f"({dq['records']:,} records, {dq['kept']:,} kept)",
-            f"{dq['records_per_second']:.1f} records/s (median {dq['wall_s']:.1f} s wall, "
-            f"{dq['cpu_s']:.1f} CPU s)")
+            f"{dq['records_per_second']:.1f} records/s (median {dq['wall_s']:.1f} s wall; "
+            f"{dq['cpu_s']:.1f} CPU s, {dq['records_per_cpu_second']:.1f} records per CPU s)")
     elif dq:
         row(6, "DataQualityDashboard curation", "skipped: " + "; ".join(dq["notes"]))
     met = [f"`{k}` {_fmt(v['value'])}" for k, v in t.items() if v["met"]]
