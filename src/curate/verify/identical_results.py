@@ -34,12 +34,12 @@ class ResultPrint:
 
     sha256: str
     rows: int
-    head: str
+    head: str  # the first row, or the least as text when rows have no order (deterministic)
 
     @classmethod
     def of(cls, result: QueryResult, *, ordered: bool) -> ResultPrint:
         rows = canonical_rows(result)
-        head = rows[0] if rows else ""
+        head = (rows[0] if ordered else min(rows)) if rows else ""
         if len(head) > _HEAD_WIDTH:
             head = head[: _HEAD_WIDTH - 3] + "..."
         return cls(result_sha256(result, ordered=ordered), result.num_rows, head)
