@@ -15,6 +15,8 @@ Figures (see bench/README.md for what each one includes and excludes):
 6. hostile: a scoring run where 1 in 10 predictions is a resource attack, its wall time
    over the honest run's, the slowest attack over the timeout, and its peak RSS;
 7. start-up: ``sqlgold --help`` and ``sqlgold verify`` of a trivial pair, fresh processes.
+8. DataQualityDashboard's 2,533 check instances curated with two worker processes:
+   records per second (not in ``--quick`` unless named in ``--only``).
 
 Every figure is the median of ``--runs`` runs (ratios are taken within a run, then the
 median).  The table goes to stdout and ``bench/latest.md``, the figures to
@@ -43,7 +45,8 @@ import bench_scoring
 import bench_startup
 from bench_common import ROOT, SRC, log, machine, src_digest
 
-FIGURES = ("scoring", "comparator", "wide", "curation", "memory", "hostile", "startup")
+FIGURES = ("scoring", "comparator", "wide", "curation", "memory", "hostile", "startup",
+           "curation_dqd")
 TARGETS = {
     "scoring_overhead_ratio": ("<=", 1.2),
     "gold_executions_second_run": ("==", 0),
@@ -70,12 +73,14 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                    help="the project's own source file to curate (figure 4)")
     p.add_argument("--querylibrary", type=Path, default=bench_curation.QUERYLIBRARY,
                    help="folder of OHDSI QueryLibrary pages (figure 4; skipped if absent)")
+    p.add_argument("--dqd", type=Path, default=bench_curation.DQD,
+                   help="DataQualityDashboard corpus (figure 6; skipped if absent)")
     p.add_argument("--out", type=Path, default=None,
                    help="JSON output (default bench/latest.json; bench/quick.json with --quick)")
     p.add_argument("--runs", type=int, default=None, help="runs per figure (default 3)")
     p.add_argument("--quick", action="store_true",
                    help="smoke run: 1 run, fewer instances and rows, a short budget")
-    p.add_argument("--only", default=",".join(FIGURES),
+    p.add_argument("--only", default=None,
                    help=f"comma-separated subset of {','.join(FIGURES)}")
     p.add_argument("--instances", type=int, default=None,
                    help="instances scored for figure 1 (default 2000)")
@@ -109,6 +114,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     args.wide_rows = args.wide_rows or (10_000 if quick else 100_000)
     args.budget = args.budget or (10.0 if quick else 60.0)
     args.out = args.out or ROOT / "bench" / ("quick.json" if quick else "latest.json")
+    if args.only is None:  # a quick run leaves out the DQD corpus (minutes on 2 cores)
+        args.only = ",".join(f for f in FIGURES if not (quick and f == "curation_dqd"))
     args.only = [f for f in args.only.split(",") if f]
     unknown = set(args.only) - set(FIGURES)
     if unknown:
@@ -173,6 +180,9 @@ def headline(results: dict[str, Any], rows: list[int]) -> dict[str, Any]:
         out["help_seconds"] = st["help"]["wall_s"]
         out["verify_seconds"] = st["verify"]["wall_s"]
         out["verify_id_seconds"] = st["verify_id"]["wall_s"]
+    dq = results.get("curation_dqd")
+    if dq:
+        out["curation_dqd_records_per_second"] = dq.get("records_per_second")
     out["targets"] = {k: {"target": f"{_SHOWN[op]} {bound:g}{_UNIT.get(k, '')}",
                           "value": out.get(k),
                           "met": _met(k, out.get(k))}
@@ -321,6 +331,14 @@ def render(report: dict[str, Any], details: tuple[str, ...] = FIGURES) -> str:
             "verify_seconds")
         row(7, f"`sqlgold verify --id` of the last of {st['source_records']:,} source records",
             f"{st['verify_id']['wall_s']:.3f} s (CPU {st['verify_id']['cpu_s']:.3f} s)")
+    dq = r.get("curation_dqd")
+    if dq and dq.get("records_per_second") is not None:
+        row(8, f"DataQualityDashboard curation throughput, --jobs {dq['jobs']} "
+               f"({dq['records']:,} records, {dq['kept']:,} kept)",
+            f"{dq['records_per_second']:.1f} records/s (median {dq['wall_s']:.1f} s wall; "
+            f"{dq['cpu_s']:.1f} CPU s, {dq['records_per_cpu_second']:.1f} records per CPU s)")
+    elif dq:
+        row(8, "DataQualityDashboard curation", "skipped: " + "; ".join(dq["notes"]))
     met = [f"`{k}` {_fmt(v['value'])}" for k, v in t.items() if v["met"]]
     unmet = [f"`{k}` {_fmt(v['value'])} ({v['target']})" for k, v in t.items()
              if v["met"] is False]
@@ -456,6 +474,8 @@ figure includes. In short:
    timeout (at most 2) and the run's peak RSS (under 2 GiB).
 7. **Start-up**: `sqlgold --help`, and `sqlgold verify` of a trivial pair on the embedded
    database, each in a fresh process (median of at least 5 runs, wall and CPU time).
+8. **DataQualityDashboard curation**: its 2,533 check instances (`../shared/corpora`)
+   curated by `curate_to_files(..., jobs=2)`; records per second.
 """
 
 
@@ -507,6 +527,11 @@ def main(argv: list[str]) -> int:
             folder.mkdir()
             results["curation"] = bench_curation.curation_cost(
                 args.db, args.querylibrary, args.source, args.runs, folder)
+        if "curation_dqd" in args.only:
+            folder = work / "curation_dqd"
+            folder.mkdir()
+            results["curation_dqd"] = bench_curation.dqd_throughput(
+                args.db, args.dqd, args.runs, folder)
         if "memory" in args.only:
             results["memory"] = bench_scoring.peak_memory(
                 args.db, args.tasks, args.memory_instances, args.runs, work,

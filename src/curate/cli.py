@@ -19,6 +19,7 @@ from curate.cli_options import source_format_option
 from curate.database.cli import db
 from curate.grounding.cli import grounding
 from curate.publish.cli import diff_command, publish_command
+from curate.sqlglot_log import route_sqlglot_warnings
 from curate.verify.cli import verify
 from score.cli import score_group
 from score.cli_options import (
@@ -90,6 +91,19 @@ def main() -> None:
     "--allow-unordered-limit", is_flag=True, help="Keep golds with LIMIT/TOP but no ORDER BY."
 )
 @click.option(
+    "--allow-unresolved-semantics",
+    is_flag=True,
+    help="Keep golds whose transpile warns about what it cannot settle (the report lists "
+    "the warnings).",
+)
+@click.option(
+    "--max-per-result",
+    type=click.IntRange(1),
+    default=None,
+    help="Keep at most N tasks whose gold results are identical (the first by id); "
+    "default: keep all and list the groups in the report.",
+)
+@click.option(
     "--strict",
     is_flag=True,
     help="Exit with code 3 if any record is dropped or any source line is unreadable.",
@@ -113,6 +127,8 @@ def curate(
     no_determinism_check,
     allow_ties,
     allow_unordered_limit,
+    allow_unresolved_semantics,
+    max_per_result,
     strict,
     timeout,
     max_rows,
@@ -143,6 +159,7 @@ def curate(
         limit_needs_order=not allow_unordered_limit,
         no_ties_at_limit=not allow_ties,
     )
+    route_sqlglot_warnings(quiet=quiet)
     settings = executor_settings(timeout, max_rows, memory_limit, threads, today)
     bar = ProgressBar("curating", quiet)
     count = {"total": 0, "done": 0}
@@ -161,7 +178,12 @@ def curate(
             executor,
             out=out,
             report_path=report,
-            options=CurationOptions(rules=rules, profile=profile),
+            options=CurationOptions(
+                rules=rules,
+                profile=profile,
+                unresolved_semantics=not allow_unresolved_semantics,
+                max_per_result=max_per_result,
+            ),
             jobs=jobs,
             on_start=on_start,
             progress=progress,
@@ -172,6 +194,14 @@ def curate(
     click.echo(
         f"kept         {c['kept']}  ({', '.join(f'{t} {n}' for t, n in c['by_tier'].items())})"
     )
+    if c["kept_with_warnings"]:
+        n = c["kept_with_warnings"]
+        click.echo(f"  with unsettled transpile warnings {n} (see the report)")
+    if c["identical_result_groups"]:
+        click.echo(
+            f"  in groups with identical gold results {c['kept_in_identical_result_groups']} "
+            f"({c['identical_result_groups']} groups, see the report)"
+        )
     click.echo(f"dropped      {c['dropped']}")
     for key, n in c["dropped_by_rule"].items():
         click.echo(f"  {key:<40}{n:>5}")

@@ -114,6 +114,9 @@ def curate_to_files(
         "comparator_profile": options.profile,
         "settings": {
             "rules": asdict(options.rules),
+            "collation_check": options.collation_check,
+            "unresolved_semantics": options.unresolved_semantics,
+            "max_per_result": options.max_per_result,
             "today": executor.settings.today.isoformat() if executor.settings.today else None,
             "max_rows": executor.settings.max_rows,
             "timeout_seconds": executor.settings.timeout_seconds,

@@ -15,6 +15,7 @@ from typing import Any
 
 from curate.pipeline import Verdict
 from curate.sources.records import SourceProblem
+from curate.verify.identical_results import result_groups
 
 REPORT_FORMAT = "sqlgold.curation-report/1"
 TIER_ORDER = ("simple", "compositional", "schema_aware", "unanswerable")
@@ -67,6 +68,11 @@ def build_report(
             }
         )
     records.sort(key=lambda r: (r["id"], r["status"]))
+    groups = result_groups(
+        (v.id, v.result.sha256, v.result.rows, v.result.head)
+        for v in verdicts
+        if v.status == "kept" and v.result is not None
+    )
     dropped = [r for r in records if r["status"] == "dropped"]
     by_tier = Counter(t["tier"] for t in tasks)
     counts = {
@@ -79,6 +85,9 @@ def build_report(
         "languages": _sorted_counts(Counter(lang for t in tasks for lang in t["questions"])),
         "answerable": sum(1 for t in tasks if t["answerable"]),
         "unanswerable": sum(1 for t in tasks if not t["answerable"]),
+        "kept_with_warnings": sum(1 for r in records if r.get("warnings")),
+        "identical_result_groups": len(groups),
+        "kept_in_identical_result_groups": sum(len(g.ids) for g in groups),
         "dropped_by_stage": _sorted_counts(Counter(r["stage"] for r in dropped)),
         "dropped_by_rule": _sorted_counts(Counter(f"{r['stage']}/{r['rule']}" for r in dropped)),
     }
@@ -88,6 +97,7 @@ def build_report(
         **header,
         "counts": counts,
         "records": records,
+        "identical_results": [g.to_dict() for g in groups],
         "problems": loose,
     }
 
@@ -132,6 +142,17 @@ def report_markdown(report: dict[str, Any]) -> str:
         "Questions by language: " + ", ".join(f"{k} {n}" for k, n in c["languages"].items()),
         "",
     ]
+    lines += _identical_results_markdown(report)
+    warned = [r for r in report["records"] if r["status"] == "kept" and r.get("warnings")]
+    lines += ["## Warnings on kept tasks", ""]
+    if not warned:
+        lines += ["None: every kept gold's transpile warnings were settled.", ""]
+    else:
+        lines += ["Transpile warnings nothing settled (rule unresolved_semantics was off):", ""]
+        lines += [
+            f"- {_md_escape(r['id'])}: {_md_escape(w)}" for r in warned for w in r["warnings"]
+        ]
+        lines.append("")
     dropped = [r for r in report["records"] if r["status"] == "dropped"]
     lines += ["## Dropped records", ""]
     if not dropped:
@@ -154,3 +175,28 @@ def report_markdown(report: dict[str, Any]) -> str:
         ]
         lines.append("")
     return "\n".join(lines)
+
+
+def _identical_results_markdown(report: dict[str, Any], shown: int = 8) -> list[str]:
+    """Groups of kept tasks whose golds return the very same result (a weak benchmark)."""
+    groups = report["identical_results"]
+    lines = ["## Kept tasks with identical gold results", ""]
+    if not groups:
+        return lines + ["None: every kept gold returns a result of its own.", ""]
+    c = report["counts"]
+    lines += [
+        f"{c['kept_in_identical_result_groups']} kept tasks fall into "
+        f"{c['identical_result_groups']} groups whose golds return the very same result "
+        "(score.result_hash); a model that learns one such result answers the whole group. "
+        "`--max-per-result N` keeps at most N of each.",
+        "",
+        "| tasks | rows | first row | ids |",
+        "| ---: | ---: | --- | --- |",
+    ]
+    for g in groups:
+        ids = ", ".join(g["ids"][:shown]) + (f", ... ({len(g['ids']) - shown} more)"
+                                              if len(g["ids"]) > shown else "")
+        lines.append(
+            f"| {g['tasks']} | {g['rows']} | `{_md_escape(g['first_row'])}` | {_md_escape(ids)} |"
+        )
+    return lines + [""]

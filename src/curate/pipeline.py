@@ -11,6 +11,10 @@ Stages, each named in a drop (see DESIGN.md):
 ``unanswerable`` the empty tables / all-NULL columns an unanswerable record names really are
 ``tier``         tier and features from the gold's AST (:mod:`curate.tiers`)
 ``validate``     the task record against ``schemas/task.schema.json``
+``internal``     an unexpected exception while curating the record (its type and message)
+
+After every record, rule ``max_per_result`` (off unless asked) drops kept tasks beyond
+the first N whose golds return the very same result.
 
 The pipeline knows nothing of click or the terminal; the CLI calls :func:`curate_records`.
 """
@@ -28,17 +32,20 @@ from curate.ohdsi.errors import RenderError
 from curate.ohdsi.render import render_record
 from curate.sources import READ_DIALECT
 from curate.sources.records import SourceRecord
+from curate.sqlglot_log import current_setting, route_sqlglot_warnings
+from curate.task_record import task_record
 from curate.tiers import classify_tier, extract_features
 from curate.transpile.to_duckdb import Transpiled, TranspileError, transpile
 from curate.verify.gold import Drop, check_answer, check_unanswerable, run_gold
+from curate.verify.identical_results import RULE as IDENTICAL_RULE
+from curate.verify.identical_results import ResultPrint, over_limit
 from curate.verify.reference_rules import ReferenceRules
-from score.compare import compare
+from curate.verify.semantics import collation_drop, unresolved, unresolved_drop
 from score.executor import Executor, ExecutorSettings
 from score.order import order_matters as gold_orders_rows
 from score.result import QueryResult
 from score.result_hash import result_sha256
 from score.schemas import validation_errors
-from score.task_file import TASK_FORMAT_VERSION as TASK_SCHEMA_VERSION
 
 #: What each source dialect is read as by the transpiler (after OHDSI rendering).
 
@@ -51,6 +58,10 @@ class CurationOptions:
     # whose transpile warns about text comparison, grouping or sorting is run again
     # under DuckDB's NOCASE collation and dropped if the two results differ.
     collation_check: bool = True
+    # A transpile warning nothing settles (curate.verify.semantics) drops the record.
+    unresolved_semantics: bool = True
+    # Keep at most this many tasks whose gold results are identical (None: keep all).
+    max_per_result: int | None = None
 
 
 @dataclass(frozen=True)
@@ -64,6 +75,8 @@ class Verdict:
     reason: str | None = None
     tier: str | None = None
     notes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()  # transpile warnings nothing settled (kept tasks only)
+    result: ResultPrint | None = None  # the kept gold's result hash, size and first row
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "status": self.status}
@@ -71,8 +84,12 @@ class Verdict:
             out.update(stage=self.stage, rule=self.rule, reason=self.reason)
         else:
             out["tier"] = self.tier
+            if self.result is not None:
+                out["result_sha256"] = self.result.sha256
         if self.notes:
             out["notes"] = list(self.notes)
+        if self.warnings:
+            out["warnings"] = list(self.warnings)
         return out
 
 
@@ -91,26 +108,6 @@ def _to_duckdb(sql: str, dialect: str | None, field_name: str) -> Transpiled | D
     except TranspileError as e:
         rule = getattr(e, "rule", None) or "transpile"
         return Drop("transpile", rule, f"{field_name}: {e.message}")
-
-
-def _collation_drop(
-    gold: Transpiled, result: QueryResult, nocase: Executor | None, order: bool, profile: str
-) -> Drop | None:
-    """Drop a SQL Server gold whose result depends on case-sensitive text handling."""
-    if nocase is None or not any(w.startswith("collation") for w in gold.warnings):
-        return None
-    other = nocase.try_execute(gold.sql)
-    if (
-        isinstance(other, QueryResult)
-        and compare(result, other, profile, order_matters=order).match
-    ):
-        return None
-    return Drop(
-        "verify",
-        "case_insensitive_collation",
-        "SQL Server's default collation ignores case and under it this gold returns a "
-        "different result; make the text comparison, grouping or order independent of case",
-    )
 
 
 @dataclass(frozen=True)
@@ -142,13 +139,74 @@ def curation_context(
             nocase.close()
 
 
+def verify_gold(
+    gold: Transpiled, ctx: CurationContext, *, order_matters: bool
+) -> tuple[QueryResult | Drop, tuple[str, ...]]:
+    """The gold's result if it meets every reference rule, else the Drop; and its open warnings.
+
+    The same checks whether a record is curated or one pair is verified (``sqlgold
+    verify``): transpile warnings nothing settles (rule ``unresolved_semantics``), the
+    reference rules (:func:`curate.verify.gold.run_gold`) and the collation check.
+    """
+    options = ctx.options
+    open_warnings = unresolved(gold.warnings, collation_checked=ctx.nocase is not None)
+    drop = unresolved_drop(open_warnings) if options.unresolved_semantics else None
+    if drop:
+        return drop, open_warnings
+    result = run_gold(
+        gold.sql, ctx.executor, options.rules, order_matters=order_matters,
+        profile=options.profile,
+    )
+    if isinstance(result, Drop):
+        return result, open_warnings
+    drop = collation_drop(
+        gold.sql, gold.warnings, result, ctx.nocase, order_matters=order_matters,
+        profile=options.profile,
+    )
+    return drop or result, open_warnings
+
+
+class _Stage:
+    """The stage a record is in, so an unexpected error can say where it happened."""
+
+    name = "ohdsi"
+
+
+def internal_drop(error: BaseException, stage: str) -> Drop:
+    """An unexpected exception as a drop: stage ``internal``, the exception's type as rule.
+
+    >>> internal_drop(ValueError("bad\\nvalue"), "verify")
+    Drop(stage='internal', rule='ValueError', reason='ValueError while in stage verify: bad value')
+    """
+    kind = type(error).__name__
+    message = " ".join(str(error).split())
+    if len(message) > 500:
+        message = message[:497] + "..."
+    return Drop("internal", kind, f"{kind} while in stage {stage}: {message}")
+
+
 def curate_record(
     record: SourceRecord, ctx: CurationContext
 ) -> tuple[dict[str, Any] | None, Verdict]:
-    """The task record for ``record`` (or None) and the verdict saying why."""
-    executor, options, nocase = ctx.executor, ctx.options, ctx.nocase
+    """The task record for ``record`` (or None) and the verdict saying why.
+
+    No record can end a run: any exception while curating it becomes a drop (stage
+    ``internal``, the exception's type and message, and the stage it happened in).
+    """
+    stage = _Stage()
+    try:
+        return _curate(record, ctx, stage)
+    except Exception as error:  # noqa: BLE001 - one record's failure is that record's drop
+        return _dropped(record.id, internal_drop(error, stage.name), [])
+
+
+def _curate(
+    record: SourceRecord, ctx: CurationContext, stage: _Stage
+) -> tuple[dict[str, Any] | None, Verdict]:
+    executor, options = ctx.executor, ctx.options
     notes: list[str] = []
     if not record.answerable:
+        stage.name = "unanswerable"
         because = record.unanswerable_because
         drop = check_unanswerable(
             because.empty_tables if because else (),
@@ -157,31 +215,37 @@ def curate_record(
         )
         if drop:
             return _dropped(record.id, drop, notes)
-        task = _task(record, None, None, "unanswerable", {}, False, None, (), executor)
+        stage.name = "validate"
+        task = task_record(record, None, None, "unanswerable", {}, False, None, (), executor)
         return _validated(task, notes)
+    stage.name = "ohdsi"
     try:
         rendered, render_notes = render_record(record)
     except RenderError as e:
         return _dropped(record.id, Drop("ohdsi", e.reason, e.message), notes)
     notes.extend(render_notes)
+    stage.name = "transpile"
     gold = _to_duckdb(rendered.gold_sql, rendered.gold_dialect, "gold_sql")
     if isinstance(gold, Drop):
         return _dropped(record.id, gold, notes)
     gold_sql = gold.sql
+    stage.name = "verify"
     order = record.order_matters if record.order_matters is not None else gold_orders_rows(gold_sql)
-    result = run_gold(
-        gold_sql, executor, options.rules, order_matters=order, profile=options.profile
-    )
+    result, warnings = verify_gold(gold, ctx, order_matters=order)
     if isinstance(result, Drop):
         return _dropped(record.id, result, notes)
-    drop = _collation_drop(gold, result, nocase, order, options.profile)
-    if drop:
-        return _dropped(record.id, drop, notes)
+    printed = ResultPrint.of(result, ordered=order)
     answer_sql = None
     if rendered.answer_sql is not None:
+        stage.name = "answer"
         answer = _to_duckdb(rendered.answer_sql, rendered.answer_dialect, "answer_sql")
         if isinstance(answer, Drop):
             return _dropped(record.id, Drop("answer", answer.rule, answer.reason), notes)
+        answer_open = unresolved(answer.warnings, collation_checked=False)
+        drop = unresolved_drop(answer_open, "answer") if options.unresolved_semantics else None
+        if drop:
+            return _dropped(record.id, drop, notes)
+        warnings += tuple(f"answer_sql: {w}" for w in answer_open)
         answer_sql = answer.sql
         drop = check_answer(
             result, answer_sql, executor, order_matters=order, profile=options.profile
@@ -194,7 +258,8 @@ def curate_record(
         "columns": list(result.columns),
         "types": list(result.types),
     }
-    task = _task(
+    stage.name = "tier"
+    task = task_record(
         record,
         gold_sql,
         answer_sql,
@@ -205,67 +270,47 @@ def curate_record(
         tuple(gold.rules),
         executor,
     )
-    return _validated(task, notes)
+    stage.name = "validate"
+    return _validated(task, notes, warnings, printed)
 
 
-def _task(
-    record: SourceRecord,
-    gold_sql: str | None,
-    answer_sql: str | None,
-    tier: str,
-    features: dict[str, Any],
-    order: bool,
-    gold_result: dict[str, Any] | None,
-    rules_applied: tuple[str, ...],
-    executor: Executor,
-) -> dict[str, Any]:
-    questions = dict(record.questions or {})
-    questions.setdefault("en", record.question)
-    because = record.unanswerable_because
-    return {
-        "schema_version": TASK_SCHEMA_VERSION,
-        "id": record.id,
-        "question": record.question,
-        "questions": dict(sorted(questions.items())),
-        "gold_sql": gold_sql,
-        "source_sql": record.gold_sql,
-        "source_dialect": record.gold_dialect,
-        "answer_sql": answer_sql,
-        "answer_dialect": "duckdb" if answer_sql is not None else None,
-        "tier": tier,
-        "features": features,
-        "category": record.category,
-        "difficulty": record.difficulty,
-        "answerable": record.answerable,
-        "order_matters": order,
-        "unanswerable_because": None
-        if because is None
-        else {
-            "empty_tables": list(because.empty_tables),
-            "null_columns": list(because.null_columns),
-        },
-        "gold_result": gold_result,
-        "today": executor.settings.today.isoformat() if executor.settings.today else None,
-        "transpile_rules": sorted(set(rules_applied)),
-        "origin": _origin(record),
-        "notes": record.notes,
-    }
-
-
-def _origin(record: SourceRecord) -> str | None:
-    o = record.origin
-    if o is None:
-        return None
-    parts = [o.importer, o.file or "", o.page or ""]
-    return ":".join(p for p in parts if p) or None
-
-
-def _validated(task: dict[str, Any], notes: list[str]) -> tuple[dict[str, Any] | None, Verdict]:
+def _validated(
+    task: dict[str, Any],
+    notes: list[str],
+    warnings: tuple[str, ...] = (),
+    printed: ResultPrint | None = None,
+) -> tuple[dict[str, Any] | None, Verdict]:
     problems = validation_errors("task", task)
     if problems:
         drop = Drop("validate", "task_schema", "; ".join(problems))
         return _dropped(task["id"], drop, notes)
-    return task, Verdict(task["id"], "kept", tier=task["tier"], notes=tuple(notes))
+    verdict = Verdict(
+        task["id"], "kept", tier=task["tier"], notes=tuple(notes), warnings=warnings,
+        result=printed,
+    )
+    return task, verdict
+
+
+def _limit_per_result(
+    outcomes: list[tuple[dict[str, Any] | None, Verdict]], limit: int
+) -> list[tuple[dict[str, Any] | None, Verdict]]:
+    """Rule max_per_result: drop kept tasks beyond the first ``limit`` of their result."""
+    kept = [(v.id, v.result.sha256) for _, v in outcomes if v.result is not None]
+    beyond = over_limit(kept, limit)
+    out = []
+    for task, verdict in outcomes:
+        first = beyond.get(verdict.id)
+        if first is None:
+            out.append((task, verdict))
+            continue
+        drop = Drop(
+            "verify",
+            IDENTICAL_RULE,
+            f"its gold returns the very result of {first} (sha256 {verdict.result.sha256[:12]}); "
+            f"at most {limit} kept per result",
+        )
+        out.append(_dropped(verdict.id, drop, list(verdict.notes)))
+    return out
 
 
 _WORKER: CurationContext | None = None
@@ -273,10 +318,16 @@ _WORKER_SCOPE: Any = None  # keeps the context manager (and its executors) open
 
 
 def _start_worker(
-    db_path: str, schema: str, settings: ExecutorSettings, options: CurationOptions
+    db_path: str,
+    schema: str,
+    settings: ExecutorSettings,
+    options: CurationOptions,
+    quiet: bool | None,
 ) -> None:
     """Open this worker process's own executors (DuckDB handles do not cross processes)."""
     global _WORKER, _WORKER_SCOPE
+    if quiet is not None:
+        route_sqlglot_warnings(quiet=quiet)
     executor = Executor(db_path, schema, settings)
     _WORKER_SCOPE = curation_context(executor, options)
     _WORKER = _WORKER_SCOPE.__enter__()
@@ -309,20 +360,30 @@ def curate_records(
             max_workers=jobs,
             mp_context=multiprocessing.get_context("spawn"),  # no forked DuckDB threads
             initializer=_start_worker,
-            initargs=(executor.db_path, executor.schema, executor.settings, options),
+            initargs=(
+                executor.db_path, executor.schema, executor.settings, options, current_setting()
+            ),
         )
         with pool:
             work = pool.map(_curate_in_worker, records, chunksize=4)
-            for record, outcome in zip(records, work, strict=True):
-                outcomes.append(outcome)
-                if progress:
-                    progress(record)
+            try:
+                for record, outcome in zip(records, work, strict=True):
+                    outcomes.append(outcome)
+                    if progress:
+                        progress(record)
+            except Exception as error:  # noqa: BLE001 - a worker died: drop what it held
+                for record in records[len(outcomes):]:
+                    outcomes.append(_dropped(record.id, internal_drop(error, "worker"), []))
+                    if progress:
+                        progress(record)
     else:
         with curation_context(executor, options) as ctx:
             for record in records:
                 outcomes.append(curate_record(record, ctx))
                 if progress:
                     progress(record)
+    if options.max_per_result is not None:
+        outcomes = _limit_per_result(outcomes, options.max_per_result)
     tasks = sorted((t for t, _ in outcomes if t is not None), key=lambda t: t["id"])
     verdicts = sorted((v for _, v in outcomes), key=lambda v: v.id)
     return tasks, verdicts

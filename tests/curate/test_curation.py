@@ -13,6 +13,7 @@ from curate.cli import main
 from curate.curation import curate_to_files
 from curate.pipeline import CurationOptions, curate_record, curate_records, curation_context
 from curate.sources.records import SourceRecord, UnanswerableBecause
+from curate.sqlglot_log import route_sqlglot_warnings
 from curate.verify.reference_rules import ReferenceRules
 from score.executor import Executor, ExecutorSettings
 from score.exit_codes import FOUND_DIFFERENT
@@ -141,8 +142,9 @@ def test_every_querylibrary_page_is_kept_or_dropped_with_a_named_reason(
         assert r["status"] in ("kept", "dropped")
         if r["status"] == "dropped":
             assert r["stage"] and r["rule"] and r["reason"], r
+            assert r["stage"] != "internal", r
     kept = [r for r in records if r["status"] == "kept"]
-    assert len(kept) == run.report["counts"]["kept"] == len(run.tasks) > 0
+    assert len(kept) == run.report["counts"]["kept"] == len(run.tasks) >= 23
 
 
 def test_querylibrary_with_a_fixed_today_keeps_more(querylibrary_dir, omop_db, tmp_path):
@@ -261,7 +263,63 @@ def test_case_dependent_sql_server_gold_is_dropped(executor):
     )
     verdict = verdict_of(rec, executor)
     assert verdict.rule == "case_insensitive_collation"
-    assert verdict_of(rec, executor, collation_check=False).status == "kept"
+    # without the check nothing settles the collation warning
+    assert verdict_of(rec, executor, collation_check=False).rule == "unresolved_semantics"
+    kept = verdict_of(rec, executor, collation_check=False, unresolved_semantics=False)
+    assert kept.status == "kept" and kept.warnings[0].startswith("collation: ")
+
+
+def test_an_unsettled_transpile_warning_drops_the_gold_unless_switched_off(omop_db, tmp_path):
+    source = tmp_path / "warned_source.jsonl"
+    line = {"format": "sqlgold.source/1", "id": "w1", "question": "Three factorial quarters?",
+            "gold_sql": "SELECT FACTORIAL(3) / 4 AS a", "gold_dialect": "tsql"}
+    source.write_text(json.dumps(line) + "\n")
+    runner = CliRunner()
+    args = ["curate", str(source), "--db", str(omop_db), "--out", str(tmp_path / "w.jsonl"), "-q"]
+    assert runner.invoke(main, args).exit_code == 0
+    report = json.loads((tmp_path / "w_report.json").read_text())
+    (entry,) = report["records"]
+    assert (entry["stage"], entry["rule"]) == ("verify", "unresolved_semantics")
+    assert "FACTORIAL(3) / 4 divides integers" in entry["reason"]
+    assert report["counts"]["kept_with_warnings"] == 0
+    assert report["settings"]["unresolved_semantics"]
+    assert "None: every kept gold's transpile warnings were settled." in (
+        tmp_path / "w_report.md").read_text()
+    result = runner.invoke(main, [*args, "--allow-unresolved-semantics"])
+    assert result.exit_code == 0 and "with unsettled transpile warnings 1" in result.output
+    report = json.loads((tmp_path / "w_report.json").read_text())
+    (entry,) = report["records"]
+    assert entry["status"] == "kept" and report["counts"]["kept_with_warnings"] == 1
+    assert entry["warnings"] == [
+        "division: cannot tell whether FACTORIAL(3) / 4 divides integers; left as DuckDB division"
+    ]
+    assert "- w1: division: cannot tell whether FACTORIAL(3) / 4" in (
+        tmp_path / "w_report.md").read_text()
+
+
+def test_identical_gold_results_are_grouped_and_can_be_limited(executor, tmp_path):
+    source = tmp_path / "same_source.jsonl"
+    golds = {"a": "SELECT COUNT(*) AS n FROM cdm.person",
+             "b": "SELECT COUNT(person_id) AS persons FROM cdm.person",
+             "c": "SELECT COUNT(*) + 1 AS n FROM cdm.person"}
+    source.write_text("".join(
+        json.dumps({"format": "sqlgold.source/1", "id": i, "question": "How many?",
+                    "gold_sql": sql, "gold_dialect": "duckdb"}) + "\n"
+        for i, sql in golds.items()))
+    run = curate_to_files(source, "jsonl", executor, out=tmp_path / "same_tasks.jsonl")
+    (group,) = run.report["identical_results"]
+    assert group["ids"] == ["a", "b"] and group["rows"] == 1
+    assert group["first_row"] == '[["n","1130"]]'
+    assert run.report["counts"]["kept"] == 3
+    markdown = run.report_path.with_suffix(".md").read_text()
+    assert '| 2 | 1 | `[["n","1130"]]` | a, b |' in markdown
+    limited = curate_to_files(source, "jsonl", executor, out=tmp_path / "one_tasks.jsonl",
+                              options=CurationOptions(max_per_result=1))
+    records = {r["id"]: r for r in limited.report["records"]}
+    assert records["a"]["status"] == records["c"]["status"] == "kept"
+    assert (records["b"]["stage"], records["b"]["rule"]) == ("verify", "max_per_result")
+    assert records["b"]["reason"].startswith("its gold returns the very result of a (sha256 ")
+    assert [t["id"] for t in limited.tasks] == ["a", "c"]
 
 
 def test_unanswerable_claims_are_checked(executor):
@@ -431,3 +489,22 @@ def test_committed_examples_document_is_current_and_leak_free(project_run):
     for task in split["test"]:
         if task["gold_sql"]:
             assert task["gold_sql"] not in committed and task["answer_sql"] not in committed
+
+
+def test_sqlglot_warnings_go_through_logging_and_quiet_silences_them(omop_db, tmp_path):
+    import subprocess
+    import sys
+
+    source = tmp_path / "noisy_source.jsonl"
+    source.write_text("".join(
+        json.dumps({"format": "sqlgold.source/1", "id": f"n{i}", "question": "q?",
+                    "gold_sql": f"CREATE LOGIN x{i}; SELECT {i} AS a", "gold_dialect": "tsql"})
+        + "\n" for i in range(1, 3)))
+    args = ["curate", str(source), "--db", str(omop_db), "--out", str(tmp_path / "n.jsonl")]
+    command = [sys.executable, "-m", "curate.cli", *args, "--jobs", "2", "-q"]
+    quiet = subprocess.run(command, capture_output=True, text=True, check=True)
+    assert quiet.stderr == ""  # nothing raw from the parent or the worker processes
+    loud = CliRunner().invoke(main, args)
+    assert loud.exit_code == 0
+    assert "sqlglot: WARNING: 'CREATE LOGIN x1' contains unsupported syntax" in loud.stderr
+    route_sqlglot_warnings(quiet=True)  # no handler left on the test runner's stderr

@@ -7,7 +7,6 @@ from score.errors import SqlgoldError
 # Reasons a render fails, for counting.
 MISSING_PARAMETER = "missing_parameter"
 BAD_CONDITION = "bad_condition"
-UNBALANCED_BRACES = "unbalanced_braces"
 BAD_DEFAULT = "bad_default"
 
 

@@ -1,30 +1,30 @@
-"""OHDSI SQL to plain SQL Server SQL: SqlRender templates resolved.
+"""OHDSI SQL to plain SQL Server SQL: SqlRender templates rendered as SqlRender renders them.
 
-OHDSI SQL is SQL Server SQL plus SqlRender's template syntax:
+OHDSI SQL is SQL Server SQL plus SqlRender's template syntax: ``@name`` parameters,
+``{DEFAULT @name = value}`` defaults, and ``{condition} ? {then} : {else}`` blocks.
+:func:`render` follows SqlRender (OHDSI/SqlRender, ``SqlRender.renderSql``) step by step:
 
-- ``@name`` parameters, substituted as text (a list value is joined with ``,``);
-- ``{DEFAULT @name = value}`` default values;
-- ``{condition} ? {then}`` and ``{condition} ? {then} : {else}`` blocks, where a
-  condition uses ``==``, ``!=``/``<>``, ``IN (...)``, ``&``, ``|``, ``!``, parentheses
-  and the literals ``true``/``false``/``1``/``0``, after parameter substitution.
+1. defaults are read and cut out (:mod:`curate.ohdsi.template`);
+2. parameter names are replaced as plain text, the longest name first, everywhere
+   (string literals and comments included): ``@tempAchillesPrefix_1`` with
+   ``tempAchillesPrefix = tmpach`` is ``tmpach_1``; a list value is joined with ``,``
+   and a boolean is ``TRUE`` / ``FALSE`` (as SqlRender's R ``render`` passes them);
+3. blocks are resolved on the substituted text (:mod:`curate.ohdsi.blocks`, conditions
+   by :mod:`curate.ohdsi.conditions`).
 
-:func:`render` resolves the template with a small tokenizer and recursive-descent
-parser (never by rewriting the SQL text with patterns).  Schema placeholders, a
-parameter used as ``@x.table`` (outside literals and comments) or one of
-:data:`SCHEMA_PLACEHOLDERS`, all become the database's one schema ``cdm``.
-:func:`to_sql_server` then makes one query of the script (:mod:`curate.ohdsi.script`),
-and :func:`render_record` does both for a record.
-
-Where this deliberately differs from SqlRender: braces, ``?`` and ``:`` inside SQL
-string literals and comments are text; a parameter without a value inside a literal or
-comment is left as written, and in a condition compared as written (as SqlRender
-does); elsewhere it is an error; mixing ``&`` and ``|`` without
-parentheses is an error (SqlRender cannot evaluate it either).
+The values are the record's own parameters, then the database's one schema ``cdm`` for
+a schema placeholder (a name of :data:`SCHEMA_PLACEHOLDERS` or one used as ``@x.table``)
+the record does not give, then the template's defaults.  Where SqlRender would leave a
+parameter without a value in the SQL (outside literals and comments) the render fails:
+that SQL could not run.  :func:`to_sql_server` then makes one query of the script
+(:mod:`curate.ohdsi.script`), and :func:`render_record` does both for a record.
 
 >>> render("SELECT * FROM @cdm.person WHERE year_of_birth > @y", {"y": 1950}).sql
 'SELECT * FROM cdm.person WHERE year_of_birth > 1950'
->>> render("SELECT {@male} ? {8507} : {8532} AS g", {"male": "true"}).sql
+>>> render("SELECT {@male} ? {8507} : {8532} AS g", {"male": True}).sql
 'SELECT 8507 AS g'
+>>> render("SELECT * INTO @scratch@prefix_1 FROM t", {"scratch": "#", "prefix": "tmp"}).sql
+'SELECT * INTO #tmp_1 FROM t'
 >>> try:
 ...     render("SELECT x FROM t WHERE y = @missing")
 ... except RenderError as e:
@@ -34,21 +34,22 @@ missing_parameter / parameter @missing has no value
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from curate.ohdsi.conditions import Condition
+from curate.ohdsi.blocks import resolve
 from curate.ohdsi.errors import MISSING_PARAMETER, RenderError
 from curate.ohdsi.script import to_single_query
 from curate.ohdsi.statements import SingleQueryError
-from curate.ohdsi.template import Default, Group, IfBlock, Parser, Tok, tokenize
+from curate.ohdsi.template import defaults, parameter_uses, without_defaults
 from curate.sources.records import SourceRecord
 
 #: The schema every placeholder maps to.
 CDM_SCHEMA = "cdm"
 
-#: Parameters that name a schema wherever they stand (any ``@x.`` does too).
+#: Parameters that name a schema (any ``@x.`` does too), given ``cdm`` unless the record
+#: gives its own value.
 SCHEMA_PLACEHOLDERS: frozenset[str] = frozenset({
     "cdm", "vocab", "vocabulary", "results", "cohort", "scratch", "work", "temp",
     "cdm_schema", "vocab_schema", "vocabulary_schema", "results_schema", "cohort_schema",
@@ -67,97 +68,71 @@ class RenderResult:
     notes: tuple[str, ...] = ()
 
 
-def _as_text(value: Any) -> str:
-    """A parameter value as SqlRender substitutes it."""
+def as_text(value: Any) -> str:
+    """A parameter value as SqlRender's R ``render`` passes it (``paste(x, collapse = ",")``).
+
+    >>> as_text(True), as_text([1, 2]), as_text(1.5)
+    ('TRUE', '1,2', '1.5')
+    """
     if isinstance(value, bool):
-        return "true" if value else "false"
+        return "TRUE" if value else "FALSE"
     if isinstance(value, list | tuple):
-        return ",".join(_as_text(v) for v in value)
+        return ",".join(as_text(v) for v in value)
     return str(value)
 
 
-class _Renderer:
-    def __init__(self, parameters: Mapping[str, Any], defaults: dict[str, str]) -> None:
-        self.parameters = parameters
-        self.defaults = defaults
-        self.notes: dict[str, None] = {}  # ordered set
-        self.in_condition = False
-
-    def note(self, text: str) -> None:
-        self.notes.setdefault(text, None)
-
-    def param(self, tok: Tok) -> str:
-        if (tok.schema and not tok.lenient) or tok.name in SCHEMA_PLACEHOLDERS:
-            self.note(f"@{tok.name} -> {CDM_SCHEMA}")
-            return CDM_SCHEMA
-        if tok.name in self.parameters:
-            return _as_text(self.parameters[tok.name])
-        if tok.name in self.defaults:
-            self.note(f"@{tok.name} took its DEFAULT {self.defaults[tok.name]!r}")
-            return self.defaults[tok.name]
-        if tok.lenient or self.in_condition:
-            where = "a condition" if self.in_condition else "a literal or comment"
-            self.note(f"{tok.text} has no value: left as written in {where}")
-            return tok.text
-        raise RenderError(MISSING_PARAMETER, f"parameter {tok.text} has no value")
-
-    def sequence(self, items: tuple[Any, ...]) -> str:
-        out: list[str] = []
-        strip_next = False
-        for item in items:
-            if isinstance(item, Default):
-                strip_next = True
-                continue
-            piece = self.item(item)
-            if strip_next:
-                piece, strip_next = piece.lstrip(), not piece.strip()
-            out.append(piece)
-        return "".join(out)
-
-    def item(self, item: Any) -> str:
-        if isinstance(item, Tok):
-            return self.param(item) if item.kind == "param" else item.text
-        if isinstance(item, Group):
-            return "{" + self.sequence(item.body) + "}"
-        if isinstance(item, IfBlock):
-            self.in_condition = True
-            try:
-                text = self.sequence(item.condition)
-            finally:
-                self.in_condition = False
-            if Condition(text).value():
-                return self.sequence(item.then)
-            return self.sequence(item.otherwise) if item.otherwise is not None else ""
-        raise AssertionError(item)
+def _values(
+    sql: str, parameters: Mapping[str, Any], template_defaults: dict[str, str]
+) -> tuple[dict[str, str], list[str]]:
+    """Every parameter's value (record, then schema placeholder, then default), and notes."""
+    notes: list[str] = []
+    values = dict(template_defaults)
+    used = parameter_uses(sql)
+    names = {u.name for u in used}
+    schemas = {u.name for u in used if u.schema and not u.in_text} | (names & SCHEMA_PLACEHOLDERS)
+    for name in sorted(schemas - set(parameters)):
+        values[name] = CDM_SCHEMA
+        notes.append(f"@{name} -> {CDM_SCHEMA}")
+    for name, value in template_defaults.items():
+        if name not in parameters and name not in schemas and name in names:
+            notes.append(f"@{name} took its DEFAULT {value!r}")
+    values.update((name, as_text(value)) for name, value in parameters.items() if name)
+    return values, notes
 
 
-def _defaults(items: tuple[Any, ...]) -> Iterator[Default]:
-    for item in items:
-        if isinstance(item, Default):
-            yield item
-        elif isinstance(item, Group):
-            yield from _defaults(item.body)
-        elif isinstance(item, IfBlock):
-            for part in (item.condition, item.then, item.otherwise or ()):
-                yield from _defaults(part)
+def substitute(sql: str, values: Mapping[str, str]) -> str:
+    """Each ``@name`` replaced by its value as text, the longest name first (as SqlRender).
+
+    >>> substitute("@a_1 @ab @a", {"a": "x", "ab": "y"})
+    'x_1 y x'
+    """
+    for name in sorted(values, key=lambda n: (-len(n), n)):
+        sql = sql.replace("@" + name, values[name])
+    return sql
 
 
 def render(sql: str, parameters: Mapping[str, Any] | None = None) -> RenderResult:
-    """Resolve SqlRender syntax: placeholders, parameters, defaults and blocks.
+    """Resolve SqlRender syntax as SqlRender does: defaults, parameters, then blocks.
 
-    Raises :class:`RenderError` (reason ``missing_parameter``, ``bad_condition``,
-    ``unbalanced_braces`` or ``bad_default``).
+    Raises :class:`RenderError` (reason ``missing_parameter``, ``bad_condition`` or
+    ``bad_default``).
 
     >>> render("{DEFAULT @n = 5}\\nSELECT TOP @n * FROM @vocab.concept").sql
     'SELECT TOP 5 * FROM cdm.concept'
-    >>> render("SELECT 1 {@a IN (1,2)} ? {+ 1}", {"a": [2]}).sql
+    >>> render("SELECT 1 {@a IN (1, 2)} ? {+ 1}", {"a": [2]}).sql  # ' 2' is not '2'
+    'SELECT 1'
+    >>> render("SELECT 1 {2 IN (@a)} ? {+ 1}", {"a": [1, 2]}).sql
     'SELECT 1 + 1'
     """
-    tree = Parser(tokenize(sql)).parse()
-    defaults = {d.name: d.value for d in _defaults(tree)}
-    renderer = _Renderer(parameters or {}, defaults)
-    text = renderer.sequence(tree)
-    return RenderResult(text.strip(), tuple(renderer.notes))
+    template_defaults = defaults(sql)
+    body = without_defaults(sql)
+    values, notes = _values(body, parameters or {}, template_defaults)
+    text = resolve(substitute(body, values))
+    for use in parameter_uses(text):
+        if not use.in_text:
+            raise RenderError(MISSING_PARAMETER, f"parameter @{use.name} has no value")
+        notes.append(f"@{use.name} has no value: left as written in a literal or comment")
+    return RenderResult(text.strip(), tuple(dict.fromkeys(notes)))
 
 
 def to_sql_server(sql: str, parameters: Mapping[str, Any] | None = None) -> RenderResult:
@@ -178,28 +153,39 @@ def _single(sql: str, notes: tuple[str, ...]) -> RenderResult:
     return RenderResult(single.sql, notes + single.notes)
 
 
+def _is_template(sql: str, parameters: Mapping[str, Any] | None) -> bool:
+    """Whether SQL uses SqlRender parameters (outside literals and comments)."""
+    return bool(parameters) or any(not u.in_text for u in parameter_uses(sql))
+
+
 def render_record(record: SourceRecord) -> tuple[SourceRecord, tuple[str, ...]]:
     """A record whose gold (and answer) SQL is one plain SQL Server query, and notes.
 
     ``ohdsi`` SQL is rendered with the record's parameters and made one query; ``tsql``
-    is made one query; ``duckdb`` and ``postgres`` SQL are left as they are.  Raises
-    :class:`RenderError` with the record's id.
+    is made one query; ``postgres`` SQL that uses SqlRender parameters (a QueryLibrary
+    page written for PostgreSQL) is rendered and stays PostgreSQL; ``duckdb`` SQL is left
+    as it is.  Raises :class:`RenderError` with the record's id.
     """
     changes: dict[str, str] = {}
     notes: list[str] = []
     pairs = (("gold_sql", "gold_dialect"), ("answer_sql", "answer_dialect"))
     for sql_field, dialect_field in pairs:
         sql, dialect = getattr(record, sql_field), getattr(record, dialect_field)
-        if sql is None or dialect not in ("ohdsi", "tsql"):
+        if sql is None or dialect not in ("ohdsi", "tsql", "postgres"):
+            continue
+        if dialect == "postgres" and not _is_template(sql, record.parameters):
             continue
         try:
             if dialect == "ohdsi":
                 result = to_sql_server(sql, record.parameters)
+            elif dialect == "postgres":
+                result = render(sql, record.parameters)
             else:
                 result = _single(sql, ())
         except RenderError as e:
             where = "" if sql_field == "gold_sql" else "answer_sql: "
             raise RenderError(e.reason, where + e.message, task_id=record.id) from e
-        changes[sql_field], changes[dialect_field] = result.sql, "tsql"
+        changes[sql_field] = result.sql
+        changes[dialect_field] = "postgres" if dialect == "postgres" else "tsql"
         notes.extend(f"{sql_field}: {n}" for n in result.notes)
     return replace(record, **changes), tuple(notes)

@@ -143,13 +143,55 @@ def _rename_temps(node: exp.Expr, names: dict[str, str]) -> exp.Expr:
     return node.transform(swap, copy=True)
 
 
+def _body_query(body: Body) -> exp.Query:
+    """The query that filled a table, with its WITH clauses, as a result of its own.
+
+    A table has no order: an ORDER BY without TOP / OFFSET is left out.
+    """
+    query = body.query.copy()
+    if query.args.get("order") and not query.args.get("limit") and not query.args.get("offset"):
+        query.set("order", None)
+    if body.ctes:
+        query.set("with_", exp.With(expressions=[c.copy() for c in body.ctes]))
+    return query
+
+
+def _written_result(script: Script) -> exp.Query:
+    """The result of a script without a final SELECT: the table its last write fills.
+
+    OHDSI scripts (Achilles analyses) end by writing their result to a temp or scratch
+    table that nothing later reads; that table's rows are the script's answer.
+    """
+    if script.table_result is not None:
+        target, body = script.table_result
+        script.note(f"the script ends with SELECT INTO {target.sql('tsql')}: its query is "
+                    "the result")
+        return _body_query(body)
+    if not script.writes:
+        raise SingleQueryError(NO_QUERY, "the script has no final SELECT and fills no table")
+    name = script.writes[-1]
+    temp = script.temps[name]
+    if temp.dropped or temp.truncated:
+        raise SingleQueryError(NO_QUERY, f"the script has no final SELECT and empties its "
+                               f"last table {name}")
+    if temp.read:
+        raise SingleQueryError(NO_QUERY, f"the script has no final SELECT and its last table "
+                               f"{name} is read before it is filled")
+    script.note(f"the script ends by filling {name}, which nothing reads: its rows are the "
+                "result")
+    if temp.declared is None and len(temp.bodies) == 1:
+        del script.temps[name]
+        return _body_query(temp.bodies[0])
+    ident = exp.Identifier(this=temp.display, temporary=name.startswith("#") and
+                           not name.startswith("##"), global_=name.startswith("##"))
+    return exp.select("*").from_(exp.Table(this=ident))
+
+
 def _assemble(script: Script) -> exp.Query:
-    if not script.finals:
-        raise SingleQueryError(NO_QUERY, "the script has no final SELECT")
     if len(script.finals) > 1:
         raise SingleQueryError(SEVERAL_QUERIES, f"the script has {len(script.finals)} SELECTs "
                                "that return results")
-    final = script.finals[0]
+    final = script.finals[0] if script.finals else _written_result(script)
     needed: set[str] = set()
     pending = list(temp_refs(final))
     while pending:
@@ -221,7 +263,7 @@ def to_single_query(sql: str, *, dialect: str = "tsql", pretty: bool = True) -> 
     ('USE cdm left out', 'SET NOCOUNT ON left out')
     """
     script = Script()
-    for stmt in parse_statements(sql, dialect):
+    for _, stmt in parse_statements(sql, dialect):
         script.step(stmt)
     query = _assemble(script)
     return SingleQuery(query.sql(dialect=dialect, pretty=pretty), tuple(script.notes))

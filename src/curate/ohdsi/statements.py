@@ -67,19 +67,15 @@ class SingleQueryError(SqlgoldError):
 # Statements.
 
 
-def split_statements(sql: str, dialect: str = "tsql") -> list[str]:
-    """The statements of a script as text, split at ``;`` and ``GO`` lines (by tokens).
-
-    >>> split_statements("SELECT ';' AS x; SELECT 2\\nGO\\nSELECT 3")
-    ["SELECT ';' AS x", 'SELECT 2', 'SELECT 3']
-    """
+def _statements(sql: str, dialect: str) -> list[tuple[str, list[str]]]:
+    """Each statement's text and its first two words (upper case), split by tokens."""
     try:
         tokens = Dialect.get_or_raise(dialect).tokenize(sql)
     except TokenError as e:
         raise SingleQueryError(PARSE_ERROR, f"cannot tokenize: {e}") from None
-    out: list[str] = []
+    out: list[tuple[str, list[str]]] = []
     start = 0  # where the current statement's text begins
-    has_tokens = False
+    words: list[str] = []
     for i, tok in enumerate(tokens):
         is_go = (
             tok.text.upper() == "GO"
@@ -87,22 +83,30 @@ def split_statements(sql: str, dialect: str = "tsql") -> list[str]:
             and (i + 1 == len(tokens) or tokens[i + 1].line > tok.line)
         )
         if tok.token_type == sqlglot.TokenType.SEMICOLON or is_go:
-            if has_tokens:
-                out.append(sql[start : tok.start].strip())
-            start, has_tokens = tok.end + 1, False
-        else:
-            has_tokens = True
-    if has_tokens:
-        out.append(sql[start:].strip())
+            if words:
+                out.append((sql[start : tok.start].strip(), words))
+            start, words = tok.end + 1, []
+        elif len(words) < 2:
+            words.append(tok.text.upper())
+    if words:
+        out.append((sql[start:].strip(), words))
     return out
 
 
-def parse_statements(sql: str, dialect: str = "tsql") -> list[exp.Expr]:
-    """Each statement of a script parsed on its own (so an IF takes only its own)."""
-    statements: list[exp.Expr] = []
-    tokenizer = Dialect.get_or_raise(dialect)
-    for text in split_statements(sql, dialect):
-        words = [t.text.upper() for t in tokenizer.tokenize(text)[:2]] + ["", ""]
+def split_statements(sql: str, dialect: str = "tsql") -> list[str]:
+    """The statements of a script as text, split at ``;`` and ``GO`` lines (by tokens).
+
+    >>> split_statements("SELECT ';' AS x; SELECT 2\\nGO\\nSELECT 3")
+    ["SELECT ';' AS x", 'SELECT 2', 'SELECT 3']
+    """
+    return [text for text, _ in _statements(sql, dialect)]
+
+
+def parse_statements(sql: str, dialect: str = "tsql") -> list[tuple[str, exp.Expr]]:
+    """Each statement of a script, as written and parsed on its own (an IF takes only its own)."""
+    statements: list[tuple[str, exp.Expr]] = []
+    for text, words in _statements(sql, dialect):
+        words = words + ["", ""]
         if words[0] in _CONTROL_WORDS or (
             words[0] == "BEGIN" and words[1] not in ("TRAN", "TRANSACTION")
         ):
@@ -118,7 +122,7 @@ def parse_statements(sql: str, dialect: str = "tsql") -> list[exp.Expr]:
             raise SingleQueryError(
                 PARSE_ERROR, f"cannot parse {short(text)!r}{where}: {what}"
             ) from None
-        statements.extend(s for s in parsed if s is not None)
+        statements.extend((text, s) for s in parsed if s is not None)
     return statements
 
 

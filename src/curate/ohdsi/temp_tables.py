@@ -43,6 +43,11 @@ _PLAIN_CONSTRAINTS = (
 )
 
 
+#: Statements that may follow a SELECT INTO a database table: they cannot read it.
+_AFTER_RESULT = (exp.Drop, exp.TruncateTable, exp.IfBlock, exp.Use, exp.Transaction,
+                 exp.Commit, exp.Set)
+
+
 @dataclass
 class Body:
     query: exp.Expr  # a Query, or Values for INSERT ... VALUES
@@ -84,7 +89,7 @@ def _variable_name(node: exp.Expr) -> str | None:
     return None
 
 
-def _into(query: exp.Expr) -> exp.Select | None:
+def into_holder(query: exp.Expr) -> exp.Select | None:
     """The SELECT carrying ``INTO`` in a query (leftmost of a set operation)."""
     while isinstance(query, exp.SetOperation):
         query = query.this
@@ -109,6 +114,10 @@ class Script:
         self.variables: dict[str, _Variable] = {}
         self.finals: list[exp.Query] = []
         self.notes: dict[str, None] = {}
+        # temp tables in the order statements wrote them (SELECT INTO, CREATE, INSERT)
+        self.writes: list[str] = []
+        # a SELECT INTO a database table: allowed as the script's last statement only
+        self.table_result: tuple[exp.Table, Body] | None = None
 
     def note(self, text: str) -> None:
         self.notes.setdefault(text, None)
@@ -188,6 +197,7 @@ class Script:
             self._read(cte, defining=name)
         temp = self._new_temp(target, None)
         temp.bodies.append(Body(query, None, ctes))
+        self.writes.append(temp.name)
 
     def _create(self, stmt: exp.Create) -> None:
         kind = (stmt.args.get("kind") or "").upper()
@@ -223,7 +233,7 @@ class Script:
             columns.append((column.name, kind_type))
         if not columns:
             raise SingleQueryError(TEMP_COLUMNS, f"{temp_name(target)} has no columns")
-        self._new_temp(target, columns)
+        self.writes.append(self._new_temp(target, columns).name)
 
     def _insert(self, stmt: exp.Insert) -> None:
         target = stmt.this.this if isinstance(stmt.this, exp.Schema) else stmt.this
@@ -263,6 +273,7 @@ class Script:
             raise SingleQueryError(TEMP_COLUMNS, f"INSERT into {name} gives {sorted(widths)} "
                                    f"values for {width} columns")
         temp.bodies.append(Body(query, columns, ctes))
+        self.writes.append(name)
 
     def _drop(self, tables: list[exp.Expr], verb: str) -> None:
         names = [temp_name(t) for t in tables]
@@ -306,6 +317,10 @@ class Script:
     # -- one statement
 
     def step(self, stmt: exp.Expr) -> None:
+        if self.table_result is not None and not isinstance(stmt, _AFTER_RESULT):
+            table = self.table_result[0].sql("tsql")
+            raise SingleQueryError(WRITES_DATABASE, f"SELECT INTO {table} writes a database "
+                                   "table that later statements can read")
         if isinstance(stmt, exp.Declare):
             self._declare(stmt)
             return
@@ -351,17 +366,25 @@ class Script:
             raise SingleQueryError(UNSUPPORTED, f"unsupported statement {short(stmt.sql('tsql'))}")
 
     def _query(self, query: exp.Query) -> None:
-        holder = _into(query)
+        holder = into_holder(query)
         if holder is None:
             self._read(query)
             self.finals.append(query)
             return
         target = holder.args["into"].this
-        if not isinstance(target, exp.Table) or not temp_name(target):
+        if not isinstance(target, exp.Table):
             raise SingleQueryError(WRITES_DATABASE, "SELECT INTO a database table")
         query = query.copy()
-        _into(query).set("into", None)
+        into_holder(query).set("into", None)
         ctes = lift_with(query)
-        self._define(target, query, ctes)
+        if temp_name(target):
+            self._define(target, query, ctes)
+            return
+        # A new database table (SELECT INTO creates it): its rows are the query's, so as
+        # the script's last statement it is the script's result.
+        self._read(query)
+        for cte in ctes:
+            self._read(cte)
+        self.table_result = (target, Body(query, None, ctes))
 
 

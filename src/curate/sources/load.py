@@ -51,8 +51,9 @@ def load_sources(
     """Import every record of a file or folder in ``format``: records and problems.
 
     Records keep file order (files in sorted order); an id seen in an earlier file is a
-    problem.  ``options`` go to the format's ``load_file`` (e.g. ``mapping=`` for
-    ``funsql``).  Raises :class:`InputError` for an unknown format or a missing path.
+    problem, and so is a file whose importer fails unexpectedly (reason ``internal``).
+    ``options`` go to the format's ``load_file`` (e.g. ``mapping=`` for ``funsql``).
+    Raises :class:`InputError` for an unknown format or a missing path.
     """
     loader: Loader = _module(format).load_file
     records: list[SourceRecord] = []
@@ -64,7 +65,12 @@ def load_sources(
             SourceProblem("no_files", f"no {_module(format).PATTERN} files", path=str(path))
         )
     for file, name in files:
-        found, trouble = loader(file, name=name, **options)
+        try:
+            found, trouble = loader(file, name=name, **options)
+        except Exception as error:  # noqa: BLE001 - one file's failure is that file's problem
+            message = " ".join(f"{type(error).__name__}: {error}".split())
+            problems.append(SourceProblem("internal", message, path=str(file)))
+            continue
         problems.extend(trouble)
         for record in found:
             if record.id in seen:

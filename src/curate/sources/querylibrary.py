@@ -7,7 +7,10 @@ a description, one ```` ```sql ```` block of OHDSI SQL, and an *Input* table
 - ``id``: ``querylibrary/<code>`` with the code of the title heading (else of ``Name:``,
   else the file name);
 - ``question``: the title and the description, whitespace collapsed;
-- ``gold_sql``: the SQL block as written, ``gold_dialect`` ``"ohdsi"``;
+- ``gold_sql``: the SQL block as written, ``gold_dialect`` ``"ohdsi"``, or
+  ``"postgres"`` for a page written for PostgreSQL (:mod:`curate.sources.dialect`);
+  a page written for Oracle, or in a mix of dialects, is a problem (``not_sql_server``),
+  never read as SQL Server;
 - ``parameters``: the Input table's examples by parameter name in snake case
   (a repeated name gets ``_2``, ``_3``...), values as written;
 - ``category``: the ``Group:``; ``notes``: the prose around the SQL block.
@@ -44,6 +47,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from curate.sources.dialect import detect_dialect
 from curate.sources.records import SourceProblem, SourceRecord, check_object
 
 PATTERN = "*.md"
@@ -203,6 +207,15 @@ def parse_page(
     if not sql:
         return problem("empty_sql_block", "the ```sql block is empty", block.line)
 
+    detected = detect_dialect(sql)
+    if detected.dialect in ("oracle", "mixed"):
+        written = "Oracle" if detected.dialect == "oracle" else "a mix of dialects"
+        return problem(
+            "not_sql_server",
+            f"the SQL is written for {written} ({', '.join(detected.markers)}); sqlgold "
+            "reads SQL Server (OHDSI SQL) and PostgreSQL pages",
+            block.line,
+        )
     by_heading = {s.heading.strip().lower(): s for s in page.sections}
     described = by_heading.get("description") or page.title
     description = _prose(described.text) if described else ""
@@ -215,7 +228,7 @@ def parse_page(
         "id": record_id,
         "question": question,
         "gold_sql": sql,
-        "gold_dialect": "ohdsi",
+        "gold_dialect": "postgres" if detected.dialect == "postgres" else "ohdsi",
         "origin": {"importer": "querylibrary", "file": name, "line": block.line, "page": code},
     }
     parameters = _parameters(inputs.text) if inputs else {}

@@ -2,6 +2,8 @@
 
 - :mod:`curate.verify.gold`: the gold runs and meets the rules; the answer agrees;
 - :mod:`curate.verify.reference_rules`: the rules themselves (pure checks on a result);
+- :mod:`curate.verify.semantics`: transpile warnings, settled (collation) or dropped;
+- :mod:`curate.verify.identical_results`: kept golds returning the very same result;
 - :mod:`curate.verify.pair`: one gold / answer pair checked while editing (``sqlgold verify``);
 - :mod:`curate.verify.concept_hints`: why an empty gold is empty (absent concept ids).
 """

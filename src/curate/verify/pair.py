@@ -3,7 +3,10 @@
 Both queries are transpiled as curation would, run by the scoring executor, and
 compared under the scoring profile; the text shows both results side by side (types,
 row counts, first rows), the verdict, and where they differ (:mod:`score.result_diff`).
-An empty gold also gets concept hints (:mod:`curate.verify.concept_hints`).
+The gold meets exactly the checks curation applies (:func:`curate.pipeline.verify_gold`:
+the reference rules, unsettled transpile warnings, the collation check), and the text
+names the rule it fails.  An empty gold also gets concept hints
+(:mod:`curate.verify.concept_hints`).
 """
 
 from __future__ import annotations
@@ -11,8 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from curate.pipeline import CurationOptions, curation_context, verify_gold
 from curate.sources import READ_DIALECT
-from curate.transpile.to_duckdb import TranspileError, transpile
+from curate.transpile.to_duckdb import Transpiled, TranspileError, transpile
+from curate.verify.gold import Drop
+from curate.verify.reference_rules import ReferenceRules
 from score.compare import compare
 from score.executor import Executor
 from score.order import order_matters as gold_orders_rows
@@ -47,11 +53,17 @@ class PairCheck:
 
     @property
     def ok(self) -> bool:
-        """Same result, and a gold curation would keep for its size (not empty)."""
-        return bool(self.match) and self.gold.result is not None and self.gold.result.num_rows > 0
+        """Same result, and a gold curation would keep (every reference rule met)."""
+        return (
+            bool(self.match)
+            and self.drop is None
+            and self.gold.result is not None
+            and self.gold.result.num_rows > 0
+        )
 
     diff: ResultDiff | None = None
     hints: list[ConceptHint] = field(default_factory=list)
+    drop: Drop | None = None  # the check the gold fails, as curation would drop it
 
 
 def run_side(label: str, sql: str, dialect: str, executor: Executor) -> Side:
@@ -79,13 +91,26 @@ def verify_pair(
     answer_dialect: str = "duckdb",
     profile: str = "sqlgold",
     order_matters: bool | None = None,
+    rules: ReferenceRules | None = None,
 ) -> PairCheck:
-    """Run both queries and say whether, and where, their results differ."""
+    """Run both queries and say whether, and where, their results differ.
+
+    The gold also meets the checks curation applies, with ``rules`` (the default
+    reference rules unless given) and the executor's fixed today.
+    """
     gold = run_side("gold", gold_sql, gold_dialect, executor)
     answer = run_side("answer", answer_sql, answer_dialect, executor)
     order = order_matters
     if order is None:
         order = gold_orders_rows(gold.sql) if gold.sql else False
+    drop = None
+    if gold.sql is not None:
+        options = CurationOptions(rules=rules or ReferenceRules(), profile=profile)
+        with curation_context(executor, options) as ctx:
+            checked, _ = verify_gold(
+                Transpiled(gold.sql, gold.rules, gold.warnings), ctx, order_matters=order
+            )
+        drop = checked if isinstance(checked, Drop) else None
     hints: list[ConceptHint] = []
     if gold.result is not None and gold.result.num_rows == 0 and gold.sql:
         from curate.verify.concept_hints import concept_hints
@@ -94,14 +119,16 @@ def verify_pair(
     if gold.result is None or answer.result is None:
         failed = [s for s in (gold, answer) if s.result is None]
         reason = "; ".join(f"the {s.label} did not run ({s.error})" for s in failed)
-        return PairCheck(gold, answer, order, profile, None, reason, hints=hints)
+        return PairCheck(gold, answer, order, profile, None, reason, hints=hints, drop=drop)
     verdict = compare(gold.result, answer.result, profile, order_matters=order)
     diff = None
     if not verdict.match:  # where they differ is shown only for a mismatch
         from score.result_diff import diff_results
 
         diff = diff_results(gold.result, answer.result, order_matters=order)
-    return PairCheck(gold, answer, order, profile, verdict.match, verdict.reason, diff, hints)
+    return PairCheck(
+        gold, answer, order, profile, verdict.match, verdict.reason, diff, hints, drop
+    )
 
 
 def _table(side: Side, rows: int) -> list[str]:
@@ -158,6 +185,13 @@ def render_pair(check: PairCheck, *, rows: int = 5, width: int = 160) -> str:
         for w in side.warnings:
             lines.append(f"{side.label} warning: {w}")
     order = "in order" if check.order_matters else "as multisets"
+    if check.drop is not None:
+        lines.append(
+            f"reference rule: FAILS {check.drop.stage}/{check.drop.rule}: {check.drop.reason} "
+            "(curation drops this gold)"
+        )
+    elif check.gold.sql is not None:
+        lines.append("reference rules: the gold meets every one")
     if check.match is None:
         lines.append(f"verdict: not compared: {check.reason}")
     elif check.match:
@@ -168,8 +202,7 @@ def render_pair(check: PairCheck, *, rows: int = 5, width: int = 160) -> str:
             lines += ["", check.diff.render()]
     if check.gold.result is not None and check.gold.result.num_rows == 0:
         lines.append(
-            "the gold is empty: curation drops it (rule min_rows), since any query that "
-            "returns nothing would match it"
+            "the gold is empty: any query that returns nothing would match it"
         )
     if check.hints:
         lines += ["", "the gold is empty; its concept ids on this database:"]

@@ -107,6 +107,27 @@ EXECUTED = {
         SELECT SUM(person_id) AS s FROM ##u;""",
         [(3,)],
     ),
+    # OHDSI (Achilles) scripts end by writing their result to a table nothing reads
+    "the_last_select_into_is_the_result": (
+        """SELECT person_id INTO #old FROM cdm.person WHERE year_of_birth < 1950;
+        SELECT 1 AS one INTO #first FROM cdm.person;
+        SELECT COUNT(*) AS n INTO #s_tmpach_1 FROM #old ORDER BY 1;
+        TRUNCATE TABLE #old;
+        DROP TABLE #old;""",
+        [(2,)],
+    ),
+    "the_last_insert_is_the_result": (
+        """CREATE TABLE #r (n INT, g VARCHAR(10));
+        INSERT INTO #r (n) SELECT COUNT(*) FROM cdm.person;
+        INSERT INTO #r SELECT 1, 'x';""",
+        [(1, "x"), (4, None)],
+    ),
+    "select_into_a_scratch_table_at_the_end_is_the_result": (
+        """SELECT person_id INTO #old FROM cdm.person WHERE year_of_birth < 1950;
+        SELECT COUNT(*) AS n INTO scratch.s_tmpach_1 FROM #old;
+        DROP TABLE #old;""",
+        [(2,)],
+    ),
     "create_table_as": (
         "CREATE TABLE #c AS SELECT 7 AS k; SELECT k FROM #c;",
         [(7,)],
@@ -132,6 +153,14 @@ def test_notes_say_what_was_done() -> None:
     assert "#unused is not used by the final query: left out" in notes
 
 
+def test_a_script_ending_in_select_into_says_so() -> None:
+    result = to_single_query(EXECUTED["the_last_select_into_is_the_result"][0], pretty=False)
+    assert "ORDER BY" not in result.sql  # a table has no order
+    assert "the script ends by filling #s_tmpach_1, which nothing reads: its rows are the " \
+        "result" in result.notes
+    assert "#first is not used by the final query: left out" in result.notes
+
+
 def test_a_temp_name_clashing_with_a_table_gets_a_suffix() -> None:
     out = to_single_query(EXECUTED["a_temp_named_like_a_table"][0], pretty=False).sql
     assert out.startswith("WITH person AS")  # no unqualified person table: no clash
@@ -150,7 +179,8 @@ def test_a_plain_query_is_returned_as_one_query() -> None:
 
 DROPPED = {
     "SELECT 1; SELECT 2": sq.SEVERAL_QUERIES,
-    "SELECT 1 AS a INTO #t": sq.NO_QUERY,
+    "SELECT 1 AS a INTO #t; DROP TABLE #t": sq.NO_QUERY,
+    "SELECT 1 AS a INTO scratch.t; SELECT * FROM scratch.t": sq.WRITES_DATABASE,
     "DROP TABLE #t;": sq.NO_QUERY,
     "SELECT a FROM #t; SELECT 1 AS a INTO #t": sq.TEMP_UNDEFINED,
     "SELECT 1 AS a INTO #t; DROP TABLE #t; SELECT a FROM #t": sq.TEMP_UNDEFINED,

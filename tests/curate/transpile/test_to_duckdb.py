@@ -24,8 +24,9 @@ from score.cdm_schema import CDM_TABLES, create_table_sql
 
 FIXTURES = Path(__file__).parent
 CASES = json.loads((FIXTURES / "cases.json").read_text())
-RUN_CASES = [c for c in CASES if "error" not in c]
+RUN_CASES = [c for c in CASES if "error" not in c and "fails" not in c]
 ERROR_CASES = [c for c in CASES if "error" in c]
+FAILING_CASES = [c for c in CASES if "fails" in c]
 
 
 @pytest.fixture(scope="module")
@@ -112,11 +113,24 @@ def test_unfaithful_queries_are_refused_with_a_reason(case: dict) -> None:
     assert case["error"] in str(raised.value)
     assert raised.value.stage == "transpile"
     assert raised.value.rule
+    if "rule" in case:
+        assert raised.value.rule == case["rule"]
+
+
+@pytest.mark.parametrize("case", FAILING_CASES, ids=[c["id"] for c in FAILING_CASES])
+def test_queries_sql_server_fails_on_fail_on_duckdb_too(case: dict, cdm) -> None:
+    sql, read = _source(case)
+    result = transpile(sql, read=read)
+    with pytest.raises(duckdb.Error, match=case["fails"]):
+        cdm.execute(result.sql).fetchall()
+    assert set(case["rules"]) <= set(result.rules), result.rules
+    naive = sqlglot.transpile(sql, read=read, write="duckdb")[0]
+    cdm.cursor().execute("SET search_path = 'cdm'").execute(naive).fetchall()  # DuckDB alone runs
 
 
 def test_every_rule_is_shown_by_an_executed_case() -> None:
-    shown = {name for case in RUN_CASES for name in case.get("rules", [])}
-    refusing = {"text_of_number_or_time"}  # shown by the reject_* cases
+    shown = {name for case in RUN_CASES + FAILING_CASES for name in case.get("rules", [])}
+    refusing = {"text_of_number_or_time"} | {c["rule"] for c in ERROR_CASES if "rule" in c}
     missing = {r.name for r in RULES} - shown - refusing - {"redundant_text_casts"}
     assert not missing
 

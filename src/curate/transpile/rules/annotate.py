@@ -18,11 +18,13 @@ from __future__ import annotations
 from functools import lru_cache
 
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import OptimizeError
 from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.schema import MappingSchema, Schema
 
+from curate.transpile.rules.tsql_dialect import SqlgoldTSQL
 from score.cdm_schema import CDM_TABLES
 
 CDM_SCHEMA_NAME = "cdm"
@@ -58,6 +60,17 @@ def as_schema(schema: Schema | dict | None) -> Schema:
     return MappingSchema(schema, dialect="duckdb")
 
 
+def type_rules(read: str) -> dict:
+    """How ``read`` types expressions (SQL Server's rules for tsql, not the schema's DuckDB).
+
+    sqlglot types with the schema's dialect unless told otherwise, and the CDM schema is
+    written in DuckDB types: FLOOR(int) would be a DOUBLE, as in DuckDB, not an INT.
+    """
+    if read == "tsql":
+        return SqlgoldTSQL.EXPRESSION_METADATA
+    return Dialect.get_or_raise(read).EXPRESSION_METADATA
+
+
 def annotate(
     tree: exp.Expression, read: str, schema: Schema | dict | None = None
 ) -> exp.Expression:
@@ -81,7 +94,12 @@ def annotate(
             quote_identifiers=False,
             identify=False,
         )
-        typed = annotate_types(qualified, schema=as_schema(schema), dialect=read)
+        typed = annotate_types(
+            qualified,
+            schema=as_schema(schema),
+            dialect=read,
+            expression_metadata=type_rules(read),
+        )
     except (OptimizeError, ValueError, KeyError) as error:
         raise CannotAnnotate(str(error)) from error
     for node in typed.walk():

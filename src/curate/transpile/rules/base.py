@@ -67,13 +67,22 @@ class Rule:
     phase: str = "types"
 
 
-def apply_rule(rule: NodeRule, tree: exp.Expression) -> tuple[exp.Expression, bool]:
+def children_first(tree: exp.Expression) -> list[exp.Expression]:
+    """Every node of ``tree``, children before their parents."""
+    return list(reversed(list(tree.dfs())))
+
+
+def apply_rule(
+    rule: NodeRule, tree: exp.Expression, nodes: list[exp.Expression] | None = None
+) -> tuple[exp.Expression, bool]:
     """Offer ``rule`` every node of ``tree``, children first; the new tree and whether it fired.
 
     The tree is changed in place (like sqlglot's optimizer rules); the root may be replaced.
+    ``nodes`` is :func:`children_first` of ``tree`` if the caller has it (a rule that did
+    not fire leaves it valid for the next one).
     """
     fired = False
-    for node in reversed(list(tree.dfs())):
+    for node in nodes if nodes is not None else children_first(tree):
         parent, key, index = node.parent, node.arg_key, node.index
         new = rule(node)
         if new is node:
@@ -162,3 +171,13 @@ def int_literal(node: exp.Expression | None) -> int | None:
     if isinstance(node, exp.Literal) and node.is_int:
         return int(node.this)
     return None
+
+
+def truncated_integer(value: exp.Expression, to: str | exp.DataType = "BIGINT") -> exp.Cast:
+    """CAST(TRUNC(value) AS to): toward zero, as SQL Server converts to an integer.
+
+    >>> truncated_integer(exp.Literal.number(2.7)).sql("duckdb")
+    'CAST(TRUNC(2.7) AS BIGINT)'
+    """
+    target = to if isinstance(to, exp.DataType) else exp.DataType.build(to)
+    return typed(exp.Cast(this=exp.Trunc(this=value), to=target), target)

@@ -22,6 +22,7 @@ from curate.transpile.rules.base import (
     is_fractional,
     is_integer,
     is_temporal,
+    truncated_integer,
     typed,
 )
 from curate.transpile.rules.date_strings import has_time, is_iso, iso_text, read_datetime
@@ -137,6 +138,41 @@ def now_functions(node: exp.Expression) -> exp.Expression:
         and node.to.this == exp.DType.DATE
     ):
         return typed(exp.CurrentDate(), "DATE")
+    return node
+
+
+def dateadd_truncates(node: exp.Expression) -> exp.Expression:
+    """DATEADD truncates a fractional number toward zero (2.7 days is 2); DuckDB rounds it.
+
+    >>> d, n = typed(exp.column("d"), "DATE"), typed(exp.Literal.number(2.7), "DOUBLE")
+    >>> dateadd_truncates(exp.DateAdd(this=d, expression=n, unit=exp.var("DAY"))).sql("duckdb")
+    'd + INTERVAL (CAST(TRUNC(2.7) AS BIGINT)) DAY'
+    """
+    if isinstance(node, exp.DateAdd) and is_fractional(node.expression):
+        new = node.copy()
+        new.set("expression", truncated_integer(node.expression.copy()))
+        new.type = node.type
+        return new
+    return node
+
+
+def date_arithmetic(node: exp.Expression) -> exp.Expression:
+    """Refuse DATE + n, DATE - n and DATE - DATE: SQL Server rejects them (operand type clash).
+
+    (DATETIME + n counts days: :func:`datetime_plus_days`.)  DuckDB computes them, so a
+    gold that fails on SQL Server would be kept with a result of DuckDB's making.
+
+    >>> d = typed(exp.column("visit_start_date"), "DATE")
+    >>> date_arithmetic(exp.Add(this=d, expression=exp.Literal.number(1)))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    curate.transpile.rules.base.TranspileError: [transpile] visit_start_date + 1: SQL Server ...
+    """
+    if isinstance(node, exp.Add | exp.Sub) and (is_date(node.this) or is_date(node.expression)):
+        raise TranspileError(
+            f"{node.sql('tsql')}: SQL Server rejects + and - on a DATE (operand type clash); "
+            "DATEADD / DATEDIFF say what is meant"
+        )
     return node
 
 

@@ -15,19 +15,16 @@ from __future__ import annotations
 from sqlglot import exp
 
 from curate.transpile.rules.base import (
+    TranspileError,
     int_literal,
     is_fractional,
     is_integer,
+    is_temporal,
+    truncated_integer,
     typed,
 )
 
 _STATISTICS = {"STDEVP": exp.StddevPop, "VARP": exp.VariancePop, "VAR": exp.Variance}
-
-
-def _truncated_integer(value: exp.Expression, to: str | exp.DataType = "BIGINT") -> exp.Cast:
-    """CAST(TRUNC(value) AS to): toward zero, as SQL Server converts to an integer."""
-    target = to if isinstance(to, exp.DataType) else exp.DataType.build(to)
-    return typed(exp.Cast(this=exp.Trunc(this=value), to=target), target)
 
 
 def integer_division(node: exp.Expression) -> exp.Expression:
@@ -52,9 +49,9 @@ def avg_of_integers(node: exp.Expression) -> exp.Expression:
     'CAST(TRUNC(AVG(year_of_birth)) AS BIGINT)'
     """
     if isinstance(node, exp.Window) and _integer_avg(node.this):
-        return _truncated_integer(node)
+        return truncated_integer(node)
     if _integer_avg(node) and not isinstance(node.parent, exp.Window):
-        return _truncated_integer(node)
+        return truncated_integer(node)
     return node
 
 
@@ -85,6 +82,47 @@ def integer_cast_truncates(node: exp.Expression) -> exp.Expression:
         new.set("this", exp.Trunc(this=node.this))
         return typed(new, node.to)
     return node
+
+
+def floor_ceiling_of_integers(node: exp.Expression) -> exp.Expression:
+    """FLOOR / CEILING of an integer is that integer (DuckDB returns a DOUBLE: 1970.0).
+
+    >>> value = typed(exp.column("year_of_birth"), "INT")
+    >>> floor_ceiling_of_integers(exp.Floor(this=value)).sql("duckdb")
+    'year_of_birth'
+    """
+    if isinstance(node, exp.Floor | exp.Ceil) and is_integer(node.this):
+        if node.args.get("decimals") is None and node.args.get("to") is None:
+            return node.this
+    return node
+
+
+def isnumeric_by_type(node: exp.Expression) -> exp.Expression:
+    """ISNUMERIC(x) where x's type decides it: 1 for a number (0 when NULL), 0 for a date.
+
+    ISNUMERIC of text follows SQL Server's own number formats ('$', ',', '.', '1e5' and
+    '-' all count as numeric), so it is refused.
+
+    >>> value = typed(exp.column("person_id"), "BIGINT")
+    >>> isnumeric_by_type(exp.Anonymous(this="ISNUMERIC", expressions=[value])).sql("duckdb")
+    'CASE WHEN person_id IS NULL THEN 0 ELSE 1 END'
+    """
+    if not (isinstance(node, exp.Anonymous) and node.name.upper() == "ISNUMERIC"):
+        return node
+    if len(node.expressions) != 1:
+        raise TranspileError("ISNUMERIC takes one argument")
+    (arg,) = node.expressions
+    if isinstance(arg, exp.Null) or is_temporal(arg):
+        return typed(exp.Literal.number(0), "INT")
+    if is_integer(arg) or is_fractional(arg):
+        case = exp.Case(ifs=[exp.If(this=exp.Is(this=arg, expression=exp.Null()),
+                                    true=exp.Literal.number(0))],
+                        default=exp.Literal.number(1))
+        return typed(case, "INT")
+    raise TranspileError(
+        f"{node.sql('tsql')}: ISNUMERIC of text follows SQL Server's number formats "
+        "('$', ',', '.', '1e5' are numeric); only a number or date argument is exact"
+    )
 
 
 def decimal_default_scale(node: exp.Expression) -> exp.Expression:

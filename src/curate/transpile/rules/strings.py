@@ -106,6 +106,69 @@ def varchar_length_truncates(node: exp.Expression) -> exp.Expression:
     return typed(value, "VARCHAR")
 
 
+#: The longest text of each integer type (sign included).
+_INTEGER_WIDTH = {
+    exp.DType.TINYINT: 3, exp.DType.UTINYINT: 3, exp.DType.SMALLINT: 6, exp.DType.INT: 11,
+    exp.DType.BIGINT: 20,
+}
+
+
+def _widest_text(value: exp.Expression) -> int | None:
+    """The longest text ``value`` can print as, if its type says (a count has no sign)."""
+    dtype = value.type
+    if dtype is None:
+        return None
+    if dtype.this in _INTEGER_WIDTH:
+        return _INTEGER_WIDTH[dtype.this] - (1 if isinstance(value, exp.Count) else 0)
+    if dtype.this == exp.DType.DECIMAL:
+        precision = int_param(dtype) if dtype.expressions else 18
+        scale_param = dtype.expressions[1:2]
+        scale = int(scale_param[0].name) if scale_param and scale_param[0].name.isdigit() else 0
+        if precision is not None:
+            return precision + 1 + (1 if scale else 0)
+    return None
+
+
+def number_text_overflow(node: exp.Expression) -> exp.Expression:
+    """CAST(number AS VARCHAR(n) / CHAR(n)) as SQL Server prints it when it does not fit.
+
+    An integer too long for VARCHAR(n) / CHAR(n) is ``*``; for NVARCHAR(n) / NCHAR(n),
+    and a DECIMAL for any of them, SQL Server fails (arithmetic overflow), so the query
+    does too.  CHAR(n) pads to n.  (DuckDB ignores n: CAST(1974 AS VARCHAR(2)) is '1974'.)
+
+    >>> value = typed(exp.column("year_of_birth"), "INT")
+    >>> print(number_text_overflow(exp.cast(value, "VARCHAR(2)")).sql("duckdb"))
+    CASE WHEN LENGTH(CAST(year_of_birth AS TEXT)) > 2 THEN '*' ELSE CAST(year_of_birth AS ...
+    """
+    if not isinstance(node, exp.Cast) or node.to.this not in _BOUNDED:
+        return node
+    value = node.this
+    if not (is_integer(value) or is_fractional(value)) or value.type.this == exp.DType.BIT:
+        return node
+    size = int_param(node.to) if node.to.expressions else DEFAULT_LENGTH
+    widest = _widest_text(value)
+    if size is None or (widest is not None and widest <= size and node.to.this not in
+                        _FIXED_WIDTH):
+        return node
+
+    def text() -> exp.Expression:
+        return typed(exp.cast(value.copy(), "VARCHAR"), "VARCHAR")
+
+    if is_integer(value) and node.to.this in (exp.DType.VARCHAR, exp.DType.CHAR):
+        too_long: exp.Expression = exp.Literal.string("*")
+    else:
+        message = (f"SQL Server: arithmetic overflow converting {value.type.sql('tsql')} to "
+                   f"{node.to.sql('tsql')}")
+        too_long = exp.Anonymous(this="ERROR", expressions=[exp.Literal.string(message)])
+    length = exp.Anonymous(this="LENGTH", expressions=[text()])  # not T-SQL's LEN
+    longer = exp.GT(this=length, expression=exp.Literal.number(size))
+    result: exp.Expression = exp.Case(ifs=[exp.If(this=longer, true=too_long)], default=text())
+    if node.to.this in _FIXED_WIDTH:
+        result = exp.Pad(this=result, expression=exp.Literal.number(size),
+                         fill_pattern=exp.Literal.string(" "), is_left=False)
+    return typed(result, "VARCHAR")
+
+
 def _formatted_length(node: exp.Expression) -> int:
     """The longest text STRFTIME(x, fmt) can give for a literal fmt, else a large number."""
     fmt = node.args.get("format") if isinstance(node, exp.TimeToStr) else None

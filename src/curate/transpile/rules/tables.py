@@ -39,6 +39,36 @@ def cte_names(node: exp.Expression) -> set[str]:
     return names
 
 
+def _names_a_result_column(node: exp.Identifier) -> bool:
+    """Whether ``node`` is a projection alias or a column list name (the result's names)."""
+    parent = node.parent
+    if isinstance(parent, exp.Alias) and node.arg_key == "alias":
+        return True
+    return isinstance(parent, exp.TableAlias) and node.arg_key == "columns"
+
+
+def case_insensitive_identifiers(node: exp.Expression) -> exp.Expression:
+    """SQL Server names ignore case (quoted or not): every name is written in lower case.
+
+    So a repeated expression (``AVG(x) / 10`` ... ``ORDER BY AVG(X) / 10``) is one
+    expression to every later rule.  The names a result's columns take (aliases, column
+    lists) keep their case, as SQL Server and DuckDB report them.
+
+    >>> from sqlglot import parse_one
+    >>> from curate.transpile.rules.base import apply_rule
+    >>> tree = parse_one("SELECT P.Year_Of_Birth AS YOB FROM [Person] P", read="tsql")
+    >>> apply_rule(case_insensitive_identifiers, tree)[0].sql("duckdb")
+    'SELECT p.year_of_birth AS YOB FROM "person" AS p'
+    """
+    if not isinstance(node, exp.Identifier) or node.this == node.this.lower():
+        return node
+    if _names_a_result_column(node):
+        return node
+    new = node.copy()
+    new.set("this", node.this.lower())
+    return new
+
+
 def qualify_cdm_tables(node: exp.Expression) -> exp.Expression:
     """A CDM table named without a schema (or with ``dbo``) is read from ``cdm``.
 

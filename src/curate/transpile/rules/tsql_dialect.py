@@ -133,8 +133,45 @@ def build_datename(args: list) -> exp.Expression:
     return _mark(exp.cast(extract_part(part, value, "DATENAME"), exp.DType.VARCHAR))
 
 
+def _integer_of(arg: exp.Expression | None) -> exp.DataType | None:
+    """SQL Server's result type of ROUND / AVG of an integer: the integer (at least INT)."""
+    if isinstance(arg, exp.Distinct) and len(arg.expressions) == 1:
+        arg = arg.expressions[0]
+    if arg is None or arg.type is None or arg.type.this not in exp.DataType.INTEGER_TYPES:
+        return None
+    if arg.type.this in (exp.DType.BIGINT, exp.DType.INT):
+        return arg.type
+    return exp.DataType.build("INT")
+
+
+def _annotate_keeps_integer(self, expression: exp.Expression) -> exp.Expression:
+    """ROUND(int, n) and AVG(int) are integers in SQL Server (sqlglot types them DOUBLE)."""
+    kind = _integer_of(expression.this)
+    return self._set_type(expression, kind if kind is not None else exp.DType.DOUBLE)
+
+
+def _annotate_convert(self, expression: exp.Expression) -> exp.Expression:
+    """CONVERT(type, x [, style]) is of its target type."""
+    target = expression.this
+    if isinstance(target, exp.DataType):
+        return self._set_type(expression, target)
+    return self._set_type(expression, exp.DType.UNKNOWN)
+
+
 class SqlgoldTSQL(TSQL):
-    """sqlglot's T-SQL dialect with SQL Server's date-part table and 64-bit FLOAT."""
+    """sqlglot's T-SQL dialect with SQL Server's date-part table and 64-bit FLOAT.
+
+    Its type rules (used to annotate gold SQL) are sqlglot's T-SQL ones, plus ROUND and
+    AVG of an integer typed as that integer, as SQL Server returns them, and CONVERT
+    typed as its target.
+    """
+
+    EXPRESSION_METADATA = {
+        **TSQL.EXPRESSION_METADATA,
+        exp.Round: {"annotator": _annotate_keeps_integer},
+        exp.Avg: {"annotator": _annotate_keeps_integer},
+        exp.Convert: {"annotator": _annotate_convert},
+    }
 
     class Parser(TSQL.Parser):
         FUNCTIONS = {

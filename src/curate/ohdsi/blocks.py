@@ -1,0 +1,109 @@
+"""SqlRender's ``{condition} ? {then} : {else}`` blocks, resolved as SqlRender resolves them.
+
+SqlRender (OHDSI/SqlRender, ``SqlRender.parseIfThenElse``) works on the text after
+parameter substitution:
+
+- every matched pair of braces is a group, wherever it stands (string literals and
+  comments included); an unmatched brace is left as text;
+- a group followed by ``?`` (only white space around it) and another group is a block;
+  a third group after ``:`` is its else part;
+- blocks are resolved in the order their conditions close (an outer block before the
+  blocks inside its branches): the block is replaced by the inside of the branch its
+  condition chooses (:func:`curate.ohdsi.conditions.evaluate`), or by nothing.  Blocks
+  in a branch that is dropped are never looked at; a group that starts right where a
+  resolved block ended is no longer a condition (SqlRender loses track of it).
+
+>>> resolve("SELECT {1 IN (@a)} ? {x} : {y}, {true}?{{false}?{a}:{b}} FROM t")
+'SELECT y, b FROM t'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from curate.ohdsi.conditions import evaluate, trim
+
+
+@dataclass
+class _Group:
+    start: int  # index of '{'
+    end: int  # one past '}'
+    valid: bool = True
+
+
+@dataclass(frozen=True)
+class _Block:
+    condition: _Group
+    then: _Group
+    otherwise: _Group | None
+
+
+def _groups(sql: str) -> list[_Group]:
+    """Matched braces in the order they close."""
+    opened: list[int] = []
+    found: list[_Group] = []
+    for at, char in enumerate(sql):
+        if char == "{":
+            opened.append(at)
+        elif char == "}" and opened:
+            found.append(_Group(opened.pop(), at + 1))
+    return found
+
+
+def _between(sql: str, left: _Group, right: _Group) -> str | None:
+    """The trimmed text between two groups, if ``right`` starts after ``left`` ends."""
+    if right.start <= left.end:
+        return None
+    return trim(sql[left.end : right.start])
+
+
+def _blocks(sql: str, groups: list[_Group]) -> list[_Block]:
+    blocks: list[_Block] = []
+    for i, condition in enumerate(groups):
+        for j in range(i + 1, len(groups)):
+            then = groups[j]
+            if _between(sql, condition, then) != "?":
+                continue
+            otherwise = None
+            for k in range(j + 1, len(groups)):
+                if _between(sql, then, groups[k]) == ":":
+                    otherwise = groups[k]
+            blocks.append(_Block(condition, then, otherwise))
+    return blocks
+
+
+def _replace(sql: str, groups: list[_Group], start: int, end: int, keep: _Group | None) -> str:
+    """``sql[start:end]`` replaced by the inside of ``keep`` (or nothing); groups follow."""
+    inner = sql[keep.start + 1 : keep.end - 1] if keep is not None else ""
+    kept_from = keep.start + 1 if keep is not None else 0
+    kept_to = keep.end - 2 if keep is not None else -1
+    shift = start - end + len(inner)
+    for group in groups:
+        if not group.valid:
+            continue
+        if group.start > start:
+            if kept_from <= group.start < kept_to:
+                moved = start - kept_from
+                group.start += moved
+                group.end += moved
+            elif group.start > end:
+                group.start += shift
+                group.end += shift
+            else:
+                group.valid = False
+        elif group.end > end:
+            group.end += shift
+    return sql[:start] + inner + sql[end:]
+
+
+def resolve(sql: str) -> str:
+    """``sql`` with every SqlRender block resolved; :class:`RenderError` on a bad condition."""
+    groups = _groups(sql)
+    for block in _blocks(sql, groups):
+        if not block.condition.valid:
+            continue
+        condition = sql[block.condition.start + 1 : block.condition.end - 1]
+        last = block.otherwise or block.then
+        keep = block.then if evaluate(condition) else block.otherwise
+        sql = _replace(sql, groups, block.condition.start, last.end, keep)
+    return sql

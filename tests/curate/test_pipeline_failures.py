@@ -1,0 +1,96 @@
+"""No record can end a run: a failure injected into each stage becomes that record's drop."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from curate import pipeline
+from curate import sources as importers
+from curate.curation import curate_to_files
+
+RECORDS = [
+    {
+        "format": "sqlgold.source/1",
+        "id": "a-answerable",
+        "question": "How many persons?",
+        "gold_sql": "SELECT COUNT(*) AS n FROM person",
+        "gold_dialect": "tsql",
+        "answer_sql": "SELECT count(*) FROM cdm.person",
+        "answer_dialect": "duckdb",
+    },
+    {
+        "format": "sqlgold.source/1",
+        "id": "b-unanswerable",
+        "question": "What does the note table say?",
+        "answerable": False,
+        "unanswerable_because": {"empty_tables": ["note_nlp"]},
+    },
+]
+
+
+class Injected(RuntimeError):
+    pass
+
+
+def _boom(*args, **kwargs):
+    raise Injected("injected\nfailure")
+
+
+# (name patched in curate.pipeline, stage named in the reason, records it reaches)
+STAGES = [
+    ("render_record", "ohdsi", {"a-answerable"}),
+    ("transpile", "transpile", {"a-answerable"}),
+    ("run_gold", "verify", {"a-answerable"}),
+    ("check_answer", "answer", {"a-answerable"}),
+    ("check_unanswerable", "unanswerable", {"b-unanswerable"}),
+    ("classify_tier", "tier", {"a-answerable"}),
+    ("validation_errors", "validate", {"a-answerable", "b-unanswerable"}),
+]
+
+
+@pytest.fixture()
+def source(tmp_path):
+    path = tmp_path / "tiny_source.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in RECORDS), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("target", "stage", "reached"), STAGES)
+def test_a_failure_in_any_stage_is_that_records_internal_drop(
+    executor, source, tmp_path, monkeypatch, target, stage, reached
+):
+    monkeypatch.setattr(pipeline, target, _boom)
+    out = tmp_path / "tiny_tasks.jsonl"
+    run = curate_to_files(source, "jsonl", executor, out=out)
+    records = {r["id"]: r for r in run.report["records"]}
+    assert set(records) == {"a-answerable", "b-unanswerable"}  # every record keeps its place
+    for record_id in reached:
+        entry = records[record_id]
+        assert entry["status"] == "dropped" and entry["stage"] == "internal"
+        assert entry["rule"] == "Injected"
+        assert entry["reason"] == f"Injected while in stage {stage}: injected failure"
+    assert out.exists() and run.report_path.exists() and run.report_path.with_suffix(".md").exists()
+    assert run.report["counts"]["dropped_by_stage"].get("internal") == len(reached)
+
+
+def test_a_failing_importer_is_a_problem_not_the_end_of_the_run(
+    executor, source, tmp_path, monkeypatch
+):
+    def broken(path, *, name):
+        raise Injected("cannot read")
+
+    monkeypatch.setattr(importers.FORMATS["jsonl"], "load_file", broken)
+    run = curate_to_files(source, "jsonl", executor, out=tmp_path / "tiny_tasks.jsonl")
+    assert run.report["problems"] == [
+        {"reason": "internal", "message": "Injected: cannot read", "path": str(source),
+         "line": None}
+    ]
+    assert run.tasks_path.exists()
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    assert doctest.testmod(pipeline).failed == 0
