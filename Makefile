@@ -37,8 +37,8 @@ curate: $(STAMP) $(DB)  ## curate the project's source tasks into data/benchmark
 grounding: $(STAMP) $(DB)  ## regenerate data/grounding/ (schema, vocabulary, DuckDB notes, examples)
 	$(SQLGOLD) grounding --db $(DB) --tasks $(TASKS)
 
-verify: $(STAMP) $(DB)  ## check one pair: make verify GOLD=... ANSWER=...  (or ID=... SOURCE=...)
-	$(SQLGOLD) verify --db $(DB) $(if $(ID),--id $(ID) --source $(SOURCE),--gold "$(GOLD)" --answer "$(ANSWER)")
+verify: $(STAMP) $(DB)  ## check one pair: make verify GOLD=... ANSWER=... (or ID=... SOURCE=...) [WATCH=1]
+	$(SQLGOLD) verify --db $(DB) $(if $(ID),--id $(ID) --source $(SOURCE),--gold "$(GOLD)" --answer "$(ANSWER)") $(if $(WATCH),--watch)
 
 test: $(STAMP)  ## run the test suite (builds its own database)
 	$(BIN)/python -m pytest

@@ -17,8 +17,8 @@ from bench_common import log
 from bench_curation import _curate, sources
 from bench_scoring import _score, repeated_tasks, write_workload
 
-from curate.importers import load_sources
 from curate.pipeline import curate_record, curation_context
+from curate.sources.load import load_sources
 from score.executor import Executor
 from score.tasks import load_tasks
 

@@ -11,7 +11,8 @@ Figures (see bench/README.md for what each one includes and excludes):
    sorted-string-tuples baseline, and the 1M / 100k growth;
 3. wide results: 2, 6, 10, 14 permuted columns;
 4. curation: records per second and wall time over raw execution of the kept golds;
-5. peak RSS of scoring 10,000 instances in a fresh process.
+5. peak RSS of scoring 10,000 instances in a fresh process;
+6. start-up: ``sqlgold --help`` and ``sqlgold verify`` of a trivial pair, fresh processes.
 
 Every figure is the median of ``--runs`` runs (ratios are taken within a run, then the
 median).  The table goes to stdout and ``bench/latest.md``, the figures to
@@ -36,18 +37,22 @@ import bench_compare
 import bench_curation
 import bench_profile
 import bench_scoring
+import bench_startup
 from bench_common import ROOT, SRC, log, machine, src_digest
 
-FIGURES = ("scoring", "comparator", "wide", "curation", "memory")
+FIGURES = ("scoring", "comparator", "wide", "curation", "memory", "startup")
 TARGETS = {
     "scoring_overhead_ratio": ("<=", 1.2),
     "gold_executions_second_run": ("==", 0),
     "comparator_vs_naive_1m": (">=", 5.0),
     "curation_ratio": ("<=", 1.5),
     "peak_rss_mb": ("<", 1024.0),
+    "help_seconds": ("<", 0.3),
+    "verify_seconds": ("<", 0.5),
 }
 _SHOWN = {"<=": "at most", "<": "under", ">=": "at least", "==": "exactly"}
-_UNIT = {"comparator_vs_naive_1m": "x", "peak_rss_mb": " MiB"}
+_UNIT = {"comparator_vs_naive_1m": "x", "peak_rss_mb": " MiB", "help_seconds": " s",
+         "verify_seconds": " s"}
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -149,6 +154,11 @@ def headline(results: dict[str, Any], rows: list[int]) -> dict[str, Any]:
     m = results.get("memory")
     if m:
         out["peak_rss_mb"] = m.get("peak_rss_mb")
+    st = results.get("startup")
+    if st:
+        out["help_seconds"] = st["help"]["wall_s"]
+        out["verify_seconds"] = st["verify"]["wall_s"]
+        out["verify_id_seconds"] = st["verify_id"]["wall_s"]
     out["targets"] = {k: {"target": f"{_SHOWN[op]} {bound:g}{_UNIT.get(k, '')}",
                           "value": out.get(k),
                           "met": _met(k, out.get(k))}
@@ -271,6 +281,15 @@ def render(report: dict[str, Any], details: tuple[str, ...] = FIGURES) -> str:
         row(5, f"peak RSS scoring {me['instances']:,} instances in a fresh process "
                f"({me['rss_before_scoring_mb']:.0f} MiB before scoring)",
             f"{me['peak_rss_mb']:.0f} MiB", "peak_rss_mb")
+    st = r.get("startup")
+    if st:
+        row(6, "`sqlgold --help`, fresh process",
+            f"{st['help']['wall_s']:.3f} s (CPU {st['help']['cpu_s']:.3f} s)", "help_seconds")
+        row(6, "`sqlgold verify` of a trivial pair on the embedded database, end to end",
+            f"{st['verify']['wall_s']:.3f} s (CPU {st['verify']['cpu_s']:.3f} s)",
+            "verify_seconds")
+        row(6, f"`sqlgold verify --id` of the last of {st['source_records']:,} source records",
+            f"{st['verify_id']['wall_s']:.3f} s (CPU {st['verify_id']['cpu_s']:.3f} s)")
     met = [f"`{k}` {_fmt(v['value'])}" for k, v in t.items() if v["met"]]
     unmet = [f"`{k}` {_fmt(v['value'])} ({v['target']})" for k, v in t.items()
              if v["met"] is False]
@@ -390,6 +409,8 @@ figure includes. In short:
    `curate_to_files` (default rules); records per second, and wall time over plain DuckDB
    running each kept gold once.
 5. **Memory**: peak RSS (VmHWM) of a fresh process scoring 10,000 instances.
+6. **Start-up**: `sqlgold --help`, and `sqlgold verify` of a trivial pair on the embedded
+   database, each in a fresh process (median of at least 5 runs, wall and CPU time).
 """
 
 
@@ -445,6 +466,11 @@ def main(argv: list[str]) -> int:
             results["memory"] = bench_scoring.peak_memory(
                 args.db, args.tasks, args.memory_instances, args.runs, work,
                 timeout=max(600.0, args.memory_instances * 0.1))
+        if "startup" in args.only:
+            folder = work / "startup"
+            folder.mkdir()
+            results["startup"] = bench_startup.startup_cost(
+                args.db, args.source, max(args.runs, 5), folder)
         if args.profile_dir:
             bench_profile.write_profiles(
                 args.db, args.tasks, args.instances, args.querylibrary, args.source,

@@ -6,11 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from curate.omop_db import build_database
+from curate.database.build import build_database
 from score.executor import Executor, ExecutorSettings
-
-REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
+from tests.paths import SHARED
 
 
 @pytest.fixture(scope="session")

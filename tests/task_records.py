@@ -16,8 +16,6 @@ from typing import Any
 
 from score.schemas import validator
 
-REPO = Path(__file__).resolve().parents[1]
-
 FULL_FEATURES = {
     "tables": ["person", "condition_occurrence"],
     "join_count": 1,

@@ -53,3 +53,49 @@ def test_a_library_error_is_one_line_and_exit_code_one(tmp_path):
     assert result.exit_code == 1
     assert result.output.count("\n") == 1
     assert result.output.startswith("error: [database] ") and "missing.duckdb" in result.output
+
+
+#: What a command's start-up must not import: each command imports its machinery when
+#: it runs, so `sqlgold --help` and `sqlgold verify` start at once.
+HEAVY_MODULES = (
+    "duckdb",
+    "sqlglot",
+    "pyarrow",
+    "numpy",
+    "scipy",
+    "pandas",
+    "datasets",
+    "huggingface_hub",
+    "jsonschema",
+    "openai",
+    "bm25s",
+    "psycopg",
+    "pyspark",
+)
+
+
+def _imported_by(args: list[str]) -> set[str]:
+    import json
+    import subprocess
+    import sys
+
+    code = (
+        "import json, sys\n"
+        "from click.testing import CliRunner\n"
+        "from curate.cli import main\n"
+        f"result = CliRunner().invoke(main, {args!r})\n"
+        "assert result.exit_code == 0, result.output\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    return {name.split(".")[0] for name in json.loads(out)}
+
+
+@pytest.mark.parametrize(
+    "args", [["--help"], ["verify", "--help"], ["score", "run", "--help"], ["curate", "--help"]]
+)
+def test_help_imports_nothing_heavy(args):
+    heavy = sorted(set(HEAVY_MODULES) & _imported_by(args))
+    assert heavy == [], f"`sqlgold {' '.join(args)}` imports {heavy}"

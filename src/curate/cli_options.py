@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import click
 
-from .importers import FORMATS
+from curate.sources import FORMAT_NAMES
 
 
 def source_format_option(help: str) -> Callable:
@@ -14,7 +14,7 @@ def source_format_option(help: str) -> Callable:
     return click.option(
         "--format",
         "fmt",
-        type=click.Choice(sorted(FORMATS)),
+        type=click.Choice(FORMAT_NAMES),
         default="jsonl",
         show_default=True,
         help=help,
@@ -22,7 +22,7 @@ def source_format_option(help: str) -> Callable:
 
 
 def split_options(fraction_help: str) -> Callable:
-    """``--test-fraction`` and ``--seed`` of the leakage-aware split (curate.split)."""
+    """``--test-fraction`` and ``--seed`` of the leakage-aware split (score.split)."""
 
     def apply(f: Callable) -> Callable:
         f = click.option("--seed", type=int, default=0, show_default=True, help="Split seed.")(f)

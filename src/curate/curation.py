@@ -17,13 +17,12 @@ from typing import Any
 import duckdb
 import sqlglot
 
+from curate.curation_report import build_report, report_json, report_markdown
+from curate.pipeline import CurationOptions, curate_records
+from curate.sources.load import load_sources, source_files
+from curate.sources.records import SourceRecord
+from curate.task_file import write_tasks, write_text_atomic
 from score.executor import Executor
-
-from .curation_report import build_report, report_json, report_markdown
-from .importers import load_sources, source_files
-from .pipeline import CurationOptions, curate_records
-from .sources import SourceRecord
-from .task_file import write_tasks, write_text_atomic
 
 
 def benchmark_name(source: str | Path) -> str:

@@ -13,8 +13,8 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from .pipeline import Verdict
-from .sources import SourceProblem
+from curate.pipeline import Verdict
+from curate.sources.records import SourceProblem
 
 REPORT_FORMAT = "sqlgold.curation-report/1"
 TIER_ORDER = ("simple", "compositional", "schema_aware", "unanswerable")

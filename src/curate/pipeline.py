@@ -3,9 +3,10 @@
 Stages, each named in a drop (see DESIGN.md):
 
 ``ohdsi``        SqlRender placeholders, parameters and blocks resolved; scripts made one
-                 query (:mod:`curate.ohdsi`, :mod:`curate.single_query`)
-``transpile``    SQL Server (or PostgreSQL) to DuckDB with fix-up rules (:mod:`curate.transpile`)
-``verify``       the gold runs and meets the reference rules (:mod:`curate.verify`)
+                 query (:mod:`curate.ohdsi.render`, :mod:`curate.ohdsi.script`)
+``transpile``    SQL Server (or PostgreSQL) to DuckDB with fix-up rules
+                 (:mod:`curate.transpile.to_duckdb`)
+``verify``       the gold runs and meets the reference rules (:mod:`curate.verify.gold`)
 ``answer``       the reference answer returns the gold's result under the scoring profile
 ``unanswerable`` the empty tables / all-NULL columns an unanswerable record names really are
 ``tier``         tier and features from the gold's AST (:mod:`curate.tiers`)
@@ -23,23 +24,23 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from curate.ohdsi.errors import RenderError
+from curate.ohdsi.render import render_record
+from curate.sources import READ_DIALECT
+from curate.sources.records import SourceRecord
+from curate.tiers import classify_tier, extract_features
+from curate.transpile.to_duckdb import Transpiled, TranspileError, transpile
+from curate.verify.gold import Drop, check_answer, check_unanswerable, run_gold
+from curate.verify.reference_rules import ReferenceRules
 from score.compare import compare
 from score.executor import Executor, ExecutorSettings
 from score.order import order_matters as gold_orders_rows
 from score.result import QueryResult
 from score.schemas import validation_errors
 
-from .ohdsi import RenderError, render_record
-from .reference_rules import ReferenceRules
-from .sources import SourceRecord
-from .tiers import classify_tier, extract_features
-from .transpile import Transpiled, TranspileError, transpile
-from .verify import Drop, check_answer, check_unanswerable, run_gold
-
 TASK_SCHEMA_VERSION = "1.0"
 
 #: What each source dialect is read as by the transpiler (after OHDSI rendering).
-READ_DIALECT = {"ohdsi": "tsql", "tsql": "tsql", "duckdb": "duckdb", "postgres": "postgres"}
 
 
 @dataclass(frozen=True)

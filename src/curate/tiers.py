@@ -25,7 +25,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
-from curate.rules.tables import cte_names
+from curate.transpile.rules.tables import cte_names
 from score.cdm_schema import VOCABULARY_TABLES
 from score.errors import SqlgoldError
 

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import click
 
-from .chart import render_chart
 from .cli_options import (
     ProgressBar,
     bootstrap_options,
@@ -19,12 +18,8 @@ from .cli_options import (
     quiet_option,
     sql_size_option,
 )
+from .defaults import DEFAULT_CACHE
 from .errors import ScoringError
-from .executor import Executor
-from .report import render_report
-from .run_dir import dumps, read_run, write_atomic
-from .runner import DEFAULT_CACHE, run_scoring
-from .stats import compare_runs
 
 
 @click.group("score")
@@ -99,6 +94,9 @@ def score_run(
 ):
     """Score PREDICTIONS (JSONL) against TASKS (a curated task file or a release folder)
     into --out."""
+    from .executor import Executor
+    from .runner import run_scoring
+
     settings = executor_settings(timeout, max_rows, memory_limit, threads, today, max_sql_bytes)
     progress = ProgressBar("scoring", quiet)
     with Executor(db_path, schema, settings) as executor:
@@ -182,6 +180,10 @@ def _summaries_with_priors(runs: list[dict]) -> list[dict]:
 @handle_errors
 def score_report(run_dirs: tuple[Path, ...], out: Path | None) -> None:
     """Write report.md and chart.svg for one or more finished run folders."""
+    from .chart import render_chart
+    from .report import render_report
+    from .run_dir import read_run, write_atomic
+
     if out is None:
         if len(run_dirs) > 1:
             raise click.UsageError("several run folders: say where the report goes with --out")
@@ -218,6 +220,11 @@ def score_compare(
 ) -> None:
     """Compare two runs on the same tasks: discordant counts, exact McNemar test and paired
     bootstrap intervals of every score's difference."""
+    from .chart import render_chart
+    from .report import render_report
+    from .run_dir import dumps, read_run, write_atomic
+    from .stats import compare_runs
+
     a, b = read_run(run_a), read_run(run_b)
     meta = _meta_for([a, b])
     try:

@@ -1,4 +1,9 @@
-"""Option bundles shared by every sqlgold command, so flags stay identical everywhere."""
+"""Option bundles shared by every sqlgold command, so flags stay identical everywhere.
+
+Every CLI module imports this one at start-up, so it imports nothing heavy: the
+executor's settings class is imported when a command builds its settings, and the
+profile names come from a registry that imports no comparator.
+"""
 
 from __future__ import annotations
 
@@ -10,11 +15,10 @@ from pathlib import Path
 
 import click
 
-from .compare import profile_names
+from .defaults import DEFAULT_DB
 from .errors import SqlgoldError
+from .profiles.registry import profile_names
 from .settings import ExecutorSettings, parse_size
-
-DEFAULT_DB = "data/omop/synthea1k.duckdb"
 
 
 def database_options(f: Callable) -> Callable:

@@ -41,74 +41,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from score.profiles import bird, ehrsql, healthllm, snuh, spider2, spider_ts, sqlgold, ties
-from score.profiles.base import Flags, Profile, Verdict
+from score.profiles.base import Flags, Verdict
+from score.profiles.registry import PROFILES, Profile, profile_names
 from score.result import QueryResult
 from score.values import Tolerance, hashing_for
 
 __all__ = ["PROFILES", "Flags", "Profile", "Tolerance", "Verdict", "compare", "profile_names"]
-
-PROFILES: dict[str, Profile] = {
-    p.name: p
-    for p in (
-        Profile(
-            "sqlgold",
-            sqlgold.compare_sqlgold,
-            "sqlgold's own rule: content-mapped columns, multiset rows, typed values, "
-            "numeric tolerance",
-            frozenset({"tolerance"}),
-        ),
-        Profile(
-            "healthllm",
-            healthllm.compare_healthllm,
-            "HealthLLM results_match: columns by content, row order ignored, numeric tolerance",
-            frozenset({"tolerance"}),
-        ),
-        Profile(
-            "spider-ts",
-            spider_ts.compare_spider_ts,
-            "Spider test-suite result_eq with its quick_rej quirk",
-        ),
-        Profile(
-            "spider2",
-            spider2.compare_spider2,
-            "Spider 2.0 compare_pandas_table after a CSV round trip",
-        ),
-        Profile(
-            "ehrsql2024",
-            ehrsql.compare_ehrsql,
-            "EHRSQL 2024 process_answer: 3-decimal text, sorted, first 100 rows",
-        ),
-        Profile(
-            "snuh",
-            snuh.compare_snuh,
-            "Synthetic-SNUH: 3-decimal rounding, all rows, NULL its own value, column "
-            "permutation, multiset rows",
-        ),
-        Profile("bird", bird.compare_bird, "BIRD EX: set(pred) == set(gold)"),
-        Profile("set", bird.compare_set, "BULL / FinSQL EX: set(pred) == set(gold)"),
-        Profile(
-            "any_k_from_tie_set",
-            ties.compare_any_k,
-            "StreamSQLBench: k rows chosen from gold's tie set, over spider2",
-            frozenset({"tie_k"}),
-        ),
-        Profile(
-            "any_one_argmax",
-            ties.compare_any_one,
-            "StreamSQLBench: any one of gold's tied best rows, over spider2",
-        ),
-    )
-}
-
-
-def profile_names() -> tuple[str, ...]:
-    """The known profile names, sorted.
-
-    >>> "sqlgold" in profile_names()
-    True
-    """
-    return tuple(sorted(PROFILES))
 
 
 def get_profile(name: str) -> Profile:

@@ -118,7 +118,7 @@ def _struct(value: Mapping[str, Any] | None, keys: Sequence[str], what: str, tas
     if unknown:
         raise fail(
             f"{what} has keys the published schema does not know: {', '.join(unknown)} "
-            f"(add them to curate.publish's features first)",
+            f"(add them to curate.publish.release's features first)",
             task_id=task_id,
         )
     return {k: value.get(k) for k in keys}

@@ -34,9 +34,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import maximum_bipartite_matching
 
 from score.compare import compare
 from score.profiles.bijective import (
@@ -218,6 +215,8 @@ def _matching(cands: list[list[int]], n_pred: int) -> dict[int, int]:
     for i, c in enumerate(cands):
         for j in c:
             weight[i, j] = 1000.0 + (i == j)  # as many links as possible, then in place
+    from scipy.optimize import linear_sum_assignment  # scipy only where a diff needs it
+
     rows, cols = linear_sum_assignment(weight, maximize=True)
     return {int(i): int(j) for i, j in zip(rows, cols, strict=True) if weight[i, j] > 0}
 
@@ -244,6 +243,9 @@ def _unpaired_rows(pairs, n_gold: int, n_pred: int, tol: Tolerance):
         for g, p in pairs:
             for a, i in enumerate(miss):  # one gold row against every extra row
                 adj[a] &= cells_equal(g, p, np.full(len(extra), i), extra, tol, True)
+        from scipy.sparse import csr_matrix
+        from scipy.sparse.csgraph import maximum_bipartite_matching
+
         match = maximum_bipartite_matching(csr_matrix(adj), perm_type="column")
         paired_gold = match >= 0
         paired_pred = np.zeros(len(extra), dtype=bool)

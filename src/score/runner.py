@@ -17,6 +17,7 @@ from typing import Any
 import duckdb
 import sqlglot
 
+from .defaults import DEFAULT_CACHE
 from .executor import Executor
 from .gold_cache import GoldCache
 from .predictions import read_predictions
@@ -24,8 +25,6 @@ from .run_dir import RunDir
 from .scorer import PRIORS, ScoringContext, prior_predictions, score_predictions
 from .stats import summarize
 from .tasks import instances, load_tasks
-
-DEFAULT_CACHE = Path(".sqlgold-cache") / "gold"
 
 
 def file_sha256(path: str | Path) -> str:

@@ -46,20 +46,6 @@ class Flags:
 Comparator = Callable[[QueryResult, QueryResult, Flags], Verdict]
 
 
-@dataclass(frozen=True)
-class Profile:
-    """A named comparison rule: a pure function of (gold, prediction, flags).
-
-    ``takes`` names the options beyond the task flags that the profile accepts
-    (``tolerance``, ``tie_k``); :func:`score.compare.compare` refuses the others.
-    """
-
-    name: str
-    comparator: Comparator
-    summary: str
-    takes: frozenset[str] = frozenset()
-
-
 def crash(peer: str, why: str) -> Verdict:
     """The verdict for a case where the peer's own code would raise."""
     return Verdict(False, f"{peer}'s own code would crash here ({why}); scored as no match")

@@ -30,8 +30,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import maximum_bipartite_matching
 
 from score.profiles.base import Verdict
 from score.result import QueryResult
@@ -479,6 +477,9 @@ class Matcher:
             if self.nan_equal:
                 ok |= np.isnan(vg) & np.isnan(vp)
             adj &= (mg == mp) & (~mg | ok)
+        from scipy.sparse import csr_matrix  # scipy only when tolerant cells need pairing
+        from scipy.sparse.csgraph import maximum_bipartite_matching
+
         match = maximum_bipartite_matching(csr_matrix(adj), perm_type="column")
         return bool((match >= 0).all())
 
@@ -555,6 +556,9 @@ def _unmatched(cands: list[list[int]], n_right: int) -> int | None:
     for i, c in enumerate(cands):
         rows += [i] * len(c)
         cols += c
+    from scipy.sparse import csr_matrix  # scipy only when greedy column matching fails
+    from scipy.sparse.csgraph import maximum_bipartite_matching
+
     adj = csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(cands), max(n_right, 1)))
     match = maximum_bipartite_matching(adj, perm_type="column")
     left = np.flatnonzero(match < 0)

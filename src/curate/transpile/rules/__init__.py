@@ -1,0 +1,268 @@
+"""The fix-up rules that carry SQL Server (or PostgreSQL) gold SQL into DuckDB faithfully.
+
+:data:`RULES` lists every rule in the order it is applied.  ``parse`` rules act while
+the SQL is read (see ``curate.transpile.rules.tsql_dialect``); ``names`` rules run on the parsed
+tree; ``types`` rules run after the tree has been annotated with its SQL Server types.
+Each entry names its function; every function has a docstring example.
+
+>>> [rule.name for rule in RULES][:3]
+['tsql_date_parts', 'float_is_double', 'qualify_cdm_tables']
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from curate.transpile.rules import convert, dates, numeric, strings, tables, top
+from curate.transpile.rules.base import ALL_READS, TSQL_POSTGRES, Rule, TranspileError, apply_rule
+from curate.transpile.rules.tsql_dialect import META_KEY
+
+POSTGRES = frozenset({"postgres"})
+
+__all__ = ["KNOWN_LIMITS", "RULES", "Rule", "TranspileError", "apply_rules", "parse_rules_used"]
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "tsql_date_parts",
+        "DATEADD / DATEDIFF / DATEPART / DATENAME read with SQL Server's full date-part table "
+        "(y = dayofyear, w = weekday, hh, mi, n, ss, mcs); DATENAME of a number is the text "
+        "of DATEPART",
+        phase="parse",
+    ),
+    Rule(
+        "float_is_double",
+        "FLOAT is FLOAT(53), a 64-bit DOUBLE (sqlglot writes REAL); REAL and FLOAT(1..24) "
+        "stay REAL",
+        phase="parse",
+    ),
+    Rule(
+        "qualify_cdm_tables",
+        "CDM tables named without a schema (or with dbo) are read from cdm.<table>; CTE names "
+        "are left alone",
+        tables.qualify_cdm_tables,
+        dialects=ALL_READS,
+        phase="names",
+    ),
+    Rule(
+        "unquote_identifiers",
+        '[name] and "name" lose quotes they do not need (DuckDB names are case-insensitive)',
+        tables.unquote_identifiers,
+        dialects=TSQL_POSTGRES,
+        phase="names",
+    ),
+    Rule(
+        "national_strings",
+        "N'text' is plain 'text' (DuckDB text is Unicode), so its type is known to later rules",
+        strings.national_strings,
+        phase="names",
+    ),
+    Rule(
+        "convert_styles",
+        "CONVERT is CAST (not TRY_CAST); a date style formats a date with STRFTIME (a DATE "
+        "without time) or reads a string; styles 1-8, 10-12, 20, 21, 23, 24, 101-108, 110-112, "
+        "120, 121",
+        convert.convert_styles,
+    ),
+    Rule(
+        "now_functions",
+        "GETDATE(), SYSDATETIME(), CURRENT_TIMESTAMP, GETUTCDATE() become LOCALTIMESTAMP "
+        "(DuckDB's CURRENT_TIMESTAMP has a time zone); CAST of it AS DATE is CURRENT_DATE",
+        dates.now_functions,
+    ),
+    Rule(
+        "date_string_literals",
+        "date strings SQL Server reads ('20110101', '1/2/2011', '01-jan-2011') become ISO "
+        "DATE / TIMESTAMP literals where a date is expected",
+        dates.date_string_literals,
+        dialects=TSQL_POSTGRES,
+    ),
+    Rule(
+        "text_of_number_or_time",
+        "refuse CAST(float AS VARCHAR) and CAST(datetime AS VARCHAR) without a style: SQL "
+        "Server prints them differently",
+        strings.text_of_number_or_time,
+    ),
+    Rule(
+        "plus_concatenation",
+        "string + string is concatenation (||); string + number converts the string to the "
+        "number's type",
+        strings.plus_concatenation,
+    ),
+    Rule(
+        "datetime_plus_days",
+        "DATETIME + n and DATETIME - n add days (+ INTERVAL (n) DAY); DATETIME - DATETIME and "
+        "fractional days are refused",
+        dates.datetime_plus_days,
+    ),
+    Rule(
+        "dateadd_keeps_date",
+        "DATEADD(day/week/month/quarter/year, n, date) stays a DATE (DuckDB's date + interval "
+        "is a TIMESTAMP)",
+        dates.dateadd_keeps_date,
+    ),
+    Rule(
+        "datediff_week_sunday",
+        "DATEDIFF(week, a, b) counts Sunday boundaries crossed, not whole weeks",
+        dates.datediff_week_sunday,
+    ),
+    Rule(
+        "datepart_weekday",
+        "DATEPART(weekday, d) is 1 (Sunday) to 7 (Saturday) under DATEFIRST 7; DuckDB's "
+        "DAYOFWEEK is 0 to 6",
+        dates.datepart_weekday,
+    ),
+    Rule(
+        "datepart_week",
+        "DATEPART(week, d) counts weeks from the one holding January 1, weeks starting on "
+        "Sunday (DuckDB's WEEK is the ISO week)",
+        dates.datepart_week,
+    ),
+    Rule(
+        "datepart_subsecond",
+        "DATEPART(millisecond / microsecond, t) is the fraction of the second only",
+        dates.datepart_subsecond,
+    ),
+    Rule(
+        "avg_of_integers",
+        "AVG of an integer expression is an integer truncated toward zero: CAST(TRUNC(AVG(x)) "
+        "AS BIGINT)",
+        numeric.avg_of_integers,
+    ),
+    Rule(
+        "isnull_keeps_first_type",
+        "ISNULL(int, fractional) converts the replacement to the integer type (COALESCE would not)",
+        numeric.isnull_keeps_first_type,
+    ),
+    Rule(
+        "integer_cast_truncates",
+        "CAST(fractional AS INT) truncates toward zero (DuckDB rounds): CAST(TRUNC(x) AS INT)",
+        numeric.integer_cast_truncates,
+    ),
+    Rule(
+        "integer_division",
+        "integer / integer is integer division truncated toward zero (DuckDB //)",
+        numeric.integer_division,
+        dialects=TSQL_POSTGRES,
+    ),
+    Rule(
+        "decimal_default_scale",
+        "DECIMAL / NUMERIC without precision is DECIMAL(18, 0) (DuckDB's default keeps 3 decimals)",
+        numeric.decimal_default_scale,
+    ),
+    Rule(
+        "numeric_unbounded",
+        "PostgreSQL NUMERIC without precision becomes DOUBLE (DuckDB's default keeps 3 decimals)",
+        numeric.numeric_unbounded,
+        dialects=POSTGRES,
+    ),
+    Rule(
+        "bit_is_boolean",
+        "BIT is a 0/1 flag: BOOLEAN (DuckDB's BIT is a bit string)",
+        numeric.bit_is_boolean,
+    ),
+    Rule(
+        "varchar_length_truncates",
+        "CAST(text AS VARCHAR(n)) keeps n characters (LEFT) and CHAR(n) pads; without a "
+        "length n is 30",
+        strings.varchar_length_truncates,
+    ),
+    Rule(
+        "varchar_max",
+        "VARCHAR(MAX) and NVARCHAR(MAX) are DuckDB's VARCHAR (sqlglot writes TEXT(MAX), "
+        "which DuckDB rejects)",
+        strings.varchar_max,
+    ),
+    Rule(
+        "redundant_text_casts",
+        "CAST(text AS TEXT), which sqlglot wraps around LEN / LEFT / RIGHT arguments, is dropped",
+        strings.redundant_text_casts,
+    ),
+    Rule(
+        "len_ignores_trailing_spaces",
+        "LEN(x) does not count trailing spaces: LENGTH(RTRIM(x, ' '))",
+        strings.len_ignores_trailing_spaces,
+    ),
+    Rule(
+        "charindex_start",
+        "CHARINDEX(s, x, start) with start <= 1 searches the whole string",
+        strings.charindex_start,
+    ),
+    Rule(
+        "like_bracket_classes",
+        "LIKE patterns with [a-z] or [^a-z] classes become an anchored REGEXP_MATCHES",
+        strings.like_bracket_classes,
+    ),
+    Rule(
+        "statistics_names",
+        "STDEVP, VARP, VAR become STDDEV_POP, VAR_POP, VARIANCE",
+        numeric.statistics_names,
+    ),
+    Rule(
+        "round_truncate",
+        "ROUND(x, n, f) with f <> 0 truncates: TRUNC(x, n)",
+        numeric.round_truncate,
+    ),
+    Rule(
+        "top_with_ties",
+        "TOP n WITH TIES becomes QUALIFY RANK() OVER (ORDER BY ...) <= n (DuckDB has no WITH "
+        "TIES); refused with DISTINCT",
+        top.top_with_ties,
+    ),
+)
+
+#: What the transpile refuses or cannot fix (for the README, next to RULES).
+KNOWN_LIMITS: tuple[str, ...] = (
+    "refused: SELECT ... INTO, #temp tables, unresolved @parameters, TOP n PERCENT, "
+    "more than one statement, anything but a query",
+    "refused: PATINDEX, DATALENGTH, STR, CHOOSE, SOUNDEX, DIFFERENCE, FORMAT of numbers, "
+    "SYSDATETIMEOFFSET, CONVERT styles other than those listed (0/100, 9/109, 13/113, 126, ...)",
+    "warned, not fixed: SQL Server's default collation ignores case and trailing spaces, "
+    "DuckDB compares bytes (verify can rerun the gold with SET default_collation = 'nocase')",
+    "warned, not fixed: a / b whose operand types are unknown (tables outside the CDM) "
+    "stays exact division",
+    "assumed: us_english, DATEFIRST 7, DATEFORMAT mdy, two-digit year cutoff 2049; "
+    "CDM datetime columns are DATETIME (3-digit milliseconds in style 121)",
+    "not fixed: ISNULL(text, longer text) cuts the replacement to the first argument's "
+    "declared length in SQL Server",
+    "not fixed: CAST(integer AS VARCHAR(n)) too short for the number gives '*' in SQL Server",
+    "not fixed: GETUTCDATE() and SYSUTCDATETIME() lose their UTC offset (LOCALTIMESTAMP)",
+    "left to sqlglot (checked by tests): ISNULL to COALESCE, IIF to CASE, COUNT_BIG to COUNT, "
+    "TOP n to LIMIT, OFFSET / FETCH, NULLs sorting first, square brackets, NOLOCK dropped, "
+    "CHARINDEX, LEFT / RIGHT, SUBSTRING, YEAR / MONTH / DAY, EOMONTH, LOG",
+    "left to the comparator's tolerance: SQL Server keeps at most 6 decimals in some "
+    "DECIMAL divisions (1.0 / 3 = 0.333333), DuckDB computes them in DOUBLE",
+    "no rule needed: SUM of integers (DuckDB widens to HUGEINT where SQL Server would "
+    "overflow and fail)",
+)
+
+
+def rules_for(read: str, phase: str) -> tuple[Rule, ...]:
+    """The rules of one phase that apply when reading ``read``, in order.
+
+    >>> [r.name for r in rules_for("duckdb", "names")]
+    ['qualify_cdm_tables']
+    """
+    return tuple(rule for rule in RULES if rule.phase == phase and read in rule.dialects)
+
+
+def apply_rules(
+    tree: exp.Expression, read: str, phase: str
+) -> tuple[exp.Expression, tuple[str, ...]]:
+    """Apply the ``phase`` rules for ``read`` in order; the new tree and the rules that fired."""
+    fired: list[str] = []
+    for rule in rules_for(read, phase):
+        try:
+            tree, changed = apply_rule(rule.fn, tree)
+        except TranspileError as error:
+            error.rule = error.rule or rule.name
+            raise
+        if changed:
+            fired.append(rule.name)
+    return tree, tuple(fired)
+
+
+def parse_rules_used(tree: exp.Expression) -> tuple[str, ...]:
+    """The parse rules whose nodes are in ``tree``, in RULES order."""
+    used = {node.meta.get(META_KEY) for node in tree.walk() if node.meta}
+    return tuple(rule.name for rule in RULES if rule.phase == "parse" and rule.name in used)

@@ -1,0 +1,164 @@
+"""What every transpile rule shares: the Rule record, the error, the tree walk, type tests.
+
+A rule is a small function ``node -> node``.  :func:`apply_rule` offers it every node of
+a tree, children before parents; a rule returns the node unchanged when it does not
+apply, or a new node to put in its place (which may wrap the old node or reuse its
+children).  Rules read the SQL Server types that
+``curate.transpile.rules.annotate`` left on the nodes (``node.type``) and set the type of any
+node they build, so later rules can read it too.
+
+>>> from sqlglot import exp, parse_one
+>>> def shout(node):
+...     return exp.Literal.string("HI") if isinstance(node, exp.Literal) else node
+>>> tree, fired = apply_rule(shout, parse_one("SELECT 'hi', 1"))
+>>> tree.sql(), fired
+("SELECT 'HI', 'HI'", True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from score.errors import SqlgoldError
+
+NodeRule = Callable[[exp.Expression], exp.Expression]
+
+TSQL = frozenset({"tsql"})
+TSQL_POSTGRES = frozenset({"tsql", "postgres"})
+ALL_READS = frozenset({"tsql", "postgres", "duckdb"})
+
+
+class TranspileError(SqlgoldError):
+    """The gold SQL cannot be parsed, or cannot be carried into DuckDB faithfully.
+
+    ``rule`` names what refused it (a rule of RULES, ``parse``, or a ``reject:`` check).
+
+    >>> str(TranspileError("TOP n PERCENT", rule="reject:top_percent"))
+    '[transpile] TOP n PERCENT'
+    """
+
+    stage = "transpile"
+
+    def __init__(self, message: str, *, rule: str | None = None, **where) -> None:
+        super().__init__(message, **where)
+        self.rule = rule
+
+
+def unchanged(node: exp.Expression) -> exp.Expression:
+    """The tree rule of a parse-time rule, which has done its work while parsing."""
+    return node
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One named fix-up: ``fn`` is applied to every node when reading one of ``dialects``.
+
+    ``phase`` is ``parse`` (applied by the reading dialect), ``names`` (on the parsed
+    tree) or ``types`` (after type annotation).
+    """
+
+    name: str
+    description: str
+    fn: NodeRule = unchanged
+    dialects: frozenset[str] = TSQL
+    phase: str = "types"
+
+
+def apply_rule(rule: NodeRule, tree: exp.Expression) -> tuple[exp.Expression, bool]:
+    """Offer ``rule`` every node of ``tree``, children first; the new tree and whether it fired.
+
+    The tree is changed in place (like sqlglot's optimizer rules); the root may be replaced.
+    """
+    fired = False
+    for node in reversed(list(tree.dfs())):
+        parent, key, index = node.parent, node.arg_key, node.index
+        new = rule(node)
+        if new is node:
+            continue
+        fired = True
+        if node is tree or parent is None:
+            tree = new
+        else:
+            parent.set(key, new, index)
+    return tree, fired
+
+
+def typed(node: exp.Expression, dtype: str | exp.DataType) -> exp.Expression:
+    """Set ``node``'s type (a rule's new nodes carry one) and return it.
+
+    >>> typed(exp.Literal.number(1), "BIGINT").type.sql()
+    'BIGINT'
+    """
+    node.type = dtype if isinstance(dtype, exp.DataType) else exp.DataType.build(dtype)
+    return node
+
+
+def _dtype(node: exp.Expression | None) -> exp.DType | None:
+    if node is None:
+        return None
+    t = node.type
+    return t.this if t is not None else None
+
+
+def is_integer(node: exp.Expression | None) -> bool:
+    """Whether ``node`` was annotated with an integer type (BIT included, as in SQL Server).
+
+    >>> is_integer(typed(exp.Literal.number(1), "INT"))
+    True
+    """
+    return _dtype(node) in exp.DataType.INTEGER_TYPES
+
+
+def is_fractional(node: exp.Expression | None) -> bool:
+    """Whether ``node`` has a non-integer numeric type (FLOAT, REAL, DECIMAL, MONEY, ...)."""
+    return _dtype(node) in exp.DataType.REAL_TYPES
+
+
+def is_string(node: exp.Expression | None) -> bool:
+    """Whether ``node`` has a character type (a string literal has one even unannotated)."""
+    if isinstance(node, exp.Literal) and node.is_string:
+        return True
+    return _dtype(node) in exp.DataType.TEXT_TYPES
+
+
+def is_date(node: exp.Expression | None) -> bool:
+    """Whether ``node`` has type DATE (no time of day)."""
+    return _dtype(node) in (exp.DType.DATE, exp.DType.DATE32)
+
+
+def is_datetime(node: exp.Expression | None) -> bool:
+    """Whether ``node`` has a date-and-time type (DATETIME, DATETIME2, TIMESTAMP, ...)."""
+    return _dtype(node) in exp.DataType.TEMPORAL_TYPES and not is_date(node) and not _is_time(node)
+
+
+def is_temporal(node: exp.Expression | None) -> bool:
+    """Whether ``node`` has a date or date-and-time type."""
+    return is_date(node) or is_datetime(node)
+
+
+def _is_time(node: exp.Expression | None) -> bool:
+    return _dtype(node) in (exp.DType.TIME, exp.DType.TIMETZ)
+
+
+def is_unknown(node: exp.Expression | None) -> bool:
+    """Whether annotation could not tell ``node``'s type."""
+    return _dtype(node) in (None, exp.DType.UNKNOWN)
+
+
+def int_literal(node: exp.Expression | None) -> int | None:
+    """The value of an integer literal (sign included), else None.
+
+    >>> int_literal(exp.Neg(this=exp.Literal.number(3)))
+    -3
+    """
+    if isinstance(node, exp.Paren):
+        return int_literal(node.this)
+    if isinstance(node, exp.Neg):
+        inner = int_literal(node.this)
+        return None if inner is None else -inner
+    if isinstance(node, exp.Literal) and node.is_int:
+        return int(node.this)
+    return None

@@ -1,0 +1,177 @@
+"""Checking one gold / answer pair while editing (``sqlgold verify``).
+
+Both queries are transpiled as curation would, run by the scoring executor, and
+compared under the scoring profile; the text shows both results side by side (types,
+row counts, first rows), the verdict, and where they differ (:mod:`score.result_diff`).
+An empty gold also gets concept hints (:mod:`curate.verify.concept_hints`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from curate.sources import READ_DIALECT
+from curate.transpile.to_duckdb import TranspileError, transpile
+from score.compare import compare
+from score.executor import Executor
+from score.order import order_matters as gold_orders_rows
+from score.result import QueryError, QueryResult
+from score.values import show
+
+if TYPE_CHECKING:  # imported where used: only an empty gold or a mismatch needs them
+    from curate.verify.concept_hints import ConceptHint
+    from score.result_diff import ResultDiff
+
+
+@dataclass(frozen=True)
+class Side:
+    label: str
+    source_sql: str
+    dialect: str
+    sql: str | None  # the DuckDB SQL that ran (None: transpile failed)
+    rules: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    result: QueryResult | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class PairCheck:
+    gold: Side
+    answer: Side
+    order_matters: bool
+    profile: str
+    match: bool | None  # None: one side did not run
+    reason: str
+
+    @property
+    def ok(self) -> bool:
+        """Same result, and a gold curation would keep for its size (not empty)."""
+        return bool(self.match) and self.gold.result is not None and self.gold.result.num_rows > 0
+
+    diff: ResultDiff | None = None
+    hints: list[ConceptHint] = field(default_factory=list)
+
+
+def run_side(label: str, sql: str, dialect: str, executor: Executor) -> Side:
+    read = READ_DIALECT.get(dialect)
+    if read is None:
+        return Side(label, sql, dialect, None, error=f"unknown dialect {dialect!r}")
+    try:
+        t = transpile(sql, read=read)
+    except TranspileError as e:
+        return Side(label, sql, dialect, None, error=f"transpile: {e.message}")
+    found = executor.try_execute(t.sql)
+    if isinstance(found, QueryError):
+        return Side(
+            label, sql, dialect, t.sql, t.rules, t.warnings, error=f"{found.kind}: {found.message}"
+        )
+    return Side(label, sql, dialect, t.sql, tuple(t.rules), tuple(t.warnings), found)
+
+
+def verify_pair(
+    gold_sql: str,
+    answer_sql: str,
+    executor: Executor,
+    *,
+    gold_dialect: str = "tsql",
+    answer_dialect: str = "duckdb",
+    profile: str = "sqlgold",
+    order_matters: bool | None = None,
+) -> PairCheck:
+    """Run both queries and say whether, and where, their results differ."""
+    gold = run_side("gold", gold_sql, gold_dialect, executor)
+    answer = run_side("answer", answer_sql, answer_dialect, executor)
+    order = order_matters
+    if order is None:
+        order = gold_orders_rows(gold.sql) if gold.sql else False
+    hints: list[ConceptHint] = []
+    if gold.result is not None and gold.result.num_rows == 0 and gold.sql:
+        from curate.verify.concept_hints import concept_hints
+
+        hints = concept_hints(gold.sql, executor)
+    if gold.result is None or answer.result is None:
+        failed = [s for s in (gold, answer) if s.result is None]
+        reason = "; ".join(f"the {s.label} did not run ({s.error})" for s in failed)
+        return PairCheck(gold, answer, order, profile, None, reason, hints=hints)
+    verdict = compare(gold.result, answer.result, profile, order_matters=order)
+    diff = None
+    if not verdict.match:  # where they differ is shown only for a mismatch
+        from score.result_diff import diff_results
+
+        diff = diff_results(gold.result, answer.result, order_matters=order)
+    return PairCheck(gold, answer, order, profile, verdict.match, verdict.reason, diff, hints)
+
+
+def _table(side: Side, rows: int) -> list[str]:
+    head = [
+        f"{side.label} ({side.dialect}" + (", transpiled)" if side.dialect != "duckdb" else ")")
+    ]
+    if side.result is None:
+        return head + [f"  error: {side.error}"]
+    r = side.result
+    cells = [[f"{n} {t}" for n, t in zip(r.columns, r.types, strict=True)]]
+    cells += [[show(v) for v in row] for row in r.rows()[:rows]]
+    widths = [max(len(line[i]) for line in cells) for i in range(len(cells[0]))] if cells[0] else []
+    lines = [" | ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)) for line in cells]
+    if lines:
+        lines.insert(1, "-+-".join("-" * w for w in widths))
+    more = f" (first {rows} shown)" if r.num_rows > rows else ""
+    return (
+        head
+        + ["  " + line for line in lines]
+        + [f"  {r.num_rows} row(s){more}, {r.seconds * 1000:.1f} ms"]
+    )
+
+
+def side_by_side(left: list[str], right: list[str], gap: int = 4) -> list[str]:
+    """Two blocks of lines next to each other.
+
+    >>> side_by_side(["a", "bbb"], ["x"])
+    ['a      x', 'bbb']
+    """
+    width = max((len(s) for s in left), default=0) + gap
+    return [
+        (a.ljust(width) + b).rstrip()
+        for a, b in zip(
+            left + [""] * (len(right) - len(left)),
+            right + [""] * (len(left) - len(right)),
+            strict=True,
+        )
+    ]
+
+
+def render_pair(check: PairCheck, *, rows: int = 5, width: int = 160) -> str:
+    """The report ``sqlgold verify`` prints."""
+    left, right = _table(check.gold, rows), _table(check.answer, rows)
+    if max(map(len, left + right)) * 2 + 4 <= width:
+        body = side_by_side(left, right)
+    else:
+        body = left + [""] + right
+    lines = [*body, ""]
+    for side in (check.gold, check.answer):
+        if side.sql is not None and side.sql.strip() != side.source_sql.strip():
+            lines += [f"{side.label} as run on DuckDB:", "  " + side.sql.replace("\n", "\n  ")]
+        if side.rules:
+            lines.append(f"{side.label} transpile rules: {', '.join(side.rules)}")
+        for w in side.warnings:
+            lines.append(f"{side.label} warning: {w}")
+    order = "in order" if check.order_matters else "as multisets"
+    if check.match is None:
+        lines.append(f"verdict: not compared: {check.reason}")
+    elif check.match:
+        lines.append(f"verdict ({check.profile}, rows {order}): SAME RESULT: {check.reason}")
+    else:
+        lines.append(f"verdict ({check.profile}, rows {order}): DIFFERENT")
+        if check.diff is not None:
+            lines += ["", check.diff.render()]
+    if check.gold.result is not None and check.gold.result.num_rows == 0:
+        lines.append(
+            "the gold is empty: curation drops it (rule min_rows), since any query that "
+            "returns nothing would match it"
+        )
+    if check.hints:
+        lines += ["", "the gold is empty; its concept ids on this database:"]
+        lines += ["  " + h.render().replace("\n", "\n  ") for h in check.hints]
+    return "\n".join(lines)

@@ -1,0 +1,214 @@
+"""The transpile's machinery: the RULES list, determinism, one annotation per query,
+pass-through of DuckDB SQL, warnings, and the pure helpers the rules use."""
+
+from __future__ import annotations
+
+import datetime as dt
+import doctest
+import importlib
+
+import pytest
+
+import curate.transpile.rules.annotate as annotate_module
+from curate.transpile.rules import KNOWN_LIMITS, RULES, rules_for
+from curate.transpile.rules.convert import read_styled
+from curate.transpile.rules.date_strings import is_iso, read_datetime
+from curate.transpile.rules.strings import like_to_regex
+from curate.transpile.to_duckdb import Transpiled, TranspileError, transpile
+
+MODULES = [
+    "curate.transpile.to_duckdb",
+    "curate.transpile.rules",
+    "curate.transpile.rules.annotate",
+    "curate.transpile.rules.base",
+    "curate.transpile.rules.convert",
+    "curate.transpile.rules.date_strings",
+    "curate.transpile.rules.dates",
+    "curate.transpile.rules.hazards",
+    "curate.transpile.rules.numeric",
+    "curate.transpile.rules.reject",
+    "curate.transpile.rules.strings",
+    "curate.transpile.rules.tables",
+    "curate.transpile.rules.top",
+    "curate.transpile.rules.tsql_dialect",
+]
+
+TYPICAL = """
+SELECT TOP 10 c.concept_name, COUNT(DISTINCT co.person_id) AS persons,
+       AVG(DATEDIFF(day, p.birth_datetime, co.condition_start_date) / 365) AS mean_age
+FROM condition_occurrence co
+JOIN person p ON p.person_id = co.person_id
+JOIN concept c ON c.concept_id = co.condition_concept_id
+WHERE co.condition_start_date >= '20100101' AND c.domain_id = 'Condition'
+GROUP BY c.concept_name
+ORDER BY persons DESC
+"""
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples_run(name: str) -> None:
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0
+
+
+def test_rules_are_named_described_and_documented() -> None:
+    names = [rule.name for rule in RULES]
+    assert len(names) == len(set(names))
+    for rule in RULES:
+        assert rule.description and rule.phase in ("parse", "names", "types")
+        assert rule.dialects <= {"tsql", "postgres", "duckdb"}
+        if rule.phase != "parse":
+            assert ">>>" in (rule.fn.__doc__ or ""), f"{rule.name} has no docstring example"
+    assert all(isinstance(line, str) and line for line in KNOWN_LIMITS)
+
+
+def test_duckdb_input_only_gets_its_tables_qualified() -> None:
+    assert [r.name for r in rules_for("duckdb", "types")] == []
+    assert transpile("SELECT 7 / 2 ;  ", read="duckdb") == Transpiled("SELECT 7 / 2", ())
+    kept = transpile("select  person_id\nfrom cdm.person -- note", read="duckdb")
+    assert kept.sql == "select  person_id\nfrom cdm.person -- note"
+
+
+def test_unknown_dialect_is_refused() -> None:
+    with pytest.raises(TranspileError, match="cannot read dialect"):
+        transpile("SELECT 1", read="oracle")
+
+
+def test_same_input_gives_the_same_output() -> None:
+    first = transpile(TYPICAL)
+    assert all(transpile(TYPICAL) == first for _ in range(3))
+    assert first.rules == (
+        "tsql_date_parts",
+        "qualify_cdm_tables",
+        "date_string_literals",
+        "avg_of_integers",
+        "integer_division",
+    )
+
+
+def test_output_keeps_the_authors_layout() -> None:
+    out = transpile(TYPICAL).sql
+    assert out.startswith("SELECT c.concept_name, COUNT(DISTINCT co.person_id) AS persons")
+    assert "FROM cdm.condition_occurrence AS co" in out
+    assert '"' not in out  # qualify's quoting never reaches the output
+    assert "LIMIT 10" in out
+
+
+def test_annotation_runs_once_per_query(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = []
+    real = annotate_module.annotate_types
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(annotate_module, "annotate_types", counting)
+    transpile(TYPICAL)
+    assert len(calls) == 1
+
+
+def test_pretty_output_is_the_same_query() -> None:
+    flat, pretty = transpile(TYPICAL), transpile(TYPICAL, pretty=True)
+    assert "\n" in pretty.sql and pretty.rules == flat.rules
+    assert " ".join(pretty.sql.split()) == flat.sql
+
+
+def test_case_sensitive_comparisons_are_warned_about() -> None:
+    result = transpile("SELECT person_id FROM person WHERE gender_source_value = 'm'")
+    assert any(w.startswith("collation: compares text") for w in result.warnings)
+    grouped = transpile("SELECT concept_name, COUNT(*) FROM concept GROUP BY concept_name")
+    assert any(w.startswith("collation: groups or sorts text") for w in grouped.warnings)
+    numbers = transpile("SELECT person_id FROM person WHERE year_of_birth > 1950 ORDER BY 1")
+    assert numbers.warnings == ()
+
+
+def test_untyped_division_is_warned_about() -> None:
+    result = transpile("SELECT a / b FROM results.my_table")
+    assert result.sql == "SELECT a / b FROM results.my_table"
+    assert any(w.startswith("division:") for w in result.warnings)
+
+
+def test_a_schema_can_be_given() -> None:
+    schema = {"results": {"cohort_counts": {"n": "INTEGER", "d": "INTEGER"}}}
+    result = transpile("SELECT n / d FROM results.cohort_counts", schema=schema)
+    assert result.sql == "SELECT n // d FROM results.cohort_counts"
+
+
+def test_errors_name_the_refusing_rule() -> None:
+    with pytest.raises(TranspileError) as raised:
+        transpile("SELECT DISTINCT TOP 1 WITH TIES year_of_birth FROM person ORDER BY 1")
+    assert raised.value.rule == "top_with_ties"
+    with pytest.raises(TranspileError) as raised:
+        transpile("SELECT TOP 5 PERCENT * FROM person")
+    assert raised.value.rule == "reject:top_percent"
+
+
+def test_typical_query_is_fast() -> None:
+    import time
+
+    transpile(TYPICAL)  # warm up sqlglot's caches
+    start = time.perf_counter()
+    for _ in range(10):
+        transpile(TYPICAL)
+    per_query = (time.perf_counter() - start) / 10
+    assert per_query < 0.25, f"{per_query * 1000:.1f} ms per query"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("2011-01-02", dt.datetime(2011, 1, 2)),
+        ("20110102", dt.datetime(2011, 1, 2)),
+        ("1/2/2011", dt.datetime(2011, 1, 2)),
+        ("01.02.11", dt.datetime(2011, 1, 2)),
+        ("2011/01/02", dt.datetime(2011, 1, 2)),
+        ("01-jan-2011", dt.datetime(2011, 1, 1)),
+        ("2 January 2011", dt.datetime(2011, 1, 2)),
+        ("Jan 2, 2011", dt.datetime(2011, 1, 2)),
+        ("jan 2 49", dt.datetime(2049, 1, 2)),
+        ("jan 2 50", dt.datetime(1950, 1, 2)),
+        ("2011-01-02T10:11:12.5", dt.datetime(2011, 1, 2, 10, 11, 12, 500000)),
+        ("Jan 2 2011 10:30PM", dt.datetime(2011, 1, 2, 22, 30)),
+        ("Jan 2 2011 12:05AM", dt.datetime(2011, 1, 2, 0, 5)),
+        ("2/30/2011", None),
+        ("13/1/2011", None),
+        ("Janu 2011 2012", None),
+        ("", None),
+    ],
+)
+def test_sql_server_date_strings(text: str, expected: dt.datetime | None) -> None:
+    assert read_datetime(text) == expected
+
+
+def test_iso_strings_are_left_to_duckdb() -> None:
+    assert is_iso("2011-01-02") and is_iso("2011-01-02 10:11:12.123")
+    assert not is_iso("2011-1-2") and not is_iso("01/02/2011")
+
+
+def test_convert_styles_read_two_digit_years_with_cutoff_2049() -> None:
+    assert read_styled("02/01/49", 3) == dt.datetime(2049, 1, 2)
+    assert read_styled("02/01/50", 3) == dt.datetime(1950, 1, 2)
+    with pytest.raises(TranspileError):
+        read_styled("2011-01-02", 103)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "regex"),
+    [
+        ("abc%", "abc.*"),
+        ("_[0-9]", ".[0-9]"),
+        ("[^a-c]x", "[^a-c]x"),
+        ("100[%]", "100\\%"),
+        ("[_]a", "_a"),
+        ("a.b", "a\\.b"),
+        ("[]]", "\\]"),
+    ],
+)
+def test_like_patterns_as_regular_expressions(pattern: str, regex: str) -> None:
+    assert like_to_regex(pattern) == regex
+
+
+def test_unclosed_like_class_is_refused() -> None:
+    with pytest.raises(TranspileError):
+        like_to_regex("[abc")

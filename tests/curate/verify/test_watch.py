@@ -1,0 +1,139 @@
+"""sqlgold verify --watch: one open database, a new verdict on every save, Ctrl-C ends it."""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from curate.verify.watch import changed_files, snapshot, watch
+
+SQLGOLD = str(Path(sys.executable).with_name("sqlgold"))
+
+
+def _lines(proc: subprocess.Popen) -> queue.Queue:
+    out: queue.Queue = queue.Queue()
+
+    def pump() -> None:
+        for line in proc.stdout:  # type: ignore[union-attr]
+            out.put(line.rstrip("\n"))
+        out.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
+    return out
+
+
+def _until(lines: queue.Queue, marker: str, seen: list[str], timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            line = lines.get(timeout=0.5)
+        except queue.Empty:
+            continue
+        if line is None:
+            raise AssertionError("verify --watch ended early:\n" + "\n".join(seen))
+        seen.append(line)
+        if marker in line:
+            return
+    raise AssertionError(f"no {marker!r} within {timeout} s:\n" + "\n".join(seen))
+
+
+def test_watch_checks_again_on_every_save_and_stops_on_ctrl_c(omop_db, tmp_path):
+    gold, answer = tmp_path / "gold.sql", tmp_path / "answer.sql"
+    gold.write_text("SELECT COUNT(*) AS n FROM cdm.person", encoding="utf-8")
+    answer.write_text("SELECT 1 AS n", encoding="utf-8")
+    proc = subprocess.Popen(
+        [
+            SQLGOLD,
+            "verify",
+            "--db",
+            str(omop_db),
+            "--gold",
+            str(gold),
+            "--answer",
+            str(answer),
+            "--gold-dialect",
+            "duckdb",
+            "--watch",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    lines, seen = _lines(proc), []
+    try:
+        _until(lines, "=== watching", seen)
+        assert any("DIFFERENT" in line for line in seen)
+        time.sleep(0.05)  # a new modification time even on coarse clocks
+        answer.write_text("SELECT 1130 AS n", encoding="utf-8")
+        _until(lines, "=== watching", seen)
+        answer.write_text("SELECT 1130 AS n FROM cdm.person LIMIT 1 -- saved again", "utf-8")
+        _until(lines, "=== watching", seen)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(timeout=30)
+    checks = [line for line in seen if line.startswith("=== check")]
+    verdicts = [line for line in seen if line.startswith("verdict")]
+    assert len(checks) == 3 and str(answer) in checks[1]
+    assert "DIFFERENT" in verdicts[0]
+    assert "SAME RESULT" in verdicts[1] and "SAME RESULT" in verdicts[2]
+    assert code == 0, proc.stderr.read()  # type: ignore[union-attr]
+
+
+def test_watch_of_sql_text_is_a_usage_error(omop_db):
+    done = subprocess.run(
+        [
+            SQLGOLD,
+            "verify",
+            "--db",
+            str(omop_db),
+            "--gold",
+            "SELECT 1",
+            "--answer",
+            "SELECT 1",
+            "--watch",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and "--watch needs" in done.stderr
+
+
+def test_a_file_replaced_by_rename_is_seen(tmp_path):
+    target = tmp_path / "gold.sql"
+    target.write_text("SELECT 1", encoding="utf-8")
+    before = snapshot([target])
+    fresh = tmp_path / ".gold.sql.swp"
+    fresh.write_text("SELECT 2 -- longer", encoding="utf-8")
+    os.replace(fresh, target)
+    assert changed_files(before, snapshot([target])) == [target]
+
+
+def test_watch_calls_once_then_per_change(tmp_path):
+    target = tmp_path / "a.sql"
+    target.write_text("SELECT 1", encoding="utf-8")
+    calls: list[list[Path]] = []
+
+    def check(changed: list[Path]) -> None:
+        calls.append(changed)
+        if len(calls) == 1:
+            threading.Timer(0.1, lambda: target.write_text("SELECT 22", "utf-8")).start()
+
+    watch([target], check, interval=0.02, settle=0.01, runs=2)
+    assert calls == [[], [target]]
+
+
+@pytest.mark.parametrize("missing", [True, False])
+def test_snapshot_marks_missing_files(tmp_path, missing):
+    path = tmp_path / "x.sql"
+    if not missing:
+        path.write_text("SELECT 1", encoding="utf-8")
+    assert (snapshot([path])[path] is None) is missing

@@ -1,0 +1,416 @@
+"""Scoring end to end on the real database: every outcome class from a real query, the
+denominator, the gold cache, resume after a kill, and the project's own benchmark."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from curate.cli import main
+from score import outcomes as oc
+from score.executor import Executor, ExecutorSettings
+from score.gold_cache import GoldCache
+from score.predictions import Prediction
+from score.run_dir import read_run
+from score.runner import run_scoring
+from score.scorer import ScoringContext, score_predictions
+from tests.paths import REPO
+from tests.task_factory import make_task
+
+PROJECT_TASKS = REPO / "data" / "benchmark" / "omop_tasks.jsonl"
+COUNT = "SELECT count(*) AS n FROM cdm.person"
+
+
+def write_jsonl(path: Path, records) -> Path:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+    return path
+
+
+def pred(task_id: str, **fields) -> Prediction:
+    kind = "sql" if "sql" in fields else "output"
+    return Prediction(task_id, fields.pop("language", "en"), "test", kind=kind, **fields)
+
+
+@pytest.fixture(scope="module")
+def small_executor(omop_db):
+    settings = ExecutorSettings(timeout_seconds=1.0, max_rows=100)
+    with Executor(omop_db, settings=settings) as ex:
+        yield ex
+
+
+def score_one(task: dict, prediction: Prediction | None, executor) -> dict:
+    ctx = ScoringContext(executor, GoldCache(None, executor), "sqlgold", "test")
+    preds = {} if prediction is None else {prediction.key: prediction}
+    (record,) = list(score_predictions([task], preds, ctx))
+    return record
+
+
+CASES = [
+    ("correct", dict(sql="SELECT COUNT(person_id) FROM cdm.person"), oc.CORRECT),
+    (
+        "correct_from_text",
+        dict(output="Here:\n```sql\nSELECT count(*) FROM person\n```"),
+        oc.CORRECT,
+    ),
+    ("mismatch", dict(sql="SELECT 1130.5 AS n"), oc.MISMATCH),
+    ("runtime", dict(sql="SELECT CAST('x' AS INTEGER)"), oc.EXECUTE_ERROR),
+    (
+        "binder",
+        dict(sql="SELECT person_id FROM cdm.person GROUP BY gender_concept_id"),
+        oc.EXECUTE_ERROR,
+    ),
+    ("row_cap", dict(sql="SELECT * FROM cdm.person"), oc.EXECUTE_ERROR),
+    (
+        "timeout",
+        dict(sql="SELECT count(*) FROM cdm.measurement a CROSS JOIN cdm.measurement b"),
+        oc.EXECUTE_ERROR,
+    ),
+    ("unknown_table", dict(sql="SELECT count(*) FROM cdm.patients"), oc.RENDER_ERROR),
+    ("unknown_column", dict(sql="SELECT count(patient_id) FROM cdm.person"), oc.RENDER_ERROR),
+    ("not_a_select", dict(sql="DROP VIEW cdm.person"), oc.BUILD_ERROR),
+    ("two_statements", dict(sql="SELECT 1; SELECT 2"), oc.BUILD_ERROR),
+    ("not_sql", dict(output="```sql\nSELECT FROM WHERE GROUP\n```"), oc.PARSE_ERROR),
+    ("generation", dict(status="generation_error"), oc.GENERATION_ERROR),
+    ("abstain", dict(output="```\nABSTAIN\n```"), oc.ABSTAINED),
+    ("null", dict(sql=None), oc.ABSTAINED),
+    ("cut_off", dict(output="Let me think step by step about", status="cut_off"), oc.CUT_OFF),
+    ("format", dict(output="There are many persons."), oc.FORMAT_FAILURE),
+]
+
+
+@pytest.mark.parametrize(("name", "fields", "outcome"), CASES, ids=[c[0] for c in CASES])
+def test_each_outcome_class_from_a_real_prediction(small_executor, name, fields, outcome):
+    record = score_one(make_task("t"), pred("t", **fields), small_executor)
+    assert record["outcome"] == outcome, record["reason"]
+    assert record["reason"]
+
+
+def test_missing_and_gold_error(small_executor):
+    assert score_one(make_task("t"), None, small_executor)["outcome"] == oc.MISSING
+    broken = make_task("g", "SELECT nope FROM cdm.person")
+    record = score_one(broken, pred("g", sql=COUNT), small_executor)
+    assert record["outcome"] == oc.GOLD_ERROR and "gold" in record["reason"]
+
+
+def test_unanswerable_tasks_expect_abstention(small_executor):
+    task = make_task("u", None)
+    assert score_one(task, pred("u", output="ABSTAIN"), small_executor)["outcome"] == oc.ABSTAINED
+    answered = score_one(task, pred("u", sql="SELECT count(*) FROM cdm.note"), small_executor)
+    assert answered["outcome"] == oc.MISMATCH and "unanswerable" in answered["reason"]
+
+
+def test_record_carries_what_was_run(small_executor):
+    record = score_one(
+        make_task("t"), pred("t", output="```sql\n" + COUNT + "\n```"), small_executor
+    )
+    assert record["sql"] == COUNT and record["executed_sql"] == COUNT
+    assert record["lf_match"] is True
+    assert {"execute_s", "compare_s", "total_s"} <= set(record["timings"])
+
+
+def test_denominator_is_every_instance(small_executor):
+    tasks = [make_task("a", languages=("en", "ko")), make_task("b"), make_task("c", None)]
+    ctx = ScoringContext(small_executor, GoldCache(None, small_executor))
+    only = {("a", "ko"): pred("a", language="ko", sql=COUNT)}
+    records = list(score_predictions(tasks, only, ctx))
+    assert [(r["task_id"], r["language"], r["outcome"]) for r in records] == [
+        ("a", "en", "missing"),
+        ("a", "ko", "correct"),
+        ("b", "en", "missing"),
+        ("c", "en", "missing"),
+    ]
+
+
+def test_jobs_give_the_same_outcomes(small_executor):
+    tasks = [make_task(f"t{i}", f"SELECT count(*) + {i} AS n FROM cdm.person") for i in range(10)]
+    preds = {(f"t{i}", "en"): pred(f"t{i}", sql=f"SELECT {1130 + i}") for i in range(10)}
+    ctx = ScoringContext(small_executor, GoldCache(None, small_executor))
+    one = sorted((r["task_id"], r["outcome"]) for r in score_predictions(tasks, preds, ctx))
+    four = sorted(
+        (r["task_id"], r["outcome"]) for r in score_predictions(tasks, preds, ctx, jobs=4)
+    )
+    assert one == four and {o for _, o in one} == {"correct"}
+
+
+def test_gold_cache_serves_a_second_run_without_gold_queries(omop_db, tmp_path):
+    tasks = [make_task(f"t{i}", f"SELECT count(*) + {i} AS n FROM cdm.person") for i in range(5)]
+    preds = {(f"t{i}", "en"): pred(f"t{i}", sql=f"SELECT {1130 + i}") for i in range(5)}
+    with Executor(omop_db) as ex:
+        first = GoldCache(tmp_path / "cache", ex)
+        list(score_predictions(tasks, preds, ScoringContext(ex, first)))
+        assert first.executions == 5
+    with Executor(omop_db) as ex:  # a new process would see the same files
+        second = GoldCache(tmp_path / "cache", ex)
+        outcomes = [
+            r["outcome"] for r in score_predictions(tasks, preds, ScoringContext(ex, second))
+        ]
+        assert second.executions == 0 and outcomes == ["correct"] * 5
+    with Executor(omop_db, settings=ExecutorSettings(max_rows=50)) as ex:
+        other = GoldCache(tmp_path / "cache", ex)  # other settings, other keys
+        list(score_predictions(tasks, preds, ScoringContext(ex, other)))
+        assert other.executions == 5
+
+
+def test_csv_index_predictions_are_scored(omop_db, tmp_path):
+    tasks_path = write_jsonl(
+        tmp_path / "tasks.jsonl", [make_task("a"), make_task("b"), make_task("c")]
+    )
+    (tmp_path / "a.csv").write_text("persons\n1130\n")
+    (tmp_path / "b.csv").write_text("persons\n7\n")
+    index = write_jsonl(
+        tmp_path / "index.jsonl",
+        [
+            {"task_id": "a", "csv": "a.csv"},
+            {"task_id": "b", "csv": "b.csv"},
+            {"task_id": "c", "csv": None},
+        ],
+    )
+    with Executor(omop_db) as ex:
+        run_scoring(tasks_path, index, tmp_path / "run", ex, cache_dir=None, with_priors=False)
+    outcomes = [r["outcome"] for r in read_run(tmp_path / "run")["records"]]
+    assert outcomes == ["correct", "mismatch", "execute_error"]
+
+
+# -- the project's own benchmark ------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def reference_predictions(tmp_path_factory) -> Path:
+    tasks = [json.loads(line) for line in PROJECT_TASKS.read_text().splitlines()]
+    lines = []
+    for t in tasks:
+        for lang in sorted(t["questions"]):
+            out = f"```sql\n{t['answer_sql']}\n```" if t["answerable"] else "ABSTAIN"
+            lines.append({"task_id": t["id"], "language": lang, "run": "reference", "output": out})
+    return write_jsonl(tmp_path_factory.mktemp("preds") / "reference.jsonl", lines)
+
+
+@pytest.fixture(scope="module")
+def reference_run(omop_db, reference_predictions, tmp_path_factory):
+    out = tmp_path_factory.mktemp("runs") / "reference"
+    cache = out.parent / "cache"
+    with Executor(omop_db) as ex:
+        outcome = run_scoring(PROJECT_TASKS, reference_predictions, out, ex, cache_dir=cache)
+    return out, cache, outcome
+
+
+def test_reference_answers_score_ex_one_and_priors_score_zero(reference_run):
+    out, _, outcome = reference_run
+    summary = outcome.summary
+    assert summary["ex"] == 1.0
+    assert summary["rs"]["0"] == 100.0
+    assert summary["outcomes"]["counts"]["correct"] == summary["n_answerable"]
+    priors = json.loads((out / "priors.json").read_text())
+    assert priors["prior/select-0"]["ex"] == 0.0
+    assert priors["prior/abstain-all"]["ex"] == 0.0
+    assert priors["prior/select-0"]["rs"]["0"] == 0.0
+
+
+def test_select_zero_for_every_task_scores_zero(omop_db, tmp_path, reference_run):
+    _, cache, _ = reference_run
+    tasks = [json.loads(line) for line in PROJECT_TASKS.read_text().splitlines()]
+    preds = write_jsonl(
+        tmp_path / "zero.jsonl",
+        [
+            {"task_id": t["id"], "language": lang, "sql": "SELECT 0"}
+            for t in tasks
+            for lang in t["questions"]
+        ],
+    )
+    with Executor(omop_db) as ex:
+        outcome = run_scoring(
+            PROJECT_TASKS, preds, tmp_path / "run", ex, cache_dir=cache, with_priors=False
+        )
+    assert outcome.summary["ex"] == 0.0
+    assert outcome.gold_executions == 0  # every gold came from the first run's cache
+
+
+def test_results_files_are_complete_and_sorted(reference_run):
+    out, _, outcome = reference_run
+    run = read_run(out)
+    keys = [(r["task_id"], r["language"]) for r in run["records"]]
+    assert keys == sorted(keys) and len(keys) == outcome.summary["n_instances"] == 451
+    results = json.loads((out / "results.json").read_text())
+    assert len(results["instances"]) == 451 and results["summary"]["ex"] == 1.0
+
+
+def test_scoring_resumes_after_a_kill(omop_db, reference_predictions, reference_run, tmp_path):
+    _, cache, full = reference_run
+    out = tmp_path / "killed"
+    args = [
+        sys.executable,
+        "-m",
+        "curate.cli",
+        "score",
+        "run",
+        str(PROJECT_TASKS),
+        str(reference_predictions),
+        "--out",
+        str(out),
+        "--db",
+        str(omop_db),
+        "--no-cache",
+        "-q",
+    ]
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    results = out / "results.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if results.exists() and results.read_bytes().count(b"\n") >= 40:
+            break
+        time.sleep(0.02)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert not (out / "summary.json").exists(), "the run finished before it could be killed"
+    done_before = results.read_bytes().count(b"\n")
+    assert 40 <= done_before < 451
+    # a torn half line, as a kill in the middle of a write would leave
+    with results.open("ab") as f:
+        f.write(b'{"task_id": "omop-')
+    result = CliRunner().invoke(main, [*args[3:], "--resume"])
+    assert result.exit_code == 0, result.output
+    resumed = read_run(out)
+    assert len(resumed["records"]) == 451
+    assert resumed["summary"]["ex"] == full.summary["ex"] == 1.0
+
+
+def test_resume_refuses_another_run_and_a_plain_rerun_refuses_to_overwrite(
+    omop_db, reference_predictions, reference_run, tmp_path
+):
+    out, cache, _ = reference_run
+    base = [
+        "score",
+        "run",
+        str(PROJECT_TASKS),
+        str(reference_predictions),
+        "--db",
+        str(omop_db),
+        "-q",
+    ]
+    again = CliRunner().invoke(main, [*base, "--out", str(out)])
+    assert again.exit_code == 1 and "--resume" in again.output
+    other = CliRunner().invoke(
+        main, [*base, "--out", str(out), "--resume", "--profile", "spider-ts"]
+    )
+    assert other.exit_code == 1 and "profile" in other.output
+
+
+def test_score_command_reports_bad_lines_by_number(omop_db, tmp_path):
+    tasks_path = write_jsonl(tmp_path / "tasks.jsonl", [make_task("a"), make_task("b")])
+    preds = tmp_path / "p.jsonl"
+    preds.write_text(
+        '{"task_id": "a", "sql": "SELECT 1130"}\nnot json\n{"task_id": "zzz", "sql": "SELECT 1"}\n'
+    )
+    base = ["score", "run", str(tasks_path), str(preds), "--db", str(omop_db), "--no-cache", "-q"]
+    strict = CliRunner().invoke(main, [*base, "--out", str(tmp_path / "r1")])
+    assert strict.exit_code == 1
+    assert "line 2" in strict.output and "line 3" in strict.output
+    lenient = CliRunner().invoke(main, [*base, "--out", str(tmp_path / "r2"), "--lenient"])
+    assert lenient.exit_code == 0, lenient.output
+    summary = json.loads((tmp_path / "r2" / "summary.json").read_text())
+    assert len(summary["input_problems"]) == 2
+    assert summary["outcomes"]["counts"]["missing"] == 1
+
+
+def test_report_and_compare_commands(reference_run, omop_db, tmp_path):
+    out, cache, _ = reference_run
+    tasks = [json.loads(line) for line in PROJECT_TASKS.read_text().splitlines()]
+    worse = []
+    for i, t in enumerate(tasks):
+        for lang in sorted(t["questions"]):
+            good = f"```sql\n{t['answer_sql']}\n```" if t["answerable"] else "ABSTAIN"
+            worse.append(
+                {
+                    "task_id": t["id"],
+                    "language": lang,
+                    "run": "perturbed",
+                    "output": "SELECT 0" if i % 3 == 0 else good,
+                }
+            )
+    preds = write_jsonl(tmp_path / "perturbed.jsonl", worse)
+    run_b = tmp_path / "perturbed"
+    with Executor(omop_db) as ex:
+        run_scoring(PROJECT_TASKS, preds, run_b, ex, cache_dir=cache)
+    compared = CliRunner().invoke(
+        main, ["score", "compare", str(out), str(run_b), "--out", str(tmp_path / "cmp")]
+    )
+    assert compared.exit_code == 0, compared.output
+    comparison = json.loads((tmp_path / "cmp" / "comparison.json").read_text())
+    assert comparison["b"] > 0 and comparison["c"] == 0 and comparison["p_value"] < 0.001
+    assert (tmp_path / "cmp" / "chart.svg").read_text().startswith("<svg")
+    report = (tmp_path / "cmp" / "report.md").read_text()
+    assert "McNemar" in report and "prior/select-0" in report
+    reported = CliRunner().invoke(
+        main, ["score", "report", str(out), str(run_b), "--out", str(tmp_path / "rep")]
+    )
+    assert reported.exit_code == 0 and (tmp_path / "rep" / "report.md").exists()
+
+
+def test_a_release_folder_is_scored_and_a_drifted_task_file_refused(
+    omop_db, reference_predictions, reference_run, tmp_path
+):
+    from curate.publish.release import publish
+    from score.database import describe_database
+
+    info = describe_database(omop_db)
+    columns = [
+        {"table": t.name, "column": c, "type": ty, "rows": t.rows}
+        for t in info.tables
+        for c, ty in t.columns
+    ]
+    release = publish(
+        PROJECT_TASKS,
+        "0.1.0",
+        tmp_path / "releases",
+        database_columns=columns,
+        database_fingerprint=info.fingerprint,
+    ).path
+    _, cache, _ = reference_run
+    with Executor(omop_db) as ex:
+        outcome = run_scoring(
+            release, reference_predictions, tmp_path / "run", ex, cache_dir=cache, with_priors=False
+        )
+    assert outcome.summary["ex"] == 1.0 and outcome.summary["n_instances"] == 451
+    drifted = tmp_path / "drifted.jsonl"
+    lines = PROJECT_TASKS.read_text().splitlines()
+    first = json.loads(lines[0])
+    first["gold_sql"] = first["gold_sql"] + " "
+    drifted.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
+    result = CliRunner().invoke(
+        main,
+        [
+            "score",
+            "run",
+            str(drifted),
+            str(reference_predictions),
+            "--out",
+            str(tmp_path / "r2"),
+            "--db",
+            str(omop_db),
+            "--manifest",
+            str(release),
+            "-q",
+        ],
+    )
+    assert result.exit_code == 1
+    assert f"changed {first['id']}" in result.output and "release 0.1.0" in result.output
+
+
+def test_run_files_validate_against_their_schemas(reference_run):
+    from score.schemas import validation_errors
+
+    out, _, _ = reference_run
+    summary = json.loads((out / "summary.json").read_text())
+    assert validation_errors("summary", summary) == []
+    results = json.loads((out / "results.json").read_text())
+    assert validation_errors("results", results) == []
+    for prior in json.loads((out / "priors.json").read_text()).values():
+        assert validation_errors("summary", prior) == []
