@@ -67,3 +67,52 @@ def db_info(db_path: Path, schema: str | None, recompute: bool) -> None:
     stored = "stored" if info.fingerprint_stored else "computed"
     click.echo(f"fingerprint  {info.fingerprint} ({stored})")
 
+
+@db.command("load")
+@click.argument("url")
+@click.option(
+    "--from",
+    "source",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=DEFAULT_DB,
+    show_default=True,
+    help="The OMOP DuckDB database to copy (default: the embedded one).",
+)
+@click.option("--schema", default=None, metavar="NAME", help="CDM schema of the DuckDB file.")
+@click.option(
+    "--reader-password",
+    default=None,
+    metavar="TEXT",
+    help="Password for the sqlgold_reader role (default: a new random one).",
+)
+@quiet_option
+@handle_errors
+def db_load(
+    url: str, source: Path, schema: str | None, reader_password: str | None, quiet: bool
+) -> None:
+    """Copy an OMOP DuckDB database into PostgreSQL at URL (schema cdm, CDM v5.4 types)
+    and create the read-only login role sqlgold_reader; print its URL.
+
+    URL is postgresql://USER:PASSWORD@HOST:PORT/DB for a role that may create schemas
+    and roles.  The load is one transaction: a failed load leaves cdm as it was.
+    """
+    from curate.database.load import load_into_postgres
+    from score.cli_options import ProgressBar
+
+    if not url.startswith(("postgresql://", "postgres://")):
+        raise click.BadParameter("expected postgresql://USER@HOST:PORT/DB", param_hint="URL")
+    bar = ProgressBar("loading", quiet)
+    try:
+        report = load_into_postgres(
+            url,
+            source,
+            schema=schema,
+            reader_password=reader_password,
+            progress=lambda table, done, total: bar(done, total),
+        )
+    finally:
+        bar.close()
+    for t in report.tables:
+        note = f"  [widened to text: {', '.join(t.widened)}]" if t.widened else ""
+        click.echo(f"{t.name:<24}{t.rows:>10,}{note}")
+    click.echo(f"reader       {report.reader_url}")
