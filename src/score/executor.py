@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .engines import is_database_url
 from .errors import DatabaseError
 from .requests import Execute, Fingerprint, Prepare, ReadCsv, Run, RunUnguarded
 from .result import QueryError, QueryResult
@@ -77,7 +78,7 @@ class Executor:
     ) -> None:
         self.settings = settings or ExecutorSettings()
         self.db_path = str(db_path)
-        if not Path(db_path).is_file():
+        if not is_database_url(db_path) and not Path(db_path).is_file():
             raise DatabaseError(
                 f"no database file at {db_path} (build one with `make db`)", path=self.db_path
             )

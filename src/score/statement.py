@@ -39,8 +39,9 @@ class Statement:
 def prepare_statement(sql: str, engine: Engine, settings: ExecutorSettings) -> Statement:
     """Check ``sql`` and pin a fixed today; raise a QueryError if it may not run."""
     check_size(sql, settings.max_sql_bytes)
+    dialect = getattr(engine, "dialect", "duckdb")
     try:
-        tree = check_statement(sql)
+        tree = check_statement(sql, dialect)
     except QueryError as e:
         if e.kind != "parse_error":
             raise
@@ -48,7 +49,7 @@ def prepare_statement(sql: str, engine: Engine, settings: ExecutorSettings) -> S
     if settings.today is not None:
         pinned, changed = pin_today(tree, settings.today)
         if changed:
-            sql = pinned.sql("duckdb")
+            sql = pinned.sql(dialect)
     engine.check(sql)
     return Statement(sql, tree)
 

@@ -52,10 +52,31 @@ def db_build(out: Path, vocab: Path | None, quiet: bool) -> None:
 @db.command("info")
 @database_options
 @click.option("--recompute", is_flag=True, help="Recompute the fingerprint even if one is stored.")
+@click.option(
+    "--values",
+    "by_value",
+    is_flag=True,
+    help="Also print the value fingerprint, the same on every engine (always on PostgreSQL).",
+)
 @handle_errors
-def db_info(db_path: Path, schema: str | None, recompute: bool) -> None:
-    """Print the CDM tables, their row counts and the fingerprint of any OMOP database."""
+def db_info(db_path: Path | str, schema: str | None, recompute: bool, by_value: bool) -> None:
+    """Print the CDM tables, their row counts and the fingerprint of any OMOP database
+    (a DuckDB file or a postgresql:// URL)."""
     from score.database import describe_database
+    from score.engines import is_database_url
+
+    if is_database_url(db_path):
+        from score.engines.postgres import describe_postgres
+
+        pg = describe_postgres(str(db_path), schema)
+        click.echo(f"database     {pg.where}")
+        click.echo(f"schema       {pg.schema}")
+        for name, rows in pg.tables:
+            click.echo(f"{name:<24}{rows:>10,}")
+        if pg.missing:
+            click.echo(f"missing      {', '.join(pg.missing)}")
+        click.echo(f"fingerprint  {pg.fingerprint} (values)")
+        return
 
     info = describe_database(db_path, schema, recompute=recompute)
     click.echo(f"database     {info.path}")
@@ -66,6 +87,10 @@ def db_info(db_path: Path, schema: str | None, recompute: bool) -> None:
         click.echo(f"missing      {', '.join(info.missing)}")
     stored = "stored" if info.fingerprint_stored else "computed"
     click.echo(f"fingerprint  {info.fingerprint} ({stored})")
+    if by_value:
+        from score.engines.value_fingerprint import duckdb_value_fingerprint
+
+        click.echo(f"fingerprint  {duckdb_value_fingerprint(db_path, info.schema)} (values)")
 
 
 @db.command("load")
