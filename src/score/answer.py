@@ -51,6 +51,7 @@ class Answer:
     ready_sql: bool = False
     status: str | None = None
     gold_sql: str | None = None
+    dialect: str | None = None  # the dialect the prediction was written for, if not the engine's
     timed: ClassVar[bool] = True
 
     def handle(self, session: Session) -> AnswerReply:
@@ -64,7 +65,7 @@ class Answer:
                 return AnswerReply(extraction.kind, extraction.reason)
             sql = extraction.sql
         try:
-            statement = session.prepare(sql)
+            statement = session.prepare(sql, self.dialect)
         except QueryError as e:
             return AnswerReply(SQL, "", sql, None, self._lf(sql, None), error=e)
         lf = self._lf(sql, statement.tree)

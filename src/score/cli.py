@@ -21,6 +21,22 @@ from .cli_options import (
 from .defaults import DEFAULT_CACHE
 from .errors import ScoringError
 
+#: sqlglot dialects predictions may be written in (``--dialect``).
+PREDICTION_DIALECTS = (
+    "duckdb",
+    "postgres",
+    "tsql",
+    "spark",
+    "databricks",
+    "bigquery",
+    "snowflake",
+    "redshift",
+    "sqlite",
+    "mysql",
+    "oracle",
+    "trino",
+)
+
 
 @click.group("score")
 def score_group() -> None:
@@ -62,6 +78,13 @@ def score_group() -> None:
     default=None,
     help="A release's manifest.json (or folder): refuse TASKS if its items changed.",
 )
+@click.option(
+    "--dialect",
+    type=click.Choice(PREDICTION_DIALECTS),
+    default=None,
+    help="The SQL dialect the predictions were written for, when not the engine's own "
+    "(e.g. duckdb predictions scored on PostgreSQL): they are transpiled first.",
+)
 @bootstrap_options
 @database_options
 @executor_options
@@ -80,6 +103,7 @@ def score_run(
     cache_dir,
     no_cache,
     manifest,
+    dialect,
     seed,
     resamples,
     db_path,
@@ -116,6 +140,7 @@ def score_run(
                 resamples=resamples,
                 manifest=manifest,
                 progress=progress,
+                dialect=dialect,
             )
         finally:
             progress.close()

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .engines import is_database_url
+from .engines import database_label, is_database_url
 from .errors import DatabaseError
 from .requests import Execute, Fingerprint, Prepare, ReadCsv, Run, RunUnguarded
 from .result import QueryError, QueryResult
@@ -78,6 +78,7 @@ class Executor:
     ) -> None:
         self.settings = settings or ExecutorSettings()
         self.db_path = str(db_path)
+        self.db_label = database_label(db_path)  # no password
         if not is_database_url(db_path) and not Path(db_path).is_file():
             raise DatabaseError(
                 f"no database file at {db_path} (build one with `make db`)", path=self.db_path
@@ -87,6 +88,7 @@ class Executor:
         info = self._pool.first_info
         assert info is not None
         self.engine = info.name
+        self.dialect = "postgres" if info.name == "postgresql" else info.name
         self.schema = info.schema
         self.tables = info.tables
         self.address_limit = info.address_limit
@@ -140,14 +142,18 @@ class Executor:
             raise TypeError("run() takes a PreparedQuery made by prepare()")
         return self.call(Run(query.sql))
 
-    def execute(self, sql: str, *, fresh: bool = False) -> QueryResult:
-        """Run one SELECT and return its result, or raise a classified QueryError."""
-        return self.call(Execute(sql), fresh=fresh)
+    def execute(self, sql: str, *, fresh: bool = False, dialect: str | None = None) -> QueryResult:
+        """Run one SELECT and return its result, or raise a classified QueryError.
+        ``dialect`` names the SQL dialect ``sql`` was written for when it is not the
+        engine's own (``duckdb`` for a gold on PostgreSQL): it is transpiled first."""
+        return self.call(Execute(sql, dialect), fresh=fresh)
 
-    def try_execute(self, sql: str, *, fresh: bool = False) -> QueryResult | QueryError:
+    def try_execute(
+        self, sql: str, *, fresh: bool = False, dialect: str | None = None
+    ) -> QueryResult | QueryError:
         """Like :meth:`execute`, but the error is returned instead of raised."""
         try:
-            return self.execute(sql, fresh=fresh)
+            return self.execute(sql, fresh=fresh, dialect=dialect)
         except QueryError as e:
             return e
 

@@ -28,6 +28,9 @@ from .result import QueryError, QueryResult
 
 CACHE_FORMAT = "sqlgold.gold-cache/1"
 
+#: The dialect every task's gold SQL is written in (transpiled on other engines).
+GOLD_DIALECT = "duckdb"
+
 #: Gold failures that may be the machine's and not the query's: retried in a fresh worker.
 RETRIED_KINDS = frozenset({"timeout", "runtime_error"})
 
@@ -39,8 +42,10 @@ class GoldCache:
         self.directory = Path(directory) if directory is not None else None
         self.executor = executor
         today = executor.settings.today.isoformat() if executor.settings.today else "-"
+        engine = "" if executor.engine == "duckdb" else f"{executor.engine}\n"
         self._prefix = (
-            f"{CACHE_FORMAT}\n{executor.fingerprint}\n{today}\n{executor.settings.max_rows}\n"
+            f"{CACHE_FORMAT}\n{engine}{executor.fingerprint}\n{today}\n"
+            f"{executor.settings.max_rows}\n"
         )
         self._memory: dict[str, QueryResult | QueryError] = {}
         self._lock = threading.Lock()
@@ -73,10 +78,10 @@ class GoldCache:
             return found
 
     def _run(self, sql: str) -> QueryResult | QueryError:
-        found = self.executor.try_execute(sql)
+        found = self.executor.try_execute(sql, dialect=GOLD_DIALECT)
         runs = 1
         if isinstance(found, QueryError) and found.kind in RETRIED_KINDS:
-            found = self.executor.try_execute(sql, fresh=True)
+            found = self.executor.try_execute(sql, fresh=True, dialect=GOLD_DIALECT)
             runs += 1
         with self._lock:
             self.executions += runs

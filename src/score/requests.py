@@ -32,8 +32,9 @@ class Session:
         s = self.settings
         return Limits(self.deadline, s.max_rows, s.max_result_bytes, s.timeout_seconds)
 
-    def prepare(self, sql: str) -> Statement:
-        return prepare_statement(sql, self.engine, self.settings)
+    def prepare(self, sql: str, dialect: str | None = None) -> Statement:
+        """Guard ``sql`` (written for ``dialect``, default the engine's own)."""
+        return prepare_statement(sql, self.engine, self.settings, dialect)
 
     def run(self, sql: str) -> QueryResult:
         return self.engine.run(sql, self.limits())
@@ -64,13 +65,14 @@ class Run:
 
 @dataclass(frozen=True)
 class Execute:
-    """Guard and run ``sql``."""
+    """Guard and run ``sql`` (written for ``dialect``, default the engine's own)."""
 
     sql: str
+    dialect: str | None = None
     timed: ClassVar[bool] = True
 
     def handle(self, session: Session) -> QueryResult:
-        return session.run(session.prepare(self.sql).sql)
+        return session.run(session.prepare(self.sql, self.dialect).sql)
 
 
 @dataclass(frozen=True)

@@ -65,6 +65,7 @@ def run_scoring(
     with_priors: bool = True,
     manifest: str | Path | None = None,
     progress: Callable[[int, int], None] | None = None,
+    dialect: str | None = None,
 ) -> RunOutcome:
     """Score ``predictions_path`` against ``tasks_path`` into the folder ``out``.
 
@@ -87,7 +88,9 @@ def run_scoring(
         "predictions_sha256": file_sha256(predictions_path),
         "run": predictions.run,
         "profile": profile,
-        "database": executor.db_path,
+        "database": executor.db_label,
+        "engine": executor.engine,
+        "prediction_dialect": dialect or executor.dialect,
         "database_schema": executor.schema,
         "database_fingerprint": executor.fingerprint,
         "settings": settings,
@@ -98,7 +101,7 @@ def run_scoring(
         },
     }
     gold = GoldCache(cache_dir, executor)
-    ctx = ScoringContext(executor, gold, profile, predictions.run)
+    ctx = ScoringContext(executor, gold, profile, predictions.run, dialect)
     run_dir = RunDir(out, meta, resume=resume)
     total = len(instances(tasks))
     try:

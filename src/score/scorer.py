@@ -48,6 +48,7 @@ class ScoringContext:
     gold: GoldCache
     profile: str = "sqlgold"
     run: str = "run"
+    dialect: str | None = None  # predictions' SQL dialect when not the engine's own
 
 
 def _base_record(instance: Instance, run: str, prediction: Prediction | None) -> dict[str, Any]:
@@ -117,6 +118,7 @@ def _decide(
         ready_sql=prediction.kind == "sql",
         status=prediction.status,
         gold_sql=answerable_gold,
+        dialect=ctx.dialect,
     )
     try:
         reply = ctx.executor.call(request)

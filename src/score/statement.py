@@ -36,10 +36,21 @@ class Statement:
     tree: exp.Expression | None
 
 
-def prepare_statement(sql: str, engine: Engine, settings: ExecutorSettings) -> Statement:
-    """Check ``sql`` and pin a fixed today; raise a QueryError if it may not run."""
+def prepare_statement(
+    sql: str, engine: Engine, settings: ExecutorSettings, source_dialect: str | None = None
+) -> Statement:
+    """Check ``sql`` and pin a fixed today; raise a QueryError if it may not run.
+
+    ``source_dialect`` says ``sql`` was written for another engine's dialect: it is
+    transpiled to the engine's first (:func:`score.engines.transpile`), and the guard
+    judges what would run."""
     check_size(sql, settings.max_sql_bytes)
     dialect = getattr(engine, "dialect", "duckdb")
+    if source_dialect and source_dialect != dialect:
+        from .engines import transpile
+
+        sql = transpile(sql, source_dialect, dialect)
+        check_size(sql, settings.max_sql_bytes)
     try:
         tree = check_statement(sql, dialect)
     except QueryError as e:

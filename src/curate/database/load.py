@@ -4,7 +4,8 @@ Every CDM table present in the DuckDB file becomes a table of schema ``cdm`` wit
 CDM v5.4 column types as OHDSI's PostgreSQL DDL writes them (``integer``, ``date``,
 ``timestamp``, ``numeric`` for the CDM's ``float``, ``varchar(n)``); a text longer than
 the CDM's ``varchar`` length widens that column (reported), so no value is cut.  Rows
-travel as CSV through ``COPY ... FROM STDIN``.
+travel as CSV through ``COPY ... FROM STDIN``; the ids, ``person_id`` and main concept
+columns are indexed as OHDSI's CDM indexes do (:func:`index_columns`).
 
 The whole load is one transaction: the new tables are built in a scratch schema that
 replaces ``cdm`` only at the end, so a failed load leaves the previous ``cdm`` as it was.
@@ -211,7 +212,39 @@ def _copy_table(duck, pg, schema: str, real: str, cdm_name: str, csv_path: Path)
                 copy.write(chunk)
         rows = cur.rowcount
     csv_path.unlink()
+    for i, column in enumerate(index_columns(cdm_name, [n for n, _ in typed])):
+        pg.execute(
+            f"CREATE INDEX {_ident(f'idx_{cdm_name}_{i}')} "
+            f"ON {_SCRATCH_SCHEMA}.{_ident(cdm_name)} ({_ident(column)})"
+        )
     return LoadedTable(cdm_name, max(rows, 0), tuple(widened))
+
+
+_EXTRA_INDEXES = {
+    "concept_ancestor": ("ancestor_concept_id", "descendant_concept_id"),
+    "concept_relationship": ("concept_id_1", "concept_id_2"),
+    "concept_synonym": ("concept_id",),
+    "drug_strength": ("drug_concept_id", "ingredient_concept_id"),
+}
+
+
+def index_columns(table: str, columns: list[str]) -> list[str]:
+    """Columns indexed as OHDSI's CDM indexes do: the table's own id, ``person_id``,
+    its main concept and the vocabulary's lookups.
+
+    >>> index_columns("drug_exposure", ["drug_exposure_id", "person_id", "drug_concept_id"])
+    ['drug_exposure_id', 'person_id', 'drug_concept_id']
+    >>> index_columns("concept_ancestor", ["ancestor_concept_id", "descendant_concept_id"])
+    ['ancestor_concept_id', 'descendant_concept_id']
+    """
+    stem = table.split("_")[0]
+    wanted = [f"{table}_id", f"{stem}_id", "person_id", f"{stem}_concept_id"]
+    wanted += list(_EXTRA_INDEXES.get(table, ()))
+    found: list[str] = []
+    for column in wanted:
+        if column in columns and column not in found:
+            found.append(column)
+    return found
 
 
 def _grant_reader(pg, password: str) -> None:

@@ -82,6 +82,23 @@ def is_database_url(db: object) -> bool:
     return isinstance(db, str) and db.startswith(("postgresql://", "postgres://"))
 
 
+def database_label(db: str | Path) -> str:
+    """How a database is named in outputs: a path, or a URL without its password."""
+    if is_database_url(db):
+        from .postgres import redact
+
+        return redact(str(db))
+    return str(db)
+
+
+def transpile(sql: str, read: str, write: str) -> str:
+    """``sql`` written for dialect ``read`` as the engine of dialect ``write`` runs it;
+    a QueryError (``parse_error``) if it cannot be."""
+    from .postgres_sql import transpile as _transpile
+
+    return _transpile(sql, read, write)
+
+
 def engine_dialect(db: str | Path) -> str:
     """sqlglot's dialect of the engine that would open ``db``."""
     return "postgres" if is_database_url(db) else "duckdb"
