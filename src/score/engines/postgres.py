@@ -144,6 +144,8 @@ class PostgresEngine:
 
         conn = self._conn
         start = time.perf_counter()
+        if self.schema != DEFAULT_SCHEMA:
+            sql = _requalify(sql, self.schema)
         try:
             conn.execute(
                 f"SET LOCAL statement_timeout = {_timeout_ms(limits)}; "
@@ -227,6 +229,20 @@ def describe_postgres(url: str, schema: str | None = None) -> PostgresInfo:
     return PostgresInfo(redact(url), engine.schema, tuple(counts), missing, fingerprint)
 
 
+def _requalify(sql: str, schema: str) -> str:
+    """Gold and predictions say ``cdm.person``: on a CDM in another schema, ``cdm.`` names
+    that schema (unqualified names find it through the pinned ``search_path``)."""
+    from sqlglot import exp
+
+    tree = parse(sql).copy()
+    changed = False
+    for table in tree.find_all(exp.Table):
+        if table.args.get("db") is not None and table.db.lower() == DEFAULT_SCHEMA:
+            table.set("db", exp.to_identifier(schema, quoted=True))
+            changed = True
+    return tree.sql(DIALECT) if changed else sql
+
+
 # -- opening -------------------------------------------------------------------------
 
 
@@ -295,7 +311,8 @@ def _pin_session(conn, schema: str, settings: ExecutorSettings, where: str) -> N
         f"SET IntervalStyle = 'iso_8601'; SET statement_timeout = {timeout_ms}; "
         f"SET lock_timeout = {timeout_ms}; SET work_mem = {work_mem_kb}; "
         f"SET idle_in_transaction_session_timeout = {timeout_ms * 4 + 60_000}; "
-        "SET default_transaction_read_only = on; SET max_parallel_workers_per_gather = 0"
+        "SET default_transaction_read_only = on; "
+        "SET cursor_tuple_fraction = 1.0"
     )
     try:
         conn.execute(f"SET temp_file_limit = {memory_kb}")

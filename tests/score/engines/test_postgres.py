@@ -173,6 +173,21 @@ def test_unsafe_roles_are_refused_with_the_fix(pg_cdm):
         assert "\n" not in str(e.value)
 
 
+def test_a_cdm_in_another_schema_is_read_as_cdm(pg_cdm):
+    """An existing CDM in schema omop (--schema omop): gold SQL's cdm.person reads it."""
+    with psycopg.connect(pg_cdm.admin_url, autocommit=True) as admin:
+        admin.execute("DROP SCHEMA IF EXISTS omop CASCADE")
+        admin.execute("CREATE SCHEMA omop")
+        admin.execute("CREATE TABLE omop.person AS SELECT * FROM cdm.person WHERE person_id < 50")
+        admin.execute("GRANT USAGE ON SCHEMA omop TO sqlgold_reader")
+        admin.execute("GRANT SELECT ON omop.person TO sqlgold_reader")
+    with Executor(pg_cdm.reader_url, schema="omop") as ex:
+        assert ex.schema == "omop" and set(ex.tables) == {"person"}
+        expected = ex.execute("SELECT count(*) FROM person").rows()
+        assert expected[0][0] < 1130
+        assert ex.execute("SELECT count(*) FROM cdm.person").rows() == expected
+
+
 def test_a_missing_schema_is_one_clear_error(pg_cdm):
-    with pytest.raises(DatabaseError, match="schema 'omop' not found"):
-        Executor(pg_cdm.reader_url, schema="omop")
+    with pytest.raises(DatabaseError, match="schema 'no_such_cdm' not found"):
+        Executor(pg_cdm.reader_url, schema="no_such_cdm")
