@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,6 +66,7 @@ class PostgresCdm:
     server: PostgresServer
     admin_url: str
     reader_url: str
+    reader_password: str  # roles are server-wide: every test's load must keep it
 
 
 @pytest.fixture(scope="session")
@@ -72,5 +74,6 @@ def pg_cdm(pg_server: PostgresServer, omop_db: Path) -> PostgresCdm:
     """The embedded CDM in PostgreSQL, loaded once per session; tests only read it."""
     from curate.database.load import load_into_postgres
 
-    report = load_into_postgres(pg_server.url(), omop_db)
-    return PostgresCdm(pg_server, pg_server.url(), report.reader_url)
+    password = secrets.token_hex(12)
+    report = load_into_postgres(pg_server.url(), omop_db, reader_password=password)
+    return PostgresCdm(pg_server, pg_server.url(), report.reader_url, password)

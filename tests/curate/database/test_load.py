@@ -82,8 +82,9 @@ def test_the_reader_reads_cdm_and_nothing_else(pg_cdm):
     assert flags == (False, False, False)
 
 
-def test_a_failed_load_keeps_the_previous_cdm(pg_server, tmp_path):
+def test_a_failed_load_keeps_the_previous_cdm(pg_cdm, tmp_path):
     """A source that breaks half-way leaves the database as it was (one transaction)."""
+    pg_server, password = pg_cdm.server, pg_cdm.reader_password
     db = pg_server.url()
     with psycopg.connect(db, autocommit=True) as pg:
         pg.execute("CREATE DATABASE load_failure")
@@ -94,7 +95,7 @@ def test_a_failed_load_keeps_the_previous_cdm(pg_server, tmp_path):
     con.execute("CREATE TABLE cdm.person (person_id INTEGER, gender_concept_id INTEGER)")
     con.execute("INSERT INTO cdm.person VALUES (1, 8507), (2, 8532)")
     con.close()
-    load_into_postgres(url, good)
+    load_into_postgres(url, good, reader_password=password)
     bad = tmp_path / "bad.duckdb"
     con = duckdb.connect(str(bad))
     con.execute("CREATE SCHEMA cdm")
@@ -102,12 +103,13 @@ def test_a_failed_load_keeps_the_previous_cdm(pg_server, tmp_path):
     con.execute("INSERT INTO cdm.person VALUES ('not a number')")
     con.close()
     with pytest.raises(Exception, match="loading into PostgreSQL failed"):
-        load_into_postgres(url, bad)
+        load_into_postgres(url, bad, reader_password=password)
     with psycopg.connect(url) as pg:
         assert pg.execute("SELECT count(*) FROM cdm.person").fetchone()[0] == 2
 
 
-def test_cli_prints_the_reader_url_and_refuses_a_non_url(pg_server, omop_db, tmp_path):
+def test_cli_prints_the_reader_url_and_refuses_a_non_url(pg_cdm, omop_db, tmp_path):
+    pg_server, password = pg_cdm.server, pg_cdm.reader_password
     runner = CliRunner()
     bad = runner.invoke(cli, ["db", "load", "localhost/omop", "--from", str(omop_db)])
     assert bad.exit_code != 0 and "postgresql://" in bad.output
@@ -120,7 +122,10 @@ def test_cli_prints_the_reader_url_and_refuses_a_non_url(pg_server, omop_db, tmp
     with psycopg.connect(pg_server.url(), autocommit=True) as pg:
         pg.execute("CREATE DATABASE load_cli")
     url = pg_server.url(db="load_cli")
-    done = runner.invoke(cli, ["db", "load", url, "--from", str(small), "--quiet"])
+    done = runner.invoke(
+        cli,
+        ["db", "load", url, "--from", str(small), "--quiet", "--reader-password", password],
+    )
     assert done.exit_code == 0, done.output
     assert "widened to text: person_source_value" in done.output
     line = [x for x in done.output.splitlines() if x.startswith("reader")][0]
