@@ -12,7 +12,9 @@ Figures (see bench/README.md for what each one includes and excludes):
 3. wide results: 2, 6, 10, 14 permuted columns;
 4. curation: records per second and wall time over raw execution of the kept golds;
 5. peak RSS of scoring 10,000 instances in a fresh process;
-6. start-up: ``sqlgold --help`` and ``sqlgold verify`` of a trivial pair, fresh processes.
+6. start-up: ``sqlgold --help`` and ``sqlgold verify`` of a trivial pair, fresh processes;
+7. PostgreSQL: run_scoring wall time over raw PostgreSQL for the same queries (a
+   throwaway server started from the installed binaries, or ``--pg-url``).
 
 Every figure is the median of ``--runs`` runs (ratios are taken within a run, then the
 median).  The table goes to stdout and ``bench/latest.md``, the figures to
@@ -35,12 +37,13 @@ from typing import Any
 
 import bench_compare
 import bench_curation
+import bench_postgres
 import bench_profile
 import bench_scoring
 import bench_startup
 from bench_common import ROOT, SRC, log, machine, src_digest
 
-FIGURES = ("scoring", "comparator", "wide", "curation", "memory", "startup")
+FIGURES = ("scoring", "comparator", "wide", "curation", "memory", "startup", "postgres")
 TARGETS = {
     "scoring_overhead_ratio": ("<=", 1.2),
     "gold_executions_second_run": ("==", 0),
@@ -49,6 +52,7 @@ TARGETS = {
     "peak_rss_mb": ("<", 1024.0),
     "help_seconds": ("<", 0.3),
     "verify_seconds": ("<", 0.5),
+    "postgres_scoring_overhead_ratio": ("<=", 1.3),
 }
 _SHOWN = {"<=": "at most", "<": "under", ">=": "at least", "==": "exactly"}
 _UNIT = {"comparator_vs_naive_1m": "x", "peak_rss_mb": " MiB", "help_seconds": " s",
@@ -88,6 +92,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--render", type=Path, default=None, metavar="JSON",
                    help="measure nothing: print the table of an earlier report (with "
                         "--readme, also put it into README.md)")
+    p.add_argument("--pg-url", default=None,
+                   help="figure 7 on this PostgreSQL server (an administrator's URL; the CDM "
+                        "is loaded into its schema cdm) instead of a throwaway one")
     p.add_argument("--readme", action="store_true",
                    help="also write the table into README.md's Benchmarks section")
     args = p.parse_args(argv)
@@ -159,6 +166,10 @@ def headline(results: dict[str, Any], rows: list[int]) -> dict[str, Any]:
         out["help_seconds"] = st["help"]["wall_s"]
         out["verify_seconds"] = st["verify"]["wall_s"]
         out["verify_id_seconds"] = st["verify_id"]["wall_s"]
+    pg = results.get("postgres")
+    if pg and pg.get("ratio_warm") is not None:
+        out["postgres_scoring_overhead_ratio"] = pg["ratio_warm"]
+        out["postgres_scoring_overhead_ratio_duckdb_dialect"] = pg["ratio_warm_duckdb_dialect"]
     out["targets"] = {k: {"target": f"{_SHOWN[op]} {bound:g}{_UNIT.get(k, '')}",
                           "value": out.get(k),
                           "met": _met(k, out.get(k))}
@@ -290,6 +301,17 @@ def render(report: dict[str, Any], details: tuple[str, ...] = FIGURES) -> str:
             "verify_seconds")
         row(6, f"`sqlgold verify --id` of the last of {st['source_records']:,} source records",
             f"{st['verify_id']['wall_s']:.3f} s (CPU {st['verify_id']['cpu_s']:.3f} s)")
+    pg = r.get("postgres")
+    if pg and pg.get("ratio_warm") is not None:
+        row(7, f"scoring wall / raw PostgreSQL, warm gold cache ({pg['instances']:,} "
+               "instances, predictions in PostgreSQL SQL)",
+            f"{pg['ratio_warm']:.2f} (medians {pg['warm_s']:.1f} s / "
+            f"{pg['raw_predicted_s']:.2f} s)", "postgres_scoring_overhead_ratio")
+        row(7, "the same with DuckDB answers and `--dialect duckdb` (transpiled while "
+               "scoring)",
+            f"{pg['ratio_warm_duckdb_dialect']:.2f} (EX {pg['ex_duckdb_dialect']:.3f})")
+    elif pg:
+        row(7, "PostgreSQL", "skipped: " + pg.get("note", ""))
     met = [f"`{k}` {_fmt(v['value'])}" for k, v in t.items() if v["met"]]
     unmet = [f"`{k}` {_fmt(v['value'])} ({v['target']})" for k, v in t.items()
              if v["met"] is False]
@@ -471,6 +493,14 @@ def main(argv: list[str]) -> int:
             folder.mkdir()
             results["startup"] = bench_startup.startup_cost(
                 args.db, args.source, max(args.runs, 5), folder)
+        if "postgres" in args.only:
+            folder = work / "postgres"
+            folder.mkdir()
+            try:
+                results["postgres"] = bench_postgres.postgres_overhead(
+                    args.db, args.tasks, args.instances, args.runs, folder, args.pg_url)
+            except LookupError as e:  # no server binaries and no --pg-url
+                results["postgres"] = {"note": str(e)}
         if args.profile_dir:
             bench_profile.write_profiles(
                 args.db, args.tasks, args.instances, args.querylibrary, args.source,

@@ -55,7 +55,14 @@ HEADROOM_BYTES = 256 * 2**20
 START_TIMEOUT = 300.0
 
 #: Modules the fork server imports once, so workers start without importing anything.
-PRELOAD = ["score.sandbox", "score.engines.duckdb", "score.answer"]
+PRELOAD = [
+    "score.sandbox",
+    "score.engines.duckdb",
+    "score.answer",
+    "score.engines.postgres",
+    "score.engines.postgres_sql",
+    "psycopg",
+]
 
 
 @dataclass(frozen=True)

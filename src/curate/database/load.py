@@ -28,6 +28,7 @@ import duckdb
 
 from score.cdm_schema import CDM_FIELD_TYPES
 from score.database import attach_read_only, cdm_tables_in, find_cdm_schema, table_columns
+from score.engines.postgres import redact
 from score.errors import DatabaseError
 
 READER_ROLE = "sqlgold_reader"
@@ -144,7 +145,9 @@ def load_into_postgres(
         try:
             pg = psycopg.connect(url, autocommit=False)
         except psycopg.Error as e:
-            raise DatabaseError(f"cannot connect to PostgreSQL: {_first_line(e)}") from None
+            raise DatabaseError(
+                f"cannot connect to PostgreSQL: {_first_line(e)}", path=redact(url)
+            ) from None
         with pg, tempfile.TemporaryDirectory(prefix="sqlgold-load-") as scratch:
             try:
                 _check_admin(pg)
@@ -168,7 +171,9 @@ def load_into_postgres(
                 pg.commit()
             except psycopg.Error as e:
                 pg.rollback()
-                raise DatabaseError(f"loading into PostgreSQL failed: {_first_line(e)}") from None
+                raise DatabaseError(
+                    f"loading into PostgreSQL failed: {_first_line(e)}", path=redact(url)
+                ) from None
         report.reader_url = reader_url(url, password)
         return report
     finally:
