@@ -138,10 +138,14 @@ class PostgresEngine:
         return None  # no parser of PostgreSQL's own runs in the client
 
     # -- running -----------------------------------------------------------------
-    def run(self, sql: str, limits: Limits) -> QueryResult:
-        """Run already-guarded SQL in a READ ONLY transaction that is always rolled back."""
+    def run(self, sql: str, limits: Limits, *, check: bool = True) -> QueryResult:
+        """Run already-guarded SQL in a READ ONLY transaction that is always rolled back;
+        the PostgreSQL guard (:meth:`check`) reads it first unless ``check`` is off, which
+        only tests of the deeper layers do."""
         import psycopg
 
+        if check:
+            self.check(sql)
         conn = self._conn
         start = time.perf_counter()
         if self.schema != DEFAULT_SCHEMA:

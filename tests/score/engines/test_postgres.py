@@ -7,6 +7,8 @@ import pytest
 from click.testing import CliRunner
 
 from curate.cli import main as cli
+from score.engines import Limits
+from score.engines.postgres import PostgresEngine
 from score.engines.value_fingerprint import duckdb_value_fingerprint
 from score.errors import DatabaseError
 from score.executor import Executor, ExecutorSettings
@@ -18,6 +20,17 @@ def pg_executor(pg_cdm):
     settings = ExecutorSettings(timeout_seconds=3, max_rows=5_000)
     with Executor(pg_cdm.reader_url, settings=settings) as ex:
         yield ex
+
+
+LIMITS = Limits(None, 1000, 2**26, 10.0)
+
+
+@pytest.fixture(scope="module")
+def pg_engine(pg_cdm):
+    """The engine in this process, for the layers below the guard (``check=False``)."""
+    engine = PostgresEngine(pg_cdm.reader_url, None, ExecutorSettings(timeout_seconds=10))
+    yield engine
+    engine.close()
 
 
 def _kind(ex: Executor, sql: str) -> str:
@@ -114,19 +127,22 @@ def test_hostile_sql_is_refused_by_the_guard(pg_executor, sql, reason):
         ("SELECT * FROM pg_authid", "guard_rejected"),
     ],
 )
-def test_the_server_contains_what_slips_past_the_guard(pg_executor, sql, kind):
+def test_the_server_contains_what_slips_past_the_guard(pg_engine, sql, kind):
     """The layers below the guard, on the real server: the role, the READ ONLY
     transaction and the cursor refuse these even when the guard is bypassed."""
     with pytest.raises(QueryError) as e:
-        pg_executor._run(sql)
+        pg_engine.run(sql, LIMITS, check=False)
     assert e.value.kind == kind
+    with pytest.raises(QueryError) as e:  # and with the check, the guard refuses first
+        pg_engine.run(sql, LIMITS)
+    assert e.value.kind in ("guard_rejected", "parse_error")
 
 
-def test_nothing_a_query_does_outlives_it(pg_executor, pg_cdm):
-    pg_executor._run("SELECT set_config('search_path', 'public', false)")
-    assert pg_executor.execute("SELECT count(*) FROM person").rows() == [(1130,)]
-    pg_executor._run("SELECT pg_advisory_lock(4242)")
-    pg_executor.execute("SELECT 1")  # the next query releases session advisory locks
+def test_nothing_a_query_does_outlives_it(pg_engine, pg_cdm):
+    pg_engine.run("SELECT set_config('search_path', 'public', false)", LIMITS, check=False)
+    assert pg_engine.run("SELECT count(*) FROM person", LIMITS).rows() == [(1130,)]
+    pg_engine.run("SELECT pg_advisory_lock(4242)", LIMITS, check=False)
+    pg_engine.run("SELECT 1", LIMITS)  # the next query releases session advisory locks
     with psycopg.connect(pg_cdm.admin_url) as admin:
         held = admin.execute(
             "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = 4242"
