@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+GENSTAMP := $(VENV)/.installed-generate
 SQLGOLD := $(BIN)/sqlgold
 
 DB      ?= data/omop/synthea1k.duckdb
@@ -11,7 +12,7 @@ SOURCE  ?= data/benchmark/$(NAME)_source.jsonl
 TASKS   ?= data/benchmark/$(NAME)_tasks.jsonl
 JOBS    ?= 1
 
-.PHONY: help venv db curate grounding verify test bench lint publish score clean
+.PHONY: help venv db curate grounding verify test bench lint publish score generate clean
 
 help:  ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -23,6 +24,11 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 venv: $(STAMP)  ## create .venv and install sqlgold into it
+
+# the optional extra of `sqlgold generate` (openai, bm25s): make curate never needs it
+$(GENSTAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,generate]'
+	touch $(GENSTAMP)
 
 $(DB): | $(STAMP)
 	$(SQLGOLD) db build --out $(DB)
@@ -40,7 +46,7 @@ grounding: $(STAMP) $(DB)  ## regenerate data/grounding/ (schema, vocabulary, Du
 verify: $(STAMP) $(DB)  ## check one pair: make verify GOLD=... ANSWER=... (or ID=... SOURCE=...) [WATCH=1]
 	$(SQLGOLD) verify --db $(DB) $(if $(ID),--id $(ID) --source $(SOURCE),--gold "$(GOLD)" --answer "$(ANSWER)") $(if $(WATCH),--watch)
 
-test: $(STAMP)  ## run the test suite (builds its own database)
+test: $(STAMP) $(GENSTAMP)  ## run the test suite (builds its own database)
 	$(BIN)/python -m pytest
 
 publish: $(STAMP) $(DB)  ## immutable release: make publish VERSION=0.1.0 [PUSH=org/name]
@@ -49,8 +55,12 @@ publish: $(STAMP) $(DB)  ## immutable release: make publish VERSION=0.1.0 [PUSH=
 
 score: $(STAMP) $(DB)  ## score predictions: make score PREDICTIONS=preds.jsonl OUT=runs/x [PROFILE=sqlgold]
 	@test -n "$(PREDICTIONS)" -a -n "$(OUT)" || { echo "usage: make score PREDICTIONS=file.jsonl OUT=dir" >&2; exit 2; }
-	$(SQLGOLD) score run $(TASKS) $(PREDICTIONS) --out $(OUT) --db $(DB) --profile $(or $(PROFILE),sqlgold) --jobs $(JOBS)
+	$(SQLGOLD) score run $(TASKS) $(PREDICTIONS) --out $(OUT) --db $(DB) --profile $(or $(PROFILE),sqlgold) --jobs $(JOBS) $(if $(SPLIT),--split $(SPLIT))
 	$(SQLGOLD) score report $(OUT)
+
+generate: $(GENSTAMP) $(DB)  ## ask a model: make generate MODEL=qwen2.5:7b BASE_URL=http://localhost:11434/v1 MODE=zero-shot|rag [SPLIT=test] [OUT=...]
+	@test -n "$(MODEL)" -a -n "$(BASE_URL)" || { echo "usage: make generate MODEL=name BASE_URL=http://host:port/v1 [MODE=zero-shot|rag] [OUT=preds.jsonl]" >&2; exit 2; }
+	$(SQLGOLD) generate $(TASKS) --db $(DB) --model "$(MODEL)" --base-url "$(BASE_URL)" --mode $(or $(MODE),zero-shot) --split $(or $(SPLIT),test) --jobs $(JOBS) --resume --out "$(or $(OUT),runs/preds/$(subst /,_,$(subst :,_,$(MODEL)))-$(or $(MODE),zero-shot).jsonl)"
 
 bench: $(STAMP) $(DB)  ## measure curation and scoring cost; writes bench/latest.json
 	$(BIN)/python bench/run_bench.py --db $(DB)

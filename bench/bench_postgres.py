@@ -1,4 +1,4 @@
-"""Figure 7: scoring on PostgreSQL against raw PostgreSQL, next to DuckDB's figure 1.
+"""Figure 8: scoring on PostgreSQL against raw PostgreSQL, next to DuckDB's figure 1.
 
 The workload is figure 1's (the project's tasks repeated to N instances, each answered
 with its reference answer, a distinct first-line comment per instance), loaded into a

@@ -31,6 +31,7 @@ from score.cli_options import (
     profile_option,
     quiet_option,
 )
+from score.generate.cli import generate_command, prompt_command
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -193,6 +194,8 @@ main.add_command(verify)
 main.add_command(grounding)
 main.add_command(publish_command)
 main.add_command(diff_command)
+main.add_command(generate_command)
+main.add_command(prompt_command)
 
 
 if __name__ == "__main__":

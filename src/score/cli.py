@@ -59,6 +59,21 @@ def score_group() -> None:
 @jobs_option("Instances scored in parallel (each in its own query process).")
 @click.option("--resume", is_flag=True, help="Continue an interrupted run in --out.")
 @click.option(
+    "--split",
+    type=click.Choice(["all", "test", "train"]),
+    default="all",
+    show_default=True,
+    help="Score one side of the leakage-aware split (the side `sqlgold generate` asked).",
+)
+@click.option(
+    "--test-fraction",
+    type=click.FloatRange(0.0, 1.0),
+    default=0.5,
+    show_default=True,
+    help="Share of each tier held out, with --split.",
+)
+@click.option("--split-seed", type=int, default=0, show_default=True, help="Split seed.")
+@click.option(
     "--lenient",
     is_flag=True,
     help="Report bad prediction lines in the summary instead of stopping.",
@@ -99,6 +114,9 @@ def score_run(
     run_label,
     jobs,
     resume,
+    split,
+    test_fraction,
+    split_seed,
     lenient,
     cache_dir,
     no_cache,
@@ -140,6 +158,9 @@ def score_run(
                 resamples=resamples,
                 manifest=manifest,
                 progress=progress,
+                split=split,
+                test_fraction=test_fraction,
+                split_seed=split_seed,
                 dialect=dialect,
             )
         finally:

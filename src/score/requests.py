@@ -32,12 +32,18 @@ class Session:
         s = self.settings
         return Limits(self.deadline, s.max_rows, s.max_result_bytes, s.timeout_seconds)
 
-    def prepare(self, sql: str, dialect: str | None = None) -> Statement:
-        """Guard ``sql`` (written for ``dialect``, default the engine's own)."""
-        return prepare_statement(sql, self.engine, self.settings, dialect)
+    def prepare(
+        self, sql: str, dialect: str | None = None, *, engine_check: bool = True
+    ) -> Statement:
+        """The guarded statement (see :func:`score.statement.prepare_statement`) of ``sql``
+        written for ``dialect`` (default the engine's own); leave ``engine_check`` off
+        only when :meth:`run` follows, which checks it anyway."""
+        return prepare_statement(
+            sql, self.engine, self.settings, dialect, engine_check=engine_check
+        )
 
-    def run(self, sql: str) -> QueryResult:
-        return self.engine.run(sql, self.limits())
+    def run(self, sql: str, *, check: bool = True) -> QueryResult:
+        return self.engine.run(sql, self.limits(), check=check)
 
 
 @dataclass(frozen=True)
@@ -59,7 +65,6 @@ class Run:
     timed: ClassVar[bool] = True
 
     def handle(self, session: Session) -> QueryResult:
-        session.engine.check(self.sql)
         return session.run(self.sql)
 
 
@@ -72,7 +77,7 @@ class Execute:
     timed: ClassVar[bool] = True
 
     def handle(self, session: Session) -> QueryResult:
-        return session.run(session.prepare(self.sql, self.dialect).sql)
+        return session.run(session.prepare(self.sql, self.dialect, engine_check=False).sql)
 
 
 @dataclass(frozen=True)
@@ -84,7 +89,7 @@ class RunUnguarded:
     timed: ClassVar[bool] = True
 
     def handle(self, session: Session) -> QueryResult:
-        return session.run(self.sql)
+        return session.run(self.sql, check=False)
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ PRIORS = "priors.json"
 IDENTITY_KEYS = (
     "tasks_sha256",
     "predictions_sha256",
+    "split",
     "run",
     "profile",
     "database_fingerprint",

@@ -18,11 +18,13 @@ import duckdb
 import sqlglot
 
 from .defaults import DEFAULT_CACHE
+from .errors import ScoringError
 from .executor import Executor
 from .gold_cache import GoldCache
 from .predictions import read_predictions
 from .run_dir import RunDir
 from .scorer import PRIORS, ScoringContext, prior_predictions, score_predictions
+from .split import split_tasks
 from .stats import summarize
 from .tasks import instances, load_tasks
 
@@ -65,6 +67,9 @@ def run_scoring(
     with_priors: bool = True,
     manifest: str | Path | None = None,
     progress: Callable[[int, int], None] | None = None,
+    split: str = "all",
+    test_fraction: float = 0.5,
+    split_seed: int = 0,
     dialect: str | None = None,
 ) -> RunOutcome:
     """Score ``predictions_path`` against ``tasks_path`` into the folder ``out``.
@@ -73,9 +78,20 @@ def run_scoring(
     runs; otherwise bad lines are reported in the summary's ``input_problems`` and the
     instances they would have answered are scored as missing.  ``tasks_path`` may be a
     release folder (checked against its manifest); ``manifest`` checks a JSONL task file
-    against a release's manifest before anything runs.
+    against a release's manifest before anything runs.  ``split`` (``train`` or ``test``)
+    scores only that side of the leakage-aware split (:func:`score.split.split_tasks`),
+    the side ``sqlgold generate --split`` asked about; ``all`` scores every task.
     """
     tasks = load_tasks(tasks_path, manifest=manifest)
+    chosen_split = None
+    if split != "all":
+        tasks = split_tasks(tasks, test_fraction=test_fraction, seed=split_seed)[split]
+        if not tasks:
+            raise ScoringError(
+                f"the {split} side of the split holds no tasks (test fraction {test_fraction})",
+                path=str(tasks_path),
+            )
+        chosen_split = {"side": split, "test_fraction": test_fraction, "seed": split_seed}
     predictions = read_predictions(predictions_path, tasks, run=run)
     if strict:
         predictions.raise_problems()
@@ -86,6 +102,7 @@ def run_scoring(
         "tasks_sha256": tasks_sha256(tasks_path),
         "predictions": str(predictions_path),
         "predictions_sha256": file_sha256(predictions_path),
+        **({"split": chosen_split} if chosen_split else {}),
         "run": predictions.run,
         "profile": profile,
         "database": executor.db_label,
@@ -121,6 +138,7 @@ def run_scoring(
         "database_fingerprint": executor.fingerprint,
         "tasks": str(tasks_path),
         "tasks_sha256": meta["tasks_sha256"],
+        **({"split": chosen_split} if chosen_split else {}),
     }
     summary["input_problems"] = [str(p) for p in predictions.problems]
     priors = []

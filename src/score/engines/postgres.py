@@ -72,6 +72,7 @@ class PostgresEngine:
 
     name = "postgresql"
     dialect = DIALECT
+    warm_up_sql = "SELECT 1"  # the query process's warm-up: the work happens in the server
 
     def __init__(self, url: str, schema: str | None, settings: ExecutorSettings) -> None:
         import psycopg

@@ -19,7 +19,12 @@ allowed around numbers.
 
 The result is a :class:`CsvColumn` per column: for every cell a tag (text, int, float,
 bool), the number as float64 and the text; a missing cell is the int 0 (Spider 2.0's
-``normalize``).
+``normalize``).  Each column also records the dtype ``read_csv`` gives it (``int64``,
+``uint64``, ``float64``, ``bool`` or ``object``), which decides the dtype of a whole
+frame (:func:`score.profiles.spider2.as_frame`): an integer column with a missing cell
+is ``float64``, and so is a column with nothing but missing cells; a boolean column
+with a missing cell is ``object``; integers beyond int64 are ``uint64`` when all fit in
+0 .. 2**64 - 1, else ``object``.
 
 >>> import pyarrow as pa
 >>> c = csv_column(pa.array(["1", "2"]), "VARCHAR")
@@ -43,6 +48,7 @@ from score.pyvalues import python_values, timestamp_parts
 from score.values import hash_strings, splitmix64
 
 TEXT, INT, FLOAT, BOOL = 0, 1, 2, 3
+INT64, UINT64, FLOAT64, BOOL_, OBJECT = "int64", "uint64", "float64", "bool", "object"
 NA_TEXTS = frozenset(
     {"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
      "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"}
@@ -55,11 +61,13 @@ _SALT = {TEXT: 0x1F83D9ABFB41BD6B, INT: 0x5BE0CD19137E2179, FLOAT: 0xCBBB9D5DC10
 
 @dataclass(eq=False)
 class CsvColumn:
-    """One column after the round trip: per cell a tag, a number and a text."""
+    """One column after the round trip: per cell a tag, a number and a text, and the
+    column's pandas dtype."""
 
     tags: np.ndarray  # int8: TEXT, INT, FLOAT or BOOL
     numbers: np.ndarray  # float64 (0.0 for text cells)
     texts: pa.Array  # string, null for number cells
+    dtype: str  # what read_csv gives the column: INT64, UINT64, FLOAT64, BOOL_ or OBJECT
     ints: np.ndarray | list[int] | None = None  # exact integers of INT cells, if not
     # all of them are exact as doubles (int64 array, or Python ints beyond int64)
     order: np.ndarray | None = None  # Spider 2.0's sort of the cells, once computed
@@ -141,7 +149,12 @@ class CsvColumn:
         if ints is not None:
             ints = [ints[i] for i in rows] if isinstance(ints, list) else ints[rows]
         return CsvColumn(self.tags[rows], self.numbers[rows],
-                         self.texts.take(pa.array(rows, pa.int64())), ints)
+                         self.texts.take(pa.array(rows, pa.int64())), self.dtype, ints)
+
+    def as_floats(self) -> CsvColumn:
+        """An integer column as a float64 frame holds it: every cell ``float(x)``."""
+        return CsvColumn(np.full(len(self), FLOAT, np.int8), self.numbers,
+                         pa.nulls(len(self), pa.string()), FLOAT64)
 
     def python(self) -> list[Any]:
         """The cells as Python values (for reasons and small checks)."""
@@ -185,7 +198,7 @@ def csv_column(arr: pa.Array | pa.ChunkedArray, duckdb_type: str = "") -> CsvCol
     if pa.types.is_date32(t) or pa.types.is_timestamp(t):  # never read back as numbers
         texts = arr.cast(pa.string()) if pa.types.is_date32(t) else _timestamps(arr)
         tags = np.where(valid, TEXT, INT).astype(np.int8)
-        return CsvColumn(tags, np.zeros(len(arr)), texts)
+        return CsvColumn(tags, np.zeros(len(arr)), texts, OBJECT if valid.any() else FLOAT64)
     return read_texts(pa.array(_written_texts(arr, duckdb_type), pa.string()))
 
 
@@ -201,7 +214,15 @@ def _numbers(v: np.ndarray, present: np.ndarray, tag: int) -> CsvColumn:
     """A numeric column; a missing cell becomes the int 0."""
     tags = np.where(present, tag, INT).astype(np.int8)
     numbers = np.where(present, v, 0.0).astype(np.float64)
-    return CsvColumn(tags, numbers, pa.nulls(len(v), pa.string()))
+    return CsvColumn(tags, numbers, pa.nulls(len(v), pa.string()), _dtype(tag, present))
+
+
+def _dtype(tag: int, present: np.ndarray) -> str:
+    """The dtype ``read_csv`` gives a numeric column whose cells are ``tag`` where
+    ``present`` and missing elsewhere."""
+    if present.all():
+        return {INT: INT64, FLOAT: FLOAT64, BOOL: BOOL_}[tag]
+    return OBJECT if tag == BOOL and present.any() else FLOAT64
 
 
 def _written_texts(arr: pa.Array, duckdb_type: str) -> list[str | None]:
@@ -269,7 +290,8 @@ def read_texts(texts: pa.Array) -> CsvColumn:
     missing_np = missing.to_numpy(zero_copy_only=False)
     present = pc.filter(texts, pc.invert(missing))
     if len(present) == 0:  # all missing: a float column of NaN -> all 0
-        return CsvColumn(np.full(n, INT, np.int8), np.zeros(n), pa.nulls(n, pa.string()))
+        return CsvColumn(np.full(n, INT, np.int8), np.zeros(n), pa.nulls(n, pa.string()),
+                         FLOAT64)
     trimmed = pc.utf8_trim(texts, characters=" \t")
     if pc.all(pc.match_substring_regex(present, _INT_RE)).as_py():
         unsigned = pc.replace_substring_regex(pc.if_else(missing, "0", trimmed), r"^\+", "")
@@ -277,11 +299,13 @@ def read_texts(texts: pa.Array) -> CsvColumn:
             ints = unsigned.cast(pa.int64()).to_numpy()
         except pa.ArrowInvalid:  # beyond int64: Python's ints
             values = [int(t) for t in unsigned.to_pylist()]
+            unsigned64 = not missing_np.any() and all(0 <= v < 2**64 for v in values)
             return CsvColumn(np.full(n, INT, np.int8), np.array(values, dtype=np.float64),
-                             pa.nulls(n, pa.string()), values if not missing_np.any() else None)
+                             pa.nulls(n, pa.string()), UINT64 if unsigned64 else OBJECT,
+                             values if not missing_np.any() else None)
         if not missing_np.any():
             col = CsvColumn(np.full(n, INT, np.int8), ints.astype(np.float64),
-                            pa.nulls(n, pa.string()))
+                            pa.nulls(n, pa.string()), INT64)
             if np.any(np.abs(ints) > 2**53):
                 col.ints = ints
             return col
@@ -293,6 +317,7 @@ def read_texts(texts: pa.Array) -> CsvColumn:
         truth = pc.is_in(texts, pa.array(["True", "TRUE", "true"])).to_numpy(zero_copy_only=False)
         return CsvColumn(np.where(missing_np, INT, BOOL).astype(np.int8),
                          np.where(missing_np, 0.0, truth.astype(np.float64)),
-                         pa.nulls(n, pa.string()))
+                         pa.nulls(n, pa.string()), _dtype(BOOL, ~missing_np))
     tags = np.where(missing_np, INT, TEXT).astype(np.int8)
-    return CsvColumn(tags, np.zeros(n), pc.if_else(missing, pa.scalar(None, pa.string()), texts))
+    return CsvColumn(tags, np.zeros(n), pc.if_else(missing, pa.scalar(None, pa.string()), texts),
+                     OBJECT)

@@ -13,6 +13,19 @@ numbers (booleans count as numbers) are equal when ``math.isclose(a, b, abs_tol=
 (relative 1e-9), anything else when ``==``.  Sorting by ``str`` is the source of the
 peer's quirk: 10.0 sorts before 9.5, so [10.0, 9.5] never meets [9.5, 9.999].
 
+Whole-frame dtype (``as_frame``): the peer takes its vectors from
+``frame.transpose().values.tolist()``, where ``frame`` is the gold cut to its
+condition columns (``gold.iloc[:, condition_cols]``) or the whole prediction, so every
+cell gets the one NumPy dtype pandas finds for that frame.  A frame whose columns are
+all int64, uint64 or float64 (as ``read_csv`` typed them) and not all of one integer
+dtype (at least one float64 column, or int64 beside uint64) is float64: every integer
+becomes a float, ``9223372036854775807`` -> ``9.223372036854776e+18`` and ``12`` ->
+``12.0``.  That changes no value under ``isclose`` but changes the ``str`` sort key, so
+such a column can pair its cells differently from the same integers in a frame that
+keeps them (all integers; or any text, date, boolean or mixed column, which makes the
+frame ``object``).  The gold and the prediction are two frames, typed apart: an
+identical prediction fails when only one of them turns its integers into floats.
+
 Several gold answers (``<id>_a.csv``, ``<id>_b.csv``): pass a list of gold results to
 :func:`score.compare.compare`; the prediction passes if any matches.
 
@@ -27,6 +40,9 @@ compared with ``isclose``, as the peer does.
 >>> p = QueryResult.from_rows(["b"], [(1,), (2,)])
 >>> compare_spider2(g, p, Flags(condition_cols=(0,))).match
 True
+>>> big = QueryResult.from_rows(["n", "x", "t"], [(2**63 - 1, 1.5, "a"), (2**53, 2.5, "b")])
+>>> compare_spider2(big, big, Flags(condition_cols=(0, 1))).match  # float64 gold, object pred
+False
 """
 
 from __future__ import annotations
@@ -36,7 +52,19 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from score.profiles.base import Flags, Verdict, check_condition_cols
-from score.profiles.csv_roundtrip import BOOL, FLOAT, INT, TEXT, CsvColumn, csv_column
+from score.profiles.csv_roundtrip import (
+    BOOL,
+    BOOL_,
+    FLOAT,
+    FLOAT64,
+    INT,
+    INT64,
+    OBJECT,
+    TEXT,
+    UINT64,
+    CsvColumn,
+    csv_column,
+)
 from score.result import QueryResult
 from score.values import show
 
@@ -48,6 +76,27 @@ REL_TOL = 1e-9
 def csv_columns(result: QueryResult) -> list[CsvColumn]:
     """Every column of ``result`` after the CSV round trip."""
     return [csv_column(result.table.column(i), t) for i, t in enumerate(result.types)]
+
+
+def as_frame(columns: list[CsvColumn]) -> list[CsvColumn]:
+    """The columns as one pandas frame's ``transpose().values.tolist()`` gives them: in
+    a float64 frame (see the module doc) the integer columns become floats; in any
+    other frame every cell keeps its own type."""
+    if frame_dtype(columns) != FLOAT64:
+        return columns
+    return [c.as_floats() if c.dtype in (INT64, UINT64) else c for c in columns]
+
+
+def frame_dtype(columns: list[CsvColumn]) -> str:
+    """The dtype pandas gives a frame of these columns' dtypes: ``object`` beside any
+    text or mixed column; booleans stay ``bool`` only alone (with numbers: ``object``);
+    numbers alone follow NumPy's promotion (int64 with uint64 or float64: float64)."""
+    kinds = {c.dtype for c in columns}
+    if OBJECT in kinds or (BOOL_ in kinds and len(kinds) > 1):
+        return OBJECT
+    if len(kinds) == 1:
+        return kinds.pop()
+    return FLOAT64 if kinds else OBJECT
 
 
 def compare_spider2(gold: QueryResult, pred: QueryResult, flags: Flags) -> Verdict:
@@ -65,10 +114,11 @@ def compare_csv(
     wanted: tuple[int, ...] | None,
     ignore_order: bool,
 ) -> Verdict:
-    """``compare_pandas_table`` on round-tripped columns."""
+    """``compare_pandas_table`` on round-tripped columns (each side typed as one frame:
+    the gold's ``wanted`` columns, the whole prediction)."""
     positions = list(range(len(gold))) if wanted is None else list(wanted)
-    for i in positions:
-        g = gold[i]
+    pred = as_frame(pred)
+    for i, g in zip(positions, as_frame([gold[i] for i in positions]), strict=True):
         if ignore_order:
             twins = [p for p in pred if len(p) == len(g) and p.fingerprint == g.fingerprint]
             if any(same_multiset(g, p) for p in twins):

@@ -14,7 +14,9 @@ gold column maps to a predicted column whose every cell equals some cell of it (
 one predicted column, as in Spider 2.0); for each such mapping (at most 256 are tried)
 the predicted rows are matched one-to-one to gold rows equal in every mapped column,
 and the first full matching is confirmed with Spider 2.0's comparison.  Row order is
-never checked (``order_matters`` is ignored).
+never checked (``order_matters`` is ignored).  The chosen rows keep the dtypes their
+columns had in the whole gold, so Spider 2.0's whole-frame dtype rule (see
+:mod:`score.profiles.spider2`) applies to them, and to the prediction, as there.
 
 >>> from score.result import QueryResult
 >>> gold = QueryResult.from_rows(["who", "n"], [("a", 5), ("b", 5), ("c", 5)])
@@ -35,7 +37,7 @@ from scipy.sparse.csgraph import maximum_bipartite_matching
 
 from score.profiles.base import Flags, Verdict, check_condition_cols
 from score.profiles.csv_roundtrip import TEXT, CsvColumn
-from score.profiles.spider2 import ABS_TOL, REL_TOL, compare_csv, csv_columns
+from score.profiles.spider2 import ABS_TOL, REL_TOL, as_frame, compare_csv, csv_columns
 from score.result import QueryResult
 
 MAX_MAPPINGS = 256
@@ -63,7 +65,7 @@ def tie_choice(gold: QueryResult, pred: QueryResult, flags: Flags, k: int, peer:
         return Verdict(False, f"{peer}: {why}")
     wanted = check_condition_cols(flags, gold.num_columns)
     positions = list(range(gold.num_columns)) if wanted is None else list(wanted)
-    G, P = csv_columns(gold), csv_columns(pred)
+    G, P = csv_columns(gold), as_frame(csv_columns(pred))  # typed once, not per mapping
     eq = {(j, m): _cell_equal(G[j], P[m]) for j in positions for m in range(len(P))}
     cands = [[m for m in range(len(P)) if eq[j, m].any(axis=0).all()] for j in positions]
     for j, c in zip(positions, cands, strict=True):

@@ -1,0 +1,302 @@
+"""``sqlgold generate`` and ``sqlgold prompt``: run a model on the benchmark, or print the
+prompt one instance gets.
+
+Registered on the main group in :mod:`curate.cli`.  Only click and the shared option
+bundles are imported at module level; the generation machinery (and through it duckdb,
+openai and bm25s) is imported inside the commands, so ``sqlgold --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import click
+
+from score.cli_options import (
+    ProgressBar,
+    database_options,
+    handle_errors,
+    jobs_option,
+    quiet_option,
+)
+
+DEFAULT_TASKS = Path("data/benchmark/omop_tasks.jsonl")
+MODE_CHOICE = click.Choice(["zero-shot", "rag"])
+
+
+def _today(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is None:
+        return None
+    try:
+        return dt.date.fromisoformat(value).isoformat()
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a date like 2025-12-31") from None
+
+
+def prompt_options(f: Callable) -> Callable:
+    """What decides a prompt: mode, today, retrieval depth and documents, and the split
+    (which tasks' examples retrieval may show)."""
+    options = [
+        click.option(
+            "--mode",
+            type=MODE_CHOICE,
+            default="zero-shot",
+            show_default=True,
+            help="zero-shot: database and question; rag: also the top-k retrieved chunks.",
+        ),
+        click.option(
+            "--today",
+            callback=_today,
+            default=None,
+            metavar="YYYY-MM-DD",
+            help="The fixed today the prompt states (default: the task's `today`, else none).",
+        ),
+        click.option(
+            "--top-k",
+            type=click.IntRange(1),
+            default=5,
+            show_default=True,
+            help="Chunks retrieved into a rag prompt.",
+        ),
+        click.option(
+            "--grounding",
+            "grounding_dir",
+            type=click.Path(file_okay=False, path_type=Path),
+            default=Path("data/grounding"),
+            show_default=True,
+            help="Grounding documents indexed for rag (examples.md aside).",
+        ),
+        click.option(
+            "--test-fraction",
+            type=click.FloatRange(0.0, 1.0),
+            default=0.5,
+            show_default=True,
+            help="Share of each tier held out (the split of `sqlgold grounding`).",
+        ),
+        click.option("--split-seed", type=int, default=0, show_default=True, help="Split seed."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+@click.command("prompt")
+@click.argument("task_id")
+@click.option(
+    "--tasks",
+    "tasks_path",
+    type=click.Path(exists=True, path_type=Path),
+    default=DEFAULT_TASKS,
+    show_default=True,
+    help="Task file or release folder.",
+)
+@click.option("--language", default="en", show_default=True, help="Question language.")
+@prompt_options
+@database_options
+@click.option("--json", "as_json", is_flag=True, help="Print the messages and sha256s as JSON.")
+@handle_errors
+def prompt_command(
+    task_id, tasks_path, language, mode, today, top_k, grounding_dir, test_fraction,
+    split_seed, db_path, schema, as_json,
+):  # fmt: skip
+    """Print the prompt TASK_ID gets: the system and user messages a model is sent."""
+    from score.executor import Executor
+    from score.tasks import Instance, load_tasks
+
+    from .errors import GenerationError, require
+    from .generate import PromptSettings, Selection, make_prompter
+    from .prompt import render_text
+
+    if mode == "rag":
+        require("bm25s")
+    tasks = load_tasks(tasks_path)
+    task = next((t for t in tasks if t["id"] == task_id), None)
+    if task is None:
+        raise GenerationError("no such task", path=str(tasks_path), task_id=task_id)
+    if language not in task["questions"]:
+        raise GenerationError(
+            f"no {language!r} question (it has {', '.join(sorted(task['questions']))})",
+            path=str(tasks_path),
+            task_id=task_id,
+        )
+    settings = PromptSettings(mode=mode, today=today, top_k=top_k, grounding_dir=grounding_dir)
+    selection = Selection(test_fraction=test_fraction, seed=split_seed)
+    with Executor(db_path, schema) as executor:
+        prompter = make_prompter(executor, tasks, selection, settings)
+    prompt = prompter.prompt(Instance(task, language))
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    "task_id": task_id,
+                    "language": language,
+                    "mode": mode,
+                    "messages": list(prompt.messages),
+                    "template_id": prompt.template_id,
+                    "prompt_template_sha256": prompt.template_sha256,
+                    "prompt_schema_sha256": prompt.schema_sha256,
+                    "prompt_sha256": prompt.prompt_sha256,
+                    "today": prompt.today,
+                    "context": list(prompt.context_ids),
+                },
+                ensure_ascii=False,
+                indent=2,
+                sort_keys=True,
+            )
+        )
+    else:
+        click.echo(render_text(prompt), nl=False)
+
+
+@click.command("generate")
+@click.argument("tasks_path", metavar="TASKS", type=click.Path(exists=True, path_type=Path))
+@click.option("--model", required=True, help="Model name the endpoint serves (e.g. qwen2.5:7b).")
+@click.option(
+    "--base-url",
+    required=True,
+    help="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 (Ollama).",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="Predictions file to write; the run goes beside it as <name>.run.json.",
+)
+@prompt_options
+@click.option(
+    "--split",
+    type=click.Choice(["test", "train", "all"]),
+    default="test",
+    show_default=True,
+    help="Which side of the split to ask about.",
+)
+@click.option(
+    "--language",
+    "languages",
+    multiple=True,
+    help="Only these question languages (repeatable; default: every language).",
+)
+@jobs_option("Requests in flight at once (threads).")
+@click.option(
+    "--max-tokens",
+    type=click.IntRange(1),
+    default=16384,
+    show_default=True,
+    help="Output token limit, thinking included (seed 004).",
+)
+@click.option(
+    "--temperature",
+    type=click.FloatRange(0.0),
+    default=0.0,
+    show_default=True,
+    help="Sampling temperature.",
+)
+@click.option("--resume", is_flag=True, help="Complete an interrupted or partly failed run.")
+@click.option(
+    "--api-key-env",
+    default="OPENAI_API_KEY",
+    show_default=True,
+    help="Environment variable holding the API key (local servers need none).",
+)
+@click.option(
+    "--request-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=600.0,
+    show_default=True,
+    help="Seconds to wait for one answer before retrying.",
+)
+@click.option(
+    "--retries",
+    type=click.IntRange(0),
+    default=5,
+    show_default=True,
+    help="Retries of a call after 429, 5xx, a timeout or a malformed answer.",
+)
+@click.option(
+    "--retry-backoff",
+    type=click.FloatRange(min=0),
+    default=1.0,
+    show_default=True,
+    help="First wait in seconds between retries (doubled each time) when the server "
+    "sends no Retry-After.",
+)
+@click.option(
+    "--token-limit-param",
+    type=click.Choice(["max_tokens", "max_completion_tokens"]),
+    default="max_tokens",
+    show_default=True,
+    help="Request field carrying --max-tokens (OpenAI's reasoning models want "
+    "max_completion_tokens).",
+)
+@click.option(
+    "--max-consecutive-errors",
+    type=click.IntRange(1),
+    default=10,
+    show_default=True,
+    help="Stop the run after this many failed instances in a row.",
+)
+@database_options
+@quiet_option
+@handle_errors
+def generate_command(
+    tasks_path, model, base_url, out, mode, today, top_k, grounding_dir, test_fraction,
+    split_seed, split, languages, jobs, max_tokens, temperature, resume, api_key_env,
+    request_timeout, retries, retry_backoff, token_limit_param, max_consecutive_errors,
+    db_path, schema, quiet,
+):  # fmt: skip
+    """Ask a model (any OpenAI-compatible chat endpoint) every selected instance of TASKS
+    and write its answers to --out as predictions for `sqlgold score run`.
+
+    Lines are sorted by task and language; the run label is <model>/<mode>.  An
+    interrupted run continues with --resume, asking only for what is missing.  Exit
+    codes: 0 done (failed calls are recorded as generation_error), 1 error.
+    """
+    from score.executor import Executor
+
+    from .client import ChatSettings
+    from .errors import require
+    from .generate import PromptSettings, Selection, run_generation
+
+    require("openai")
+    if mode == "rag":
+        require("bm25s")
+    chat = ChatSettings(
+        model=model,
+        base_url=base_url,
+        api_key=os.environ.get(api_key_env) or "sqlgold-no-key",
+        max_tokens=max_tokens,
+        temperature=temperature,
+        timeout=request_timeout,
+        retries=retries,
+        backoff=retry_backoff,
+        token_limit_param=token_limit_param,
+    )
+    selection = Selection(split, test_fraction, split_seed, tuple(dict.fromkeys(languages)))
+    settings = PromptSettings(mode=mode, today=today, top_k=top_k, grounding_dir=grounding_dir)
+    bar = ProgressBar(f"generating ({model}, {mode})", quiet)
+    try:
+        with Executor(db_path, schema) as executor:
+            outcome = run_generation(
+                tasks_path,
+                out,
+                executor,
+                chat,
+                selection=selection,
+                prompt_settings=settings,
+                jobs=jobs,
+                resume=resume,
+                max_consecutive_errors=max_consecutive_errors,
+                progress=bar,
+            )
+    finally:
+        bar.close()
+    click.echo(f"run          {model}/{mode}")
+    click.echo(f"instances    {outcome.total} ({outcome.asked} asked now)")
+    click.echo(
+        "status       " + "  ".join(f"{k} {n}" for k, n in sorted(outcome.by_status.items()))
+    )
+    click.echo(f"written      {outcome.out}")
