@@ -10,8 +10,11 @@ NAME    ?= omop
 SOURCE  ?= data/benchmark/$(NAME)_source.jsonl
 TASKS   ?= data/benchmark/$(NAME)_tasks.jsonl
 JOBS    ?= 1
+SPARK_PORT ?= 15002
+SPARK_DIR  ?= .spark
+SPARK_STAMP := $(VENV)/.spark-installed
 
-.PHONY: help venv db curate grounding verify test bench lint publish score clean
+.PHONY: help venv db curate grounding verify test bench lint publish score clean spark-up spark-down
 
 help:  ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -23,6 +26,18 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 venv: $(STAMP)  ## create .venv and install sqlgold into it
+
+# pyspark (about 540 MB with its Connect client) only for the targets that use Spark
+$(SPARK_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,spark]'
+	touch $(SPARK_STAMP)
+
+spark-up: $(SPARK_STAMP) $(DB)  ## start a local Spark Connect server (port SPARK_PORT) and load the CDM
+	$(BIN)/python -m curate.database.spark_server start --port $(SPARK_PORT) --dir $(SPARK_DIR)
+	$(SQLGOLD) db load sc://localhost:$(SPARK_PORT) --db $(DB) --quiet
+
+spark-down:  ## stop the local Spark Connect server
+	$(BIN)/python -m curate.database.spark_server stop --dir $(SPARK_DIR)
 
 $(DB): | $(STAMP)
 	$(SQLGOLD) db build --out $(DB)
@@ -40,7 +55,7 @@ grounding: $(STAMP) $(DB)  ## regenerate data/grounding/ (schema, vocabulary, Du
 verify: $(STAMP) $(DB)  ## check one pair: make verify GOLD=... ANSWER=...  (or ID=... SOURCE=...)
 	$(SQLGOLD) verify --db $(DB) $(if $(ID),--id $(ID) --source $(SOURCE),--gold "$(GOLD)" --answer "$(ANSWER)")
 
-test: $(STAMP)  ## run the test suite (builds its own database)
+test: $(SPARK_STAMP)  ## run the test suite (builds its own database; starts its own Spark server)
 	$(BIN)/python -m pytest
 
 publish: $(STAMP) $(DB)  ## immutable release: make publish VERSION=0.1.0 [PUSH=org/name]
@@ -59,4 +74,4 @@ lint: $(STAMP)  ## ruff
 	$(BIN)/ruff check src tests bench
 
 clean:  ## remove the virtual environment and built database
-	rm -rf $(VENV) data/omop .sqlgold-cache
+	rm -rf $(VENV) data/omop .sqlgold-cache $(SPARK_DIR)

@@ -82,6 +82,38 @@ def db_build(out: Path, vocab: Path | None, quiet: bool) -> None:
     click.echo(f"fingerprint  {report.fingerprint}")
 
 
+@db.command("load")
+@click.argument("url", metavar="sc://HOST:PORT")
+@click.option(
+    "--db",
+    "db_path",
+    default="data/omop/synthea1k.duckdb",
+    show_default=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The OMOP DuckDB file whose CDM is written.",
+)
+@click.option("--quiet", is_flag=True, help="No progress lines.")
+@handle_errors
+def db_load(url: str, db_path: Path, quiet: bool) -> None:
+    """Write the CDM of a DuckDB file into Spark (Connect) as Parquet tables in `cdm`."""
+    from score.engines.spark_client import is_spark_url
+
+    from .database.spark_load import load_cdm
+
+    if not is_spark_url(url):
+        raise click.BadParameter(f"{url!r} is not a Spark Connect URL like sc://localhost:15002")
+
+    def progress(table: str) -> None:
+        if not quiet:
+            click.echo(f"loading {table}", err=True)
+
+    written, fingerprint = load_cdm(db_path, url, progress)
+    click.echo(f"database     {url} (database cdm)")
+    for name, rows in written:
+        click.echo(f"{name:<24}{rows:>10,}")
+    click.echo(f"fingerprint  {fingerprint} (value fingerprint)")
+
+
 @db.command("info")
 @database_options
 @click.option("--recompute", is_flag=True, help="Recompute the fingerprint even if one is stored.")

@@ -17,6 +17,17 @@ from .settings import ExecutorSettings, parse_size
 DEFAULT_DB = "data/omop/synthea1k.duckdb"
 
 
+class DatabaseParam(click.ParamType):
+    """A DuckDB file path, or a Spark Connect URL (``sc://host:port``) kept as text."""
+
+    name = "path|sc://host:port"
+
+    def convert(self, value, param, ctx):  # type: ignore[no-untyped-def]
+        if isinstance(value, str) and value.startswith("sc://"):
+            return value
+        return click.Path(dir_okay=False, path_type=Path).convert(value, param, ctx)
+
+
 def database_options(f: Callable) -> Callable:
     """``--db`` and ``--schema``."""
     f = click.option(
@@ -30,8 +41,9 @@ def database_options(f: Callable) -> Callable:
         "db_path",
         default=DEFAULT_DB,
         show_default=True,
-        type=click.Path(dir_okay=False, path_type=Path),
-        help="OMOP CDM DuckDB file.",
+        type=DatabaseParam(),
+        help="OMOP CDM DuckDB file, or sc://host:port for a Spark Connect server "
+        "(the CDM in database cdm).",
     )(f)
     return f
 

@@ -77,7 +77,7 @@ class Executor:
     ) -> None:
         self.settings = settings or ExecutorSettings()
         self.db_path = str(db_path)
-        if not Path(db_path).is_file():
+        if not str(db_path).startswith("sc://") and not Path(db_path).is_file():
             raise DatabaseError(
                 f"no database file at {db_path} (build one with `make db`)", path=self.db_path
             )

@@ -7,8 +7,9 @@ row cap and a result-size cap, streams the result to Arrow, classifies its own e
 Engine-independent checks (the statement guard, the SQL size limit, the fixed today)
 happen before a query reaches it (:mod:`score.statement`).
 
-Each engine is a module: :mod:`score.engines.duckdb` (an OMOP CDM DuckDB file) is the
-only one today; :func:`open_engine` picks the engine for a database.
+Each engine is a module: :mod:`score.engines.duckdb` (an OMOP CDM DuckDB file) and
+:mod:`score.engines.spark` (a Spark Connect server, ``sc://host:port``);
+:func:`open_engine` picks the engine for a database.
 """
 
 from __future__ import annotations
@@ -72,7 +73,12 @@ class Engine(Protocol):
 
 
 def open_engine(db: str | Path, schema: str | None, settings: ExecutorSettings) -> Engine:
-    """The engine for ``db`` (a DuckDB file path), opened read-only and sandboxed."""
+    """The engine for ``db`` (a DuckDB file path, or ``sc://host:port`` for Spark
+    Connect), opened read-only and sandboxed."""
+    if str(db).startswith("sc://"):
+        from .spark import SparkEngine
+
+        return SparkEngine(str(db), schema, settings)
     from .duckdb import DuckDBEngine
 
     return DuckDBEngine(db, schema, settings)
