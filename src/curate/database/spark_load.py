@@ -107,6 +107,7 @@ def load_cdm(
     fingerprint = value_fingerprint(tables)
     spark = connect(url)
     try:
+        spark.conf.set("spark.sql.session.timeZone", "UTC")
         spark.sql(f"CREATE DATABASE IF NOT EXISTS {DATABASE}")
         spark.sql(f"CREATE DATABASE IF NOT EXISTS {INFO_DATABASE}")
         spark.sql(f"DROP TABLE IF EXISTS {INFO_DATABASE}.build_info")
@@ -141,7 +142,11 @@ def _write_table(spark, name: str, table: pa.Table) -> None:
     staging = f"{DATABASE}.`{name}__loading`"
     spark.sql(f"DROP TABLE IF EXISTS {staging}")
     if table.num_rows:
-        frame = spark.createDataFrame(table)
+        # Arrow's naive timestamps arrive as Spark TIMESTAMP (session time zone, UTC
+        # here); every column is cast to its CDM type, TIMESTAMP to timestamp_ntz.
+        frame = spark.createDataFrame(table).selectExpr(
+            *(f"CAST(`{c}` AS {SPARK_TYPES[t]}) AS `{c}`" for c, t, _ in CDM_TABLES[name])
+        )
     else:
         frame = spark.createDataFrame([], spark_schema(name))
     frame.write.format("parquet").saveAsTable(staging)

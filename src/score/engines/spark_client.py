@@ -26,9 +26,22 @@ def parse_url(url: str) -> tuple[str, int]:
     return found.group(1), int(found.group(2) or 15002)
 
 
+def check_reachable(url: str, timeout: float = 10.0) -> None:
+    """Raise ConnectionError unless something listens at ``url``'s host and port (the
+    Connect client itself retries an unreachable server for minutes)."""
+    import socket
+
+    host, port = parse_url(url)
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            pass
+    except OSError as e:
+        raise ConnectionError(f"no server at {host}:{port} ({e.strerror or e})") from None
+
+
 def new_session(url: str):
     """A new Spark Connect session (its own temp views and configuration) at ``url``."""
-    parse_url(url)
+    check_reachable(url)
     # pyspark logs every failed query with its JVM stack trace; a failed query is an
     # outcome here, reported as one line.
     for name in ("SQLQueryContextLogger", "pyspark", "py4j"):
