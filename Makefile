@@ -67,8 +67,9 @@ score: $(STAMP) $(DB)  ## score predictions: make score PREDICTIONS=preds.jsonl 
 	$(SQLGOLD) score run $(TASKS) $(PREDICTIONS) --out $(OUT) --db $(DB) --profile $(or $(PROFILE),sqlgold) --jobs $(JOBS)
 	$(SQLGOLD) score report $(OUT)
 
-bench: $(STAMP) $(DB)  ## measure curation and scoring cost; writes bench/latest.json
+bench: $(SPARK_STAMP) $(DB)  ## measure curation and scoring cost (bench/latest.json) and the Spark column (bench/spark.json)
 	$(BIN)/python bench/run_bench.py --db $(DB)
+	$(BIN)/python bench/bench_spark.py --db $(DB)
 
 lint: $(STAMP)  ## ruff
 	$(BIN)/ruff check src tests bench

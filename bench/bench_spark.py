@@ -73,8 +73,8 @@ def replicate_cdm(src: Path, out: Path, factor: int) -> None:
             for name, dtype in cols:
                 offset = (name.endswith("_id") and not name.endswith("concept_id")
                           and name not in SHARED_IDS and dtype in ("INTEGER", "BIGINT"))
-                exprs.append(f"CAST({name} + k * {OFFSET} AS {dtype}) AS {name}"
-                             if offset else name)
+                exprs.append(f'CAST("{name}" + k * {OFFSET} AS {dtype}) AS "{name}"'
+                             if offset else f'"{name}"')
             con.execute(
                 f"CREATE TABLE cdm.{table} AS SELECT {', '.join(exprs)} FROM src.cdm.{table}, "
                 f"range({factor}) AS r(k) ORDER BY k"
