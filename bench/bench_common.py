@@ -83,14 +83,19 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - start, out
 
 
-def clocked(fn: Callable[[], Any]) -> tuple[float, float, Any]:
+def clocked(
+    fn: Callable[[], Any], other_cpu: Callable[[], float] | None = None
+) -> tuple[float, float, Any]:
     """Wall seconds and CPU seconds of this whole process (every thread, DuckDB's
-    included) of one call.  CPU time barely moves when other processes compete for the
-    cores; wall time does."""
+    included) of one call, plus the CPU seconds ``other_cpu`` reports for processes
+    working for it (an executor's query processes).  CPU time barely moves when other
+    processes compete for the cores; wall time does."""
     gc.collect()
+    extra = other_cpu() if other_cpu else 0.0
     wall, cpu = time.perf_counter(), time.process_time()
     out = fn()
-    return time.perf_counter() - wall, time.process_time() - cpu, out
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    return wall, cpu + ((other_cpu() - extra) if other_cpu else 0.0), out
 
 
 def _meminfo_total_gib() -> float | None:

@@ -7,9 +7,9 @@ time is plain DuckDB (:class:`bench_common.RawDuckDB`) running each kept task's 
 gold SQL once.  Unanswerable tasks have no gold and add nothing to the raw time, though
 curation runs their empty-table and NULL-column checks.
 
-One more, untimed, pass counts the queries curation sends to the executor and the time
-they take inside it (by wrapping ``Executor._run`` in this process only), to show where
-curation time goes; it is not used for any ratio.
+One more, untimed, pass counts the requests curation sends to the executor's query
+processes and the time they take (by wrapping ``Executor.call`` in this process only),
+to show where curation time goes; it is not used for any ratio.
 """
 
 from __future__ import annotations
@@ -49,29 +49,29 @@ def _curate(path: Path, fmt: str, ex: Executor, folder: Path):
 
 
 class _QueryCounter:
-    """Counts executor queries and the seconds spent inside ``Executor._run``."""
+    """Counts executor requests and the seconds spent inside ``Executor.call``."""
 
     def __init__(self) -> None:
         self.queries = 0
         self.seconds = 0.0
 
     def __enter__(self) -> _QueryCounter:
-        self._original = Executor._run
+        self._original = Executor.call
         counter = self
 
-        def counting(ex: Executor, sql: str):
+        def counting(ex: Executor, request, **kwargs):
             start = time.perf_counter()
             try:
-                return counter._original(ex, sql)
+                return counter._original(ex, request, **kwargs)
             finally:
                 counter.queries += 1
                 counter.seconds += time.perf_counter() - start
 
-        Executor._run = counting
+        Executor.call = counting
         return self
 
     def __exit__(self, *exc: object) -> None:
-        Executor._run = self._original
+        Executor.call = self._original
 
 
 def curation_cost(db: Path, querylibrary: Path, own: Path, runs: int, work: Path) -> dict:

@@ -32,6 +32,7 @@ from bench_common import ROOT, RawDuckDB, clocked, log, median, run_child, timed
 
 from score.executor import Executor
 from score.runner import run_scoring
+from score.sandbox import fork_server_rss_kib
 from score.tasks import Instance, instances, load_tasks
 
 
@@ -132,7 +133,10 @@ def scoring_overhead(
         _score(tasks_path, preds_path, work / "warmup", work / "cache-warmup", ex)
 
         def score(preds_file: Path, out: str, cache: Path):
-            return clocked(lambda: _score(tasks_path, preds_file, work / out, cache, ex))
+            return clocked(
+                lambda: _score(tasks_path, preds_file, work / out, cache, ex),
+                ex.worker_cpu_seconds,
+            )
 
         for i in range(runs):
             # each scoring sits between two raw passes and is divided by their mean, so
@@ -227,20 +231,34 @@ def _vm(field: str) -> int:
     raise RuntimeError(f"no {field} in /proc/self/status")
 
 
+def run_peaks(ex: Executor) -> dict[str, int]:
+    """Peak RSS in KiB of the processes of a scoring run: this one, the fork server its
+    query processes come from, and the largest query process; ``peak_rss_kib`` is their
+    sum, a bound on the run's peak (with one job, one query process at a time)."""
+    parent, server, worker = _vm("VmHWM"), fork_server_rss_kib(), ex.peak_worker_rss_kib()
+    return {
+        "peak_rss_kib": parent + server + worker,
+        "scoring_process_kib": parent,
+        "fork_server_kib": server,
+        "query_process_kib": worker,
+    }
+
+
 def memory_child(db: str, tasks_path: str, preds_path: str, work: str) -> None:
     """Run in a fresh process: score the workload and print the peak RSS as JSON."""
     work_dir = Path(work)
     with Executor(db) as ex:
         ex.fingerprint  # noqa: B018 - opened and ready, as the CLI is before scoring
-        before = _vm("VmHWM")
+        before = _vm("VmHWM") + fork_server_rss_kib() + ex.peak_worker_rss_kib()
         seconds, outcome = timed(
             lambda: run_scoring(
                 tasks_path, preds_path, work_dir / "run", ex, cache_dir=work_dir / "cache",
                 with_priors=False, jobs=1,
             )
         )
+        peaks = run_peaks(ex)
     print(json.dumps({
-        "peak_rss_kib": _vm("VmHWM"),
+        **peaks,
         "peak_rss_kib_before_scoring": before,
         "seconds": seconds,
         "scored": outcome.scored,
@@ -282,6 +300,10 @@ def peak_memory(
         "runs": len(found),
         "peak_rss_mb": median(f["peak_rss_kib"] for f in found) / 1024,
         "rss_before_scoring_mb": median(f["peak_rss_kib_before_scoring"] for f in found) / 1024,
+        "parts_mb": {
+            part: median(f[f"{part}_kib"] for f in found) / 1024
+            for part in ("scoring_process", "fork_server", "query_process")
+        },
         "seconds": median(f["seconds"] for f in found),
         "per_run": found,
     }

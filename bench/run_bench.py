@@ -11,7 +11,9 @@ Figures (see bench/README.md for what each one includes and excludes):
    sorted-string-tuples baseline, and the 1M / 100k growth;
 3. wide results: 2, 6, 10, 14 permuted columns;
 4. curation: records per second and wall time over raw execution of the kept golds;
-5. peak RSS of scoring 10,000 instances in a fresh process.
+5. peak RSS of scoring 10,000 instances in a fresh process (with its query processes);
+6. hostile: a scoring run where 1 in 10 predictions is a resource attack, its wall time
+   over the honest run's, the slowest attack over the timeout, and its peak RSS.
 
 Every figure is the median of ``--runs`` runs (ratios are taken within a run, then the
 median).  The table goes to stdout and ``bench/latest.md``, the figures to
@@ -34,20 +36,24 @@ from typing import Any
 
 import bench_compare
 import bench_curation
+import bench_hostile
 import bench_profile
 import bench_scoring
 from bench_common import ROOT, SRC, log, machine, src_digest
 
-FIGURES = ("scoring", "comparator", "wide", "curation", "memory")
+FIGURES = ("scoring", "comparator", "wide", "curation", "memory", "hostile")
 TARGETS = {
     "scoring_overhead_ratio": ("<=", 1.2),
     "gold_executions_second_run": ("==", 0),
     "comparator_vs_naive_1m": (">=", 5.0),
     "curation_ratio": ("<=", 1.5),
     "peak_rss_mb": ("<", 1024.0),
+    "hostile_peak_rss_mb": ("<", 2048.0),
+    "hostile_max_attack_over_timeout": ("<=", 2.0),
 }
 _SHOWN = {"<=": "at most", "<": "under", ">=": "at least", "==": "exactly"}
-_UNIT = {"comparator_vs_naive_1m": "x", "peak_rss_mb": " MiB"}
+_UNIT = {"comparator_vs_naive_1m": "x", "peak_rss_mb": " MiB", "hostile_peak_rss_mb": " MiB",
+         "hostile_max_attack_over_timeout": "x the timeout"}
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -70,6 +76,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                    help="instances scored for figure 1 (default 2000)")
     p.add_argument("--memory-instances", type=int, default=None,
                    help="instances scored for figure 5 (default 10000)")
+    p.add_argument("--hostile-instances", type=int, default=None,
+                   help="instances scored for figure 6 (default 1000; 1 in 10 attacks)")
     p.add_argument("--rows", default=None,
                    help="comparator row counts (default 10000,100000,1000000)")
     p.add_argument("--wide-rows", type=int, default=None,
@@ -90,6 +98,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     args.runs = args.runs or (1 if quick else 3)
     args.instances = args.instances or (451 if quick else 2000)
     args.memory_instances = args.memory_instances or (1000 if quick else 10_000)
+    args.hostile_instances = args.hostile_instances or (200 if quick else 1000)
     args.rows = [int(r) for r in (args.rows or ("10000,100000" if quick
                                                  else "10000,100000,1000000")).split(",")]
     args.wide_rows = args.wide_rows or (10_000 if quick else 100_000)
@@ -149,6 +158,11 @@ def headline(results: dict[str, Any], rows: list[int]) -> dict[str, Any]:
     m = results.get("memory")
     if m:
         out["peak_rss_mb"] = m.get("peak_rss_mb")
+    ho = results.get("hostile")
+    if ho and ho.get("runs"):
+        out["hostile_wall_ratio"] = ho["ratio"]
+        out["hostile_peak_rss_mb"] = ho["peak_rss_mb"]
+        out["hostile_max_attack_over_timeout"] = ho["max_attack_over_timeout"]
     out["targets"] = {k: {"target": f"{_SHOWN[op]} {bound:g}{_UNIT.get(k, '')}",
                           "value": out.get(k),
                           "met": _met(k, out.get(k))}
@@ -268,9 +282,26 @@ def render(report: dict[str, Any], details: tuple[str, ...] = FIGURES) -> str:
         row(4, "curation", "skipped: " + "; ".join(cu["notes"]))
     me = r.get("memory")
     if me and me.get("peak_rss_mb") is not None:
-        row(5, f"peak RSS scoring {me['instances']:,} instances in a fresh process "
-               f"({me['rss_before_scoring_mb']:.0f} MiB before scoring)",
-            f"{me['peak_rss_mb']:.0f} MiB", "peak_rss_mb")
+        parts = me.get("parts_mb")
+        split = (f" (scoring process {parts['scoring_process']:.0f}, fork server "
+                 f"{parts['fork_server']:.0f}, query process {parts['query_process']:.0f})"
+                 if parts else "")
+        row(5, f"peak RSS scoring {me['instances']:,} instances in a fresh process, query "
+               f"processes included ({me['rss_before_scoring_mb']:.0f} MiB before scoring)",
+            f"{me['peak_rss_mb']:.0f} MiB{split}", "peak_rss_mb")
+    ho = r.get("hostile")
+    if ho and ho.get("runs"):
+        what = (f"{ho['instances']:,} instances, {ho['attacks']} of them resource attacks "
+                f"(timeout {ho['timeout_seconds']:g} s, memory limit {ho['memory_limit']})")
+        row(6, f"hostile scoring wall / honest scoring wall, {what}",
+            f"{ho['ratio']:.1f} (medians {ho['hostile_s']:.1f} s / {ho['honest_s']:.1f} s)")
+        row(6, "slowest attack, from sending it to its outcome, over the timeout",
+            f"{ho['max_attack_over_timeout']:.2f}", "hostile_max_attack_over_timeout")
+        pm = ho["parts_mb"]
+        row(6, "peak RSS of the hostile run (scoring process + fork server + largest query "
+               "process)",
+            f"{ho['peak_rss_mb']:.0f} MiB ({pm['scoring_process']:.0f} + "
+            f"{pm['fork_server']:.0f} + {pm['query_process']:.0f})", "hostile_peak_rss_mb")
     met = [f"`{k}` {_fmt(v['value'])}" for k, v in t.items() if v["met"]]
     unmet = [f"`{k}` {_fmt(v['value'])} ({v['target']})" for k, v in t.items()
              if v["met"] is False]
@@ -357,6 +388,15 @@ def _detail_tables(r: dict[str, Any]) -> list[str]:
                     f"({d['queries_per_kept_gold']:.1f} per kept gold), which spent "
                     f"{d['executor_seconds']:.2f} s of {d['wall_seconds']:.2f} s inside "
                     "them (instrumented pass, not timed)."]
+    ho = r.get("hostile")
+    if ho and ho.get("runs"):
+        out += ["", f"Attacks in the hostile run (timeout {ho['timeout_seconds']:g} s, memory "
+                    f"limit {ho['memory_limit']}; {ho['workers_replaced']:g} query processes "
+                    "killed or lost and replaced per run):", "",
+                "| attack | outcomes | slowest s |", "| --- | --- | --- |"]
+        for name, outcomes in ho["outcomes_by_attack"].items():
+            shown = ", ".join(f"{k} {v}" for k, v in sorted(outcomes.items()))
+            out.append(f"| {name} | {shown} | {ho['slowest_by_attack_s'][name]:.2f} |")
     for note in (cu or {}).get("notes", []):
         out.append(f"\nNote: {note}")
     return out
@@ -389,7 +429,12 @@ figure includes. In short:
 4. **Curation**: the 117 OHDSI QueryLibrary pages and `omop_source.jsonl` curated by
    `curate_to_files` (default rules); records per second, and wall time over plain DuckDB
    running each kept gold once.
-5. **Memory**: peak RSS (VmHWM) of a fresh process scoring 10,000 instances.
+5. **Memory**: peak RSS (VmHWM) of a fresh process scoring 10,000 instances, with its
+   fork server and query process.
+6. **Hostile**: 1,000 instances, 1 in 10 answers a resource attack (queries DuckDB cannot
+   interrupt, untracked memory, oversized results, long or deep SQL), at a 1 s timeout
+   and a 1 GB memory limit: wall time over the honest run's, the slowest attack over the
+   timeout (at most 2) and the run's peak RSS (under 2 GiB).
 """
 
 
@@ -445,6 +490,9 @@ def main(argv: list[str]) -> int:
             results["memory"] = bench_scoring.peak_memory(
                 args.db, args.tasks, args.memory_instances, args.runs, work,
                 timeout=max(600.0, args.memory_instances * 0.1))
+        if "hostile" in args.only:
+            results["hostile"] = bench_hostile.hostile_cost(
+                args.db, args.tasks, args.hostile_instances, args.runs, work)
         if args.profile_dir:
             bench_profile.write_profiles(
                 args.db, args.tasks, args.instances, args.querylibrary, args.source,

@@ -7,6 +7,8 @@ database must look exactly as before to the next query.
 from __future__ import annotations
 
 import datetime as dt
+import os
+import signal
 import threading
 import time
 from pathlib import Path
@@ -270,3 +272,99 @@ def test_threads_each_get_their_own_cursor(executor: Executor):
     for t in threads:
         t.join()
     assert sorted(results) == sorted((k, 1130 + k) for k in range(4) for _ in range(5))
+
+
+def test_guard_names_are_unquoted_and_case_folded(executor: Executor):
+    for sql in (
+        "SELECT content FROM \"Read_Text\"('/etc/hostname')",
+        "SELECT * FROM main.\"glob\"('/etc/*')",
+        "SELECT system.main.\"CURRENT_SETTING\"('temp_directory')",
+        "SELECT * FROM system.main.duckdb_settings()",
+        "SELECT * FROM pg_catalog.pg_settings",
+        "SELECT * FROM \"pragma_database_list\"",
+        "SELECT SetSeed(0.5)",
+        "SELECT * FROM json_execute_serialized_sql('{}')",
+    ):
+        result = executor.try_execute(sql)
+        assert isinstance(result, QueryError) and result.kind == "guard_rejected", sql
+
+
+def test_a_query_only_duckdb_can_parse_is_judged_on_duckdb_s_parse(omop_db: Path):
+    deep = "(" * 150 + "{} " + ")" * 150
+    with Executor(omop_db, settings=ExecutorSettings(today=dt.date(2025, 12, 31))) as ex:
+        assert ex.execute("SELECT " + deep.format("1") + " AS n").rows() == [(1,)]
+        for inner in ("(SELECT content FROM read_text('/etc/hostname'))", "current_setting('x')"):
+            result = ex.try_execute("SELECT " + deep.format(inner))
+            assert isinstance(result, QueryError) and result.kind == "guard_rejected", inner
+        # a fixed today cannot be pinned in a tree sqlglot could not build
+        result = ex.try_execute("SELECT " + deep.format("current_date"))
+        assert isinstance(result, QueryError) and "current date" in result.message
+
+
+def test_the_file_system_is_closed_even_past_the_guard(executor: Executor, omop_db: Path):
+    for sql in (
+        f"SELECT size FROM read_blob('{omop_db}')",  # the attached file itself
+        "SELECT * FROM glob('.tmp/*')",  # DuckDB allows its temp directory by default
+        "SELECT path FROM duckdb_temporary_files()",
+    ):
+        result = executor.try_execute(sql)
+        assert isinstance(result, QueryError) and result.kind == "guard_rejected", sql
+    for sql in (f"SELECT size FROM read_blob('{omop_db}')", "SELECT * FROM glob('.tmp/*')"):
+        with pytest.raises(QueryError, match="disabled"):
+            executor._run(sql)
+    settings = executor._run("SELECT current_setting('temp_directory')").rows()
+    assert settings == [("",)]  # no spilling: no directory of its own to read
+
+
+def test_long_sql_is_refused_before_parsing(omop_db: Path):
+    with Executor(omop_db, settings=ExecutorSettings(max_sql_bytes=1000)) as ex:
+        assert ex.execute("SELECT " + "1 + " * 200 + "1 AS n").rows() == [(201,)]
+        with pytest.raises(QueryError, match="over the limit of 1,000 bytes"):
+            ex.execute("SELECT " + "1 + " * 300 + "1 AS n")
+
+
+def test_the_guard_cache_keeps_only_short_texts():
+    from score import guard
+
+    guard._checked_cached.cache_clear()
+    long_sql = "SELECT 1 AS n WHERE " + " OR ".join(["1 = 1"] * 2000)
+    assert len(long_sql) > guard.CACHED_TEXT_CHARS
+    guard.check_statement(long_sql)
+    guard.check_statement("SELECT 1")
+    info = guard._checked_cached.cache_info()
+    assert info.currsize == 1 and info.maxsize <= 64
+
+
+def test_a_query_that_cannot_be_interrupted_is_killed_and_replaced(omop_db: Path):
+    settings = ExecutorSettings(timeout_seconds=0.5, memory_limit="400MB")
+    with Executor(omop_db, settings=settings) as ex:
+        result = ex.try_execute("SELECT length(repeat('x', 200000000))")
+        assert isinstance(result, QueryError) and result.kind == "timeout"
+        assert "process was ended" in result.message
+        assert ex.workers_replaced == 1
+        assert ex.execute("SELECT count(*) FROM cdm.person").rows() == [(1130,)]
+
+
+def test_a_worker_that_dies_is_that_query_s_runtime_error(omop_db: Path):
+    settings = ExecutorSettings(timeout_seconds=20)
+    with Executor(omop_db, settings=settings) as ex:
+        (worker,) = ex._pool._live
+        timer = threading.Timer(0.5, lambda: os.kill(worker.process.pid, signal.SIGKILL))
+        timer.start()
+        result = ex.try_execute(
+            "SELECT count(*) FROM cdm.measurement a CROSS JOIN cdm.measurement b"
+        )
+        timer.join()
+        assert isinstance(result, QueryError) and result.kind == "runtime_error"
+        assert "SIGKILL" in result.message
+        assert ex.execute("SELECT 1").rows() == [(1,)]
+
+
+def test_memory_that_duckdb_does_not_track_is_bounded_by_the_worker(omop_db: Path):
+    with Executor(omop_db, settings=ExecutorSettings(memory_limit="300MB")) as ex:
+        assert ex.address_limit is not None
+        for sql in ("SELECT len(range(300000000))", "SELECT length(repeat('x', 2000000000))"):
+            result = ex.try_execute(sql)
+            assert isinstance(result, QueryError) and result.kind == "runtime_error", sql
+            assert "memory" in result.message.lower()
+        assert ex.peak_worker_rss_kib() * 1024 < ex.address_limit

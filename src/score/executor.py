@@ -173,3 +173,7 @@ class Executor:
     def peak_worker_rss_kib(self) -> int:
         """The largest peak resident set of any worker process so far, in KiB."""
         return self._pool.peak_rss_kib()
+
+    def worker_cpu_seconds(self) -> float:
+        """CPU seconds used by this executor's worker processes so far."""
+        return self._pool.cpu_seconds()

@@ -216,10 +216,15 @@ def check_size(sql: str, max_bytes: int) -> None:
 
 
 def check_references(names: Iterable[tuple[str, str]]) -> None:
-    """Apply the name rules to ``(kind, name)`` pairs (kind ``function`` or ``table``)
-    that an engine's own parser read from a query."""
+    """Apply the name rules to ``(kind, name)`` pairs (kind ``function`` or ``table``;
+    others are ignored) that an engine's own parser read from a query."""
     for kind, name in names:
-        reason = refused_function(name) if kind == "function" else refused_table(name)
+        if kind == "function":
+            reason = refused_function(name)
+        elif kind == "table":
+            reason = refused_table(name)
+        else:
+            continue
         if reason is not None:
             raise QueryError("guard_rejected", reason)
 

@@ -32,11 +32,13 @@ class Session:
         s = self.settings
         return Limits(self.deadline, s.max_rows, s.max_result_bytes, s.timeout_seconds)
 
-    def prepare(self, sql: str) -> Statement:
-        return prepare_statement(sql, self.engine, self.settings)
+    def prepare(self, sql: str, *, engine_check: bool = True) -> Statement:
+        """The guarded statement (see :func:`score.statement.prepare_statement`); leave
+        ``engine_check`` off only when :meth:`run` follows, which checks it anyway."""
+        return prepare_statement(sql, self.engine, self.settings, engine_check=engine_check)
 
-    def run(self, sql: str) -> QueryResult:
-        return self.engine.run(sql, self.limits())
+    def run(self, sql: str, *, check: bool = True) -> QueryResult:
+        return self.engine.run(sql, self.limits(), check=check)
 
 
 @dataclass(frozen=True)
@@ -58,7 +60,6 @@ class Run:
     timed: ClassVar[bool] = True
 
     def handle(self, session: Session) -> QueryResult:
-        session.engine.check(self.sql)
         return session.run(self.sql)
 
 
@@ -70,7 +71,7 @@ class Execute:
     timed: ClassVar[bool] = True
 
     def handle(self, session: Session) -> QueryResult:
-        return session.run(session.prepare(self.sql).sql)
+        return session.run(session.prepare(self.sql, engine_check=False).sql)
 
 
 @dataclass(frozen=True)
@@ -82,7 +83,7 @@ class RunUnguarded:
     timed: ClassVar[bool] = True
 
     def handle(self, session: Session) -> QueryResult:
-        return session.run(self.sql)
+        return session.run(self.sql, check=False)
 
 
 @dataclass(frozen=True)

@@ -1,20 +1,18 @@
 """Sandbox workers: every query runs in a child process that can be abandoned.
 
 A worker is a process that hosts one engine (:mod:`score.engines`) and handles one
-request (:mod:`score.requests`) at a time.  It is supervised by the process that
-scores:
+request (:mod:`score.requests`) at a time (its side is :mod:`score.query_worker`).  It is
+supervised by the process that scores:
 
 * **time**: the worker's own watchdog interrupts DuckDB at the request's time limit;
   a request still running later (DuckDB could not be interrupted, or Python code such
   as the parser is still busy) is ended by killing the worker at
   :attr:`~score.settings.ExecutorSettings.kill_after_seconds`, and a new worker takes
   its place;
-* **memory**: after opening its engine a worker limits its own address space
-  (``RLIMIT_AS``) to what it uses then plus the memory limit, twice the result-size
-  cap and 256 MiB of headroom, so list and string functions that DuckDB's
-  ``memory_limit`` does not track fail with an out-of-memory error instead of growing;
-  a worker that dies anyway (killed from outside, a crash) is that query's
-  ``runtime_error`` and is replaced;
+* **memory**: a worker limits its own address space once its engine is open, so list
+  and string functions that DuckDB's ``memory_limit`` does not track fail with an
+  out-of-memory error instead of growing; a worker that dies anyway (killed from
+  outside, a crash) is that query's ``runtime_error`` and is replaced;
 * **state**: a worker whose connection cannot be trusted (a failed rollback) exits
   after its reply and is replaced.
 
@@ -31,51 +29,22 @@ import contextlib
 import io
 import multiprocessing
 import os
-import resource
 import signal
+import sys
 import threading
-import time
-from dataclasses import dataclass
-from multiprocessing import connection, forkserver, popen_forkserver, reduction, spawn
+from multiprocessing import forkserver, popen_forkserver, reduction, spawn
 from multiprocessing.context import ForkServerProcess, set_spawning_popen
 from pathlib import Path
 from typing import Any
 
-from .engines import open_engine
-from .errors import DatabaseError, SqlgoldError
-from .requests import Session
-from .result import QueryError
-from .settings import ExecutorSettings
-
-#: Address space a worker may add to what it uses once its engine is open, beyond the
-#: memory limit and twice the result-size cap (Python objects, parse trees, pickling).
-HEADROOM_BYTES = 256 * 2**20
+from .errors import DatabaseError
+from .query_worker import EngineInfo, WorkerSpec, serve
 
 #: Seconds a new worker may take to open its engine before it counts as failed.
 START_TIMEOUT = 300.0
 
 #: Modules the fork server imports once, so workers start without importing anything.
-PRELOAD = ["score.sandbox", "score.engines.duckdb", "score.answer"]
-
-
-@dataclass(frozen=True)
-class WorkerSpec:
-    """What a worker opens: the database, the CDM schema and the query settings."""
-
-    db_path: str
-    schema: str | None
-    settings: ExecutorSettings
-
-
-@dataclass(frozen=True)
-class EngineInfo:
-    """What a ready worker reports about its engine."""
-
-    name: str
-    schema: str
-    tables: dict[str, str]
-    stored_fingerprint: str | None
-    address_limit: int | None  # bytes of RLIMIT_AS, None if it could not be set
+PRELOAD = ["score.query_worker", "score.engines.duckdb", "score.answer"]
 
 
 class WorkerKilled(Exception):
@@ -106,106 +75,6 @@ def describe_exit(exitcode: int | None) -> str:
         hint = "; the system may be out of memory" if -exitcode == signal.SIGKILL else ""
         return f"the query process was killed (signal {-exitcode}, {name}{hint})"
     return f"the query process exited with status {exitcode}"
-
-
-# -- the worker process -----------------------------------------------------------
-
-
-def serve(conn: connection.Connection, spec: WorkerSpec) -> None:
-    """The worker's main loop: open the engine, limit memory, handle requests."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    _die_with_parent()
-    try:
-        engine = open_engine(spec.db_path, spec.schema, spec.settings)
-        session = Session(engine, spec.settings)
-        session.run("SELECT 1")  # every thread and allocator arena DuckDB needs exists now
-        limit = _limit_address_space(spec.settings)
-        info = EngineInfo(
-            engine.name, engine.schema, dict(engine.tables), engine.stored_fingerprint(), limit
-        )
-    except BaseException as e:  # noqa: BLE001 - reported to the parent, which raises it
-        _send(conn, ("fatal", _portable_error(e)))
-        return
-    _send(conn, ("ready", info))
-    while True:
-        try:
-            request = conn.recv()
-        except (EOFError, OSError):
-            break
-        if request is None:
-            break
-        session.deadline = (
-            time.monotonic() + spec.settings.timeout_seconds if request.timed else None
-        )
-        try:
-            reply: tuple[str, Any] = ("ok", request.handle(session))
-        except QueryError as e:
-            reply = ("error", e)
-        except MemoryError:
-            reply = ("error", QueryError("runtime_error", "out of memory (the memory limit)"))
-        except RecursionError:
-            reply = ("error", QueryError("runtime_error", "nested too deeply to handle"))
-        except Exception as e:  # noqa: BLE001 - any failure is this request's outcome
-            reply = ("error", QueryError("runtime_error", f"{type(e).__name__}: {e}"[:500]))
-        _send(conn, reply)
-        if getattr(engine, "broken", False):
-            break
-    engine.close()
-
-
-def _send(conn: connection.Connection, reply: tuple[str, Any]) -> None:
-    """Send a reply; one that cannot be pickled in the memory left becomes an error."""
-    try:
-        data = reduction.ForkingPickler.dumps(reply)
-    except MemoryError:
-        data = reduction.ForkingPickler.dumps(
-            ("error", QueryError("runtime_error", "out of memory sending the result"))
-        )
-    except Exception as e:  # noqa: BLE001
-        data = reduction.ForkingPickler.dumps(
-            ("error", QueryError("runtime_error", f"cannot send the result: {e}"[:500]))
-        )
-    with contextlib.suppress(OSError):
-        conn.send_bytes(data)
-
-
-def _portable_error(e: BaseException) -> tuple[str, str, str | None]:
-    if isinstance(e, SqlgoldError):
-        return (type(e).__name__, e.message, e.path)
-    return (type(e).__name__, f"{type(e).__name__}: {e}", None)
-
-
-def _die_with_parent() -> None:
-    """Ask Linux to kill this worker when the fork server (its parent) ends."""
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-
-
-def _vm_size() -> int | None:
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmSize:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        return None
-    return None
-
-
-def _limit_address_space(settings: ExecutorSettings) -> int | None:
-    base = _vm_size()
-    if base is None:
-        return None
-    limit = base + settings.memory_bytes + 2 * settings.max_result_bytes + HEADROOM_BYTES
-    try:
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    except (ValueError, OSError):
-        return None
-    return limit
 
 
 # -- the supervising side -----------------------------------------------------------
@@ -248,11 +117,24 @@ _preloaded = False
 
 
 def _ensure_preload() -> None:
+    """Start the fork server (once) with sqlgold's modules imported from the same
+    ``sys.path`` as this process (Python 3.11's fork server does not apply it itself, so
+    it would import a different copy of sqlgold than a caller that put one first)."""
     global _preloaded
     with _preload_lock:
-        if not _preloaded:
-            forkserver.set_forkserver_preload(PRELOAD)
-            _preloaded = True
+        if _preloaded:
+            return
+        forkserver.set_forkserver_preload(PRELOAD)
+        saved = os.environ.get("PYTHONPATH")
+        os.environ["PYTHONPATH"] = os.pathsep.join(p or os.getcwd() for p in sys.path)
+        try:
+            forkserver.ensure_running()
+        finally:
+            if saved is None:
+                del os.environ["PYTHONPATH"]
+            else:
+                os.environ["PYTHONPATH"] = saved
+        _preloaded = True
 
 
 class Worker:
@@ -267,6 +149,7 @@ class Worker:
         self.process.start()
         child.close()
         self.peak_rss_kib = 0
+        self.used_cpu_seconds = 0.0
         self.info = self._await_ready()
 
     def _await_ready(self) -> EngineInfo:
@@ -322,8 +205,17 @@ class Worker:
             pass
         return 0
 
+    def cpu_seconds(self) -> float:
+        """CPU seconds (user + system) the worker has used so far (0 if unreadable)."""
+        try:
+            fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, ValueError, IndexError):
+            return 0.0
+
     def _note_rss(self) -> None:
         self.peak_rss_kib = max(self.peak_rss_kib, self.rss_kib())
+        self.used_cpu_seconds = max(self.used_cpu_seconds, self.cpu_seconds())
 
     def kill(self) -> None:
         self._note_rss()
@@ -357,6 +249,7 @@ class WorkerPool:
         self.started = 0
         self.replaced = 0  # workers killed or lost and replaced
         self.retired_peak_rss_kib = 0
+        self.retired_cpu_seconds = 0.0
         self.first_info: EngineInfo | None = None
 
     def _start(self) -> Worker:
@@ -390,7 +283,9 @@ class WorkerPool:
             self._retire_locked(worker)
 
     def _retire_locked(self, worker: Worker) -> None:
-        self._live.discard(worker)
+        if worker in self._live:
+            self._live.discard(worker)
+            self.retired_cpu_seconds += worker.used_cpu_seconds
         self.retired_peak_rss_kib = max(self.retired_peak_rss_kib, worker.peak_rss_kib)
 
     def call(self, request: Any, kill_after: float | None, *, fresh: bool = False) -> Any:
@@ -417,6 +312,13 @@ class WorkerPool:
             peak = self.retired_peak_rss_kib
         return max([peak, *(w.rss_kib() for w in live), *(w.peak_rss_kib for w in live)])
 
+    def cpu_seconds(self) -> float:
+        """CPU seconds used by every worker this pool has had."""
+        with self._lock:
+            live = list(self._live)
+            done = self.retired_cpu_seconds
+        return done + sum(w.cpu_seconds() for w in live)
+
     def close(self) -> None:
         with self._lock:
             self._closed = True
@@ -427,3 +329,17 @@ class WorkerPool:
         with self._lock:
             for worker in workers:
                 self._retire_locked(worker)
+
+
+def fork_server_rss_kib() -> int:
+    """The peak resident set of this process's fork server, in KiB (0 if none)."""
+    pid = getattr(forkserver._forkserver, "_forkserver_pid", None)
+    if not pid:
+        return 0
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0

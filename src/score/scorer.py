@@ -24,8 +24,9 @@ sqlgold's own code is that instance's outcome with the reason.
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,19 +73,60 @@ def _base_record(instance: Instance, run: str, prediction: Prediction | None) ->
     }
 
 
+@dataclass
+class _Pending:
+    """An instance between its two phases: its record, and the results to compare."""
+
+    record: dict[str, Any]
+    task: dict[str, Any]
+    predicted: QueryResult | None = None
+    gold: QueryResult | None = None
+    seconds: float = 0.0
+
+
 def score_instance(
     instance: Instance, prediction: Prediction | None, ctx: ScoringContext
 ) -> dict[str, Any]:
     """The outcome record of one instance; whatever the prediction does, it ends in an
     outcome with a reason (an unexpected failure of sqlgold's own code too)."""
+    return _compare_phase(_query_phase(instance, prediction, ctx), ctx)
+
+
+def _query_phase(
+    instance: Instance, prediction: Prediction | None, ctx: ScoringContext
+) -> _Pending:
+    """What needs a query process: the answer's extraction, guard and run, and the gold
+    result (cached)."""
     start = time.perf_counter()
-    record = _base_record(instance, ctx.run, prediction)
+    pending = _Pending(_base_record(instance, ctx.run, prediction), instance.task)
     try:
-        _decide(instance, prediction, ctx, record)
+        _decide(instance, prediction, ctx, pending)
     except Exception as e:  # noqa: BLE001 - one instance never ends the run
-        _set(record, oc.EXECUTE_ERROR, f"scoring failed: {_describe(e)}")
-    finally:
-        record["timings"]["total_s"] = round(time.perf_counter() - start, 6)
+        pending.predicted = None
+        _set(pending.record, oc.EXECUTE_ERROR, f"scoring failed: {_describe(e)}")
+    pending.seconds = time.perf_counter() - start
+    return pending
+
+
+def _compare_phase(pending: _Pending, ctx: ScoringContext) -> dict[str, Any]:
+    """The comparator's verdict, in the scoring process."""
+    start = time.perf_counter()
+    record = pending.record
+    if pending.predicted is not None and pending.gold is not None:
+        try:
+            verdict = compare(
+                pending.gold,
+                pending.predicted,
+                ctx.profile,
+                order_matters=pending.task["order_matters"],
+            )
+            _set(record, oc.CORRECT if verdict.match else oc.MISMATCH, verdict.reason)
+        except Exception as e:  # noqa: BLE001 - a value the comparator cannot handle
+            _set(record, oc.MISMATCH, f"the results could not be compared: {_describe(e)}")
+        record["timings"]["compare_s"] = round(time.perf_counter() - start, 6)
+    if record["outcome"] is None:  # cannot happen; never leave an instance unclassified
+        _set(record, oc.EXECUTE_ERROR, "scoring failed: no outcome was decided")
+    record["timings"]["total_s"] = round(pending.seconds + time.perf_counter() - start, 6)
     return record
 
 
@@ -99,9 +141,9 @@ def _describe(e: BaseException) -> str:
 
 
 def _decide(
-    instance: Instance, prediction: Prediction | None, ctx: ScoringContext, record: dict
+    instance: Instance, prediction: Prediction | None, ctx: ScoringContext, pending: _Pending
 ) -> None:
-    task = instance.task
+    task, record = instance.task, pending.record
     if prediction is None:
         return _set(record, oc.MISSING, "no prediction for this instance")
     if prediction.status == "generation_error":
@@ -109,7 +151,7 @@ def _decide(
             record, oc.GENERATION_ERROR, "the generator reported that the model call failed"
         )
     if prediction.kind == "csv":
-        return _decide_relation(task, prediction, ctx, record)
+        return _decide_relation(task, prediction, ctx, pending)
     answerable_gold = task["gold_sql"] if task["answerable"] and task["gold_sql"] else None
     request = Answer(
         output=prediction.output,
@@ -133,39 +175,37 @@ def _decide(
     record["lf_match"] = reply.lf_match
     if reply.error is not None:
         return _set(record, oc.outcome_for_error(reply.error.kind), reply.error.message)
-    predicted = reply.result
-    record["timings"]["execute_s"] = round(predicted.seconds, 6)
-    if not task["answerable"]:
-        return _set(record, oc.MISMATCH, "the question is unanswerable here; expected ABSTAIN")
-    _compare_with_gold(task, predicted, ctx, record)
+    record["timings"]["execute_s"] = round(reply.result.seconds, 6)
+    _with_gold(task, reply.result, ctx, pending)
 
 
-def _decide_relation(task: dict, prediction: Prediction, ctx: ScoringContext, record: dict) -> None:
+def _decide_relation(
+    task: dict, prediction: Prediction, ctx: ScoringContext, pending: _Pending
+) -> None:
     if prediction.csv is None:
-        return _set(record, oc.EXECUTE_ERROR, "terminal failure (null in the index)")
+        return _set(pending.record, oc.EXECUTE_ERROR, "terminal failure (null in the index)")
     try:
         predicted = ctx.executor.read_csv(prediction.csv, prediction.csv_folder or ".")
     except QueryError as e:
-        return _set(record, oc.EXECUTE_ERROR, f"cannot read the result CSV: {e.message}")
+        return _set(pending.record, oc.EXECUTE_ERROR, f"cannot read the result CSV: {e.message}")
+    _with_gold(task, predicted, ctx, pending)
+
+
+def _with_gold(task: dict, predicted: QueryResult, ctx: ScoringContext, pending: _Pending) -> None:
+    """Keep the result for the comparator, with the gold's; or decide without them."""
     if not task["answerable"]:
-        return _set(record, oc.MISMATCH, "the question is unanswerable here; expected ABSTAIN")
-    _compare_with_gold(task, predicted, ctx, record)
-
-
-def _compare_with_gold(
-    task: dict, predicted: QueryResult, ctx: ScoringContext, record: dict
-) -> None:
+        return _set(
+            pending.record, oc.MISMATCH, "the question is unanswerable here; expected ABSTAIN"
+        )
     gold = ctx.gold.result(task["gold_sql"])
     if isinstance(gold, QueryError):
-        return _set(record, oc.GOLD_ERROR, f"the gold failed: {gold.kind}: {gold.message}")
-    start = time.perf_counter()
-    try:
-        verdict = compare(gold, predicted, ctx.profile, order_matters=task["order_matters"])
-    except Exception as e:  # noqa: BLE001 - a value the comparator cannot handle
-        return _set(record, oc.MISMATCH, f"the results could not be compared: {_describe(e)}")
-    finally:
-        record["timings"]["compare_s"] = round(time.perf_counter() - start, 6)
-    _set(record, oc.CORRECT if verdict.match else oc.MISMATCH, verdict.reason)
+        return _set(pending.record, oc.GOLD_ERROR, f"the gold failed: {gold.kind}: {gold.message}")
+    pending.predicted, pending.gold = predicted, gold
+
+
+#: Instances whose queries run ahead of the comparator with one job: while the scoring
+#: process compares one result, the query process already runs the next query.
+LOOKAHEAD = 1
 
 
 def score_predictions(
@@ -177,29 +217,36 @@ def score_predictions(
     jobs: int = 1,
     on_record: Callable[[dict[str, Any]], None] | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """Score every instance of ``tasks`` not in ``skip``, yielding records as they finish.
+    """Score every instance of ``tasks`` not in ``skip``, yielding records in task order.
 
     The denominator is the whole task set: instances without a prediction are yielded
-    as ``missing``.  With ``jobs`` > 1 instances run on that many threads (DuckDB runs
-    queries without holding the GIL); records then arrive in completion order.
+    as ``missing``.  With one job, one query process runs the queries while this
+    process compares the previous result; with ``jobs`` > 1, that many instances are
+    scored at once, each in its own query process.
     """
     todo = [i for i in instances(tasks) if i.key not in skip]
 
-    def one(instance: Instance) -> dict[str, Any]:
-        return score_instance(instance, predictions.get(instance.key), ctx)
+    def first(instance: Instance) -> _Pending:
+        return _query_phase(instance, predictions.get(instance.key), ctx)
+
+    def emit(record: dict[str, Any]) -> dict[str, Any]:
+        if on_record:
+            on_record(record)
+        return record
 
     if jobs <= 1:
-        for instance in todo:
-            record = one(instance)
-            if on_record:
-                on_record(record)
-            yield record
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlgold-query") as ahead:
+            queued: deque[Future[_Pending]] = deque()
+            for instance in todo:
+                queued.append(ahead.submit(first, instance))
+                if len(queued) > LOOKAHEAD:
+                    yield emit(_compare_phase(queued.popleft().result(), ctx))
+            while queued:
+                yield emit(_compare_phase(queued.popleft().result(), ctx))
         return
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        for record in pool.map(one, todo):
-            if on_record:
-                on_record(record)
-            yield record
+        for record in pool.map(lambda i: score_instance(i, predictions.get(i.key), ctx), todo):
+            yield emit(record)
 
 
 def prior_predictions(

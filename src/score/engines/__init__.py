@@ -36,7 +36,8 @@ class Limits:
 @dataclass(frozen=True)
 class Reference:
     """A name a query refers to, as the engine's own parser read it: ``kind`` is
-    ``function`` or ``table``; ``schema`` is empty when the name was not qualified."""
+    ``function``, ``table`` or ``column`` (an unqualified column name, which may be a
+    keyword such as ``CURRENT_DATE``); ``schema`` is empty when not qualified."""
 
     kind: str
     name: str
@@ -63,8 +64,10 @@ class Engine(Protocol):
         """Every function and table ``sql`` names, by the engine's own parser (None if
         the engine cannot tell); used when sqlglot cannot read a query."""
 
-    def run(self, sql: str, limits: Limits) -> QueryResult:
-        """Run guarded SQL and return its result; nothing it does outlives it."""
+    def run(self, sql: str, limits: Limits, *, check: bool = True) -> QueryResult:
+        """Run guarded SQL and return its result; nothing it does outlives it.  With
+        ``check`` (always, except in tests of the deeper layers) the engine's own parser
+        must first agree that it is exactly one read-only SELECT."""
 
     def read_csv(self, path: str, folder: str, limits: Limits) -> QueryResult:
         """A CSV file inside ``folder`` read as a result relation (types detected)."""

@@ -100,6 +100,10 @@ class DuckDBEngine:
 
     # -- DuckDB's own parser -----------------------------------------------------
     def check(self, sql: str) -> None:
+        self._statement(sql)
+
+    def _statement(self, sql: str) -> duckdb.Statement:
+        """DuckDB's parse of ``sql`` if it is exactly one SELECT, else a QueryError."""
         try:
             statements = self._cur.extract_statements(sql)
         except duckdb.Error as e:
@@ -114,6 +118,7 @@ class DuckDBEngine:
                 "guard_rejected",
                 f"{_statement_name(kind.name, sql)}; only a read-only SELECT is allowed",
             )
+        return statements[0]
 
     def references(self, sql: str) -> list[Reference] | None:
         """Functions and tables of ``sql`` as DuckDB's parser reads them (its JSON
@@ -136,6 +141,9 @@ class DuckDBEngine:
                 continue
             if node.get("class") == "FUNCTION" and not node.get("is_operator"):
                 found.append(Reference("function", str(node.get("function_name", ""))))
+            elif node.get("class") == "COLUMN_REF" and len(node.get("column_names", ())) == 1:
+                # CURRENT_DATE, CURRENT_TIMESTAMP ... are column references until bound
+                found.append(Reference("column", str(node["column_names"][0])))
             elif node.get("type") == "BASE_TABLE":
                 found.append(
                     Reference("table", str(node.get("table_name", "")), node.get("schema_name", ""))
@@ -144,9 +152,20 @@ class DuckDBEngine:
         return found
 
     # -- running -----------------------------------------------------------------
-    def run(self, sql: str, limits: Limits) -> QueryResult:
-        """Run already-guarded SQL inside a transaction that is always rolled back."""
-        return self._stream(self._cur, sql, limits, rollback=True)
+    def run(self, sql: str, limits: Limits, *, check: bool = True) -> QueryResult:
+        """Run already-guarded SQL inside a transaction that is always rolled back;
+        DuckDB's parser checks it first (and its parse is what runs) unless ``check`` is
+        off, which only tests of the deeper layers do."""
+        query: str | duckdb.Statement = self._statement(sql) if check else sql
+        cur = self._cur
+        cur.execute("BEGIN TRANSACTION")
+        try:
+            return _Stream(cur, self._watchdog).run(query, limits)
+        finally:
+            try:
+                cur.execute("ROLLBACK")
+            except duckdb.Error:
+                self.broken = True  # the next query must not see what this one left
 
     def read_csv(self, path: str, folder: str, limits: Limits) -> QueryResult:
         """A CSV file (header row, types detected) read by a fresh sandboxed DuckDB that
@@ -162,16 +181,6 @@ class DuckDBEngine:
         finally:
             con.close()
 
-    def _stream(self, cur, sql: str, limits: Limits, *, rollback: bool) -> QueryResult:
-        cur.execute("BEGIN TRANSACTION")
-        try:
-            return _Stream(cur, self._watchdog).run(sql, limits)
-        finally:
-            try:
-                cur.execute("ROLLBACK")
-            except duckdb.Error:
-                self.broken = True  # the next query must not see what this one left
-
 
 class _Stream:
     """One query streamed to Arrow under a deadline, a row cap and a byte cap."""
@@ -180,7 +189,7 @@ class _Stream:
         self._cur = cur
         self._watchdog = watchdog
 
-    def run(self, sql: str, limits: Limits) -> QueryResult:
+    def run(self, sql: str | duckdb.Statement, limits: Limits) -> QueryResult:
         cur = self._cur
         state = _RunState(cur)
         start = time.perf_counter()

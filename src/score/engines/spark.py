@@ -114,8 +114,10 @@ class SparkEngine:
         return None  # only SQL sqlglot can read is translated, so nothing to report
 
     # -- running -----------------------------------------------------------------
-    def run(self, sql: str, limits: Limits) -> QueryResult:
-        """Translate, guard again and run; the Spark jobs end at the deadline."""
+    def run(self, sql: str, limits: Limits, *, check: bool = True) -> QueryResult:
+        """Translate, guard again and run; the Spark jobs end at the deadline.  The
+        Spark guard judges the translation whatever ``check`` says: on Spark there is
+        no rollback behind it, so it is the last layer, not a repeated one."""
         spark_sql = to_spark(sql)
         check_spark(spark_sql, self.tables)
         return self._fetch(spark_sql, limits)

@@ -96,3 +96,11 @@ def test_bad_urls_are_one_line_errors():
     with pytest.raises(DatabaseError) as e:
         Executor("sc://localhost:1", settings=ExecutorSettings())
     assert "cannot connect to Spark: no server at localhost:1" in str(e.value)
+
+
+def test_csv_results_are_read_in_the_worker(spark_executor: Executor, tmp_path: Path):
+    """A result stored as CSV is read by a sandboxed DuckDB in the worker, never by the
+    Spark server (which may be remote)."""
+    (tmp_path / "r.csv").write_text("n,name\n1,a\n2,b\n")
+    result = spark_executor.read_csv(tmp_path / "r.csv", tmp_path)
+    assert result.rows() == [(1, "a"), (2, "b")]
