@@ -39,6 +39,9 @@ class SparkEngine:
     """A CDM in database ``cdm`` of a Spark Connect server, queried read-only."""
 
     name = "spark"
+    #: The query a new worker runs before its address space is limited (see
+    #: :mod:`score.query_worker`): one round trip, so gRPC's threads exist.
+    warm_up_sql = "SELECT count(*) AS n FROM cdm.person"
 
     def __init__(self, url: str, schema: str | None, settings: ExecutorSettings) -> None:
         self.url = url
