@@ -11,8 +11,11 @@ NAME    ?= omop
 SOURCE  ?= data/benchmark/$(NAME)_source.jsonl
 TASKS   ?= data/benchmark/$(NAME)_tasks.jsonl
 JOBS    ?= 1
+SPARK_PORT ?= 15002
+SPARK_DIR  ?= .spark
+SPARK_STAMP := $(VENV)/.spark-installed
 
-.PHONY: help venv db curate grounding verify test bench lint publish score generate clean
+.PHONY: help venv db curate grounding verify test bench lint publish score generate clean spark-up spark-down bench-spark
 
 help:  ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -30,6 +33,18 @@ $(GENSTAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev,generate]'
 	touch $(GENSTAMP)
 
+# pyspark (about 540 MB with its Connect client) only for the targets that use Spark
+$(SPARK_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,spark]'
+	touch $(SPARK_STAMP)
+
+spark-up: $(SPARK_STAMP) $(DB)  ## start a local Spark Connect server (port SPARK_PORT) and load the CDM
+	$(BIN)/python -m curate.database.spark_server start --port $(SPARK_PORT) --dir $(SPARK_DIR)
+	$(SQLGOLD) db load sc://localhost:$(SPARK_PORT) --from $(DB) -q
+
+spark-down:  ## stop the local Spark Connect server
+	$(BIN)/python -m curate.database.spark_server stop --dir $(SPARK_DIR)
+
 $(DB): | $(STAMP)
 	$(SQLGOLD) db build --out $(DB)
 
@@ -46,7 +61,7 @@ grounding: $(STAMP) $(DB)  ## regenerate data/grounding/ (schema, vocabulary, Du
 verify: $(STAMP) $(DB)  ## check one pair: make verify GOLD=... ANSWER=... (or ID=... SOURCE=...) [WATCH=1]
 	$(SQLGOLD) verify --db $(DB) $(if $(ID),--id $(ID) --source $(SOURCE),--gold "$(GOLD)" --answer "$(ANSWER)") $(if $(WATCH),--watch)
 
-test: $(STAMP) $(GENSTAMP)  ## run the test suite (builds its own database)
+test: $(STAMP) $(GENSTAMP) $(SPARK_STAMP)  ## run the test suite (builds its own database; starts its own PostgreSQL and Spark servers)
 	$(BIN)/python -m pytest
 
 publish: $(STAMP) $(DB)  ## immutable release: make publish VERSION=0.1.0 [PUSH=org/name]
@@ -67,8 +82,11 @@ generate: $(GENSTAMP) $(DB)  ## ask a model: make generate MODEL=qwen2.5:7b BASE
 bench: $(STAMP) $(DB)  ## measure curation and scoring cost; writes bench/latest.json
 	$(BIN)/python bench/run_bench.py --db $(DB)
 
+bench-spark: $(SPARK_STAMP) $(DB)  ## the Spark column and the 1x-10x scale figure (bench/spark.json; unfinished, see README)
+	$(BIN)/python bench/bench_spark.py --db $(DB)
+
 lint: $(STAMP)  ## ruff
 	$(BIN)/ruff check src tests bench
 
 clean:  ## remove the virtual environment and built database
-	rm -rf $(VENV) data/omop .sqlgold-cache
+	rm -rf $(VENV) data/omop .sqlgold-cache $(SPARK_DIR)

@@ -31,7 +31,7 @@ class DatabaseTarget(click.ParamType):
         if isinstance(value, Path):
             return value
         text = str(value)
-        if text.startswith(("postgresql://", "postgres://")):
+        if text.startswith(("postgresql://", "postgres://", "sc://")):
             return text
         if Path(text).is_dir():
             self.fail(f"{text!r} is a folder, not a database file", param, ctx)
@@ -53,7 +53,8 @@ def database_options(f: Callable) -> Callable:
         default=DEFAULT_DB,
         show_default=True,
         type=DatabaseTarget(),
-        help="OMOP CDM DuckDB file, or postgresql://USER:PASSWORD@HOST:PORT/DB.",
+        help="OMOP CDM DuckDB file, postgresql://USER:PASSWORD@HOST:PORT/DB, or "
+        "sc://HOST:PORT for Spark Connect (the CDM in database cdm).",
     )(f)
     return f
 

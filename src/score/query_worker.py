@@ -73,8 +73,8 @@ def serve(conn: connection.Connection, spec: WorkerSpec) -> None:
     try:
         engine = open_engine(spec.db_path, spec.schema, spec.settings)
         session = Session(engine, spec.settings)
-        # DuckDB's threads have allocated: their arenas exist now (an engine whose work
-        # happens in a server process warms up with its own query)
+        # DuckDB's threads have allocated: their arenas exist now (an engine may name its
+        # own warm-up query: PostgreSQL and Spark have nothing of DuckDB's)
         session.run(getattr(engine, "warm_up_sql", WARM_UP))
         limit = _limit_address_space(spec.settings)
         info = EngineInfo(

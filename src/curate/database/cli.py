@@ -135,17 +135,23 @@ def db_info(db_path: Path | str, schema: str | None, recompute: bool, by_value: 
 def db_load(
     url: str, source: Path, schema: str | None, reader_password: str | None, quiet: bool
 ) -> None:
-    """Copy an OMOP DuckDB database into PostgreSQL at URL (schema cdm, CDM v5.4 types)
-    and create the read-only login role sqlgold_reader; print its URL.
+    """Copy an OMOP DuckDB database into PostgreSQL or Spark at URL (CDM v5.4 types).
 
-    URL is postgresql://USER:PASSWORD@HOST:PORT/DB for a role that may create schemas
-    and roles.  The load is one transaction: a failed load leaves cdm as it was.
+    postgresql://USER:PASSWORD@HOST:PORT/DB (a role that may create schemas and roles):
+    schema cdm in one transaction (a failed load leaves cdm as it was), plus the read-only
+    login role sqlgold_reader, whose URL is printed.  sc://HOST:PORT (Spark Connect):
+    Parquet tables in database cdm, each written under a temporary name and renamed.
     """
     from curate.database.load import load_into_postgres
     from score.cli_options import ProgressBar
 
+    if url.startswith("sc://"):
+        _load_spark(url, source, quiet)
+        return
     if not url.startswith(("postgresql://", "postgres://")):
-        raise click.BadParameter("expected postgresql://USER@HOST:PORT/DB", param_hint="URL")
+        raise click.BadParameter(
+            "expected postgresql://USER@HOST:PORT/DB or sc://HOST:PORT", param_hint="URL"
+        )
     bar = ProgressBar("loading", quiet)
     try:
         report = load_into_postgres(
@@ -161,3 +167,17 @@ def db_load(
         note = f"  [widened to text: {', '.join(t.widened)}]" if t.widened else ""
         click.echo(f"{t.name:<24}{t.rows:>10,}{note}")
     click.echo(f"reader       {report.reader_url}")
+
+
+def _load_spark(url: str, source: Path, quiet: bool) -> None:
+    from curate.database.spark_load import load_cdm
+
+    def progress(table: str) -> None:
+        if not quiet:
+            click.echo(f"loading {table}", err=True)
+
+    written, fingerprint = load_cdm(source, url, progress)
+    click.echo(f"database     {url} (database cdm)")
+    for name, rows in written:
+        click.echo(f"{name:<24}{rows:>10,}")
+    click.echo(f"fingerprint  {fingerprint} (values)")

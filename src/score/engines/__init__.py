@@ -9,6 +9,7 @@ happen before a query reaches it (:mod:`score.statement`).
 
 Each engine is a module: :mod:`score.engines.duckdb` (an OMOP CDM DuckDB file) and
 :mod:`score.engines.postgres` (a schema of a PostgreSQL database, by URL);
+:mod:`score.engines.spark` (a Spark Connect server, ``sc://host:port``);
 :func:`open_engine` picks the engine for a database.
 """
 
@@ -77,12 +78,15 @@ class Engine(Protocol):
 
 
 def is_database_url(db: object) -> bool:
-    """Whether ``db`` names a database server (``postgresql://...``) rather than a file.
+    """Whether ``db`` names a database server (``postgresql://...``, ``sc://...``)
+    rather than a file.
 
     >>> is_database_url("postgresql://reader@localhost:5432/omop"), is_database_url("a.duckdb")
     (True, False)
+    >>> is_database_url("sc://localhost:15002")
+    True
     """
-    return isinstance(db, str) and db.startswith(("postgresql://", "postgres://"))
+    return isinstance(db, str) and db.startswith(("postgresql://", "postgres://", "sc://"))
 
 
 def database_label(db: str | Path) -> str:
@@ -108,8 +112,12 @@ def engine_dialect(db: str | Path) -> str:
 
 
 def open_engine(db: str | Path, schema: str | None, settings: ExecutorSettings) -> Engine:
-    """The engine for ``db`` (a DuckDB file path or a ``postgresql://`` URL), opened
-    read-only and sandboxed."""
+    """The engine for ``db`` (a DuckDB file path, a ``postgresql://`` URL, or
+    ``sc://host:port`` for Spark Connect), opened read-only and sandboxed."""
+    if str(db).startswith("sc://"):
+        from .spark import SparkEngine
+
+        return SparkEngine(str(db), schema, settings)
     if is_database_url(db):
         from .postgres import PostgresEngine
 

@@ -124,6 +124,11 @@ def fingerprint_lines(lines: Iterable[str]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def value_fingerprint(tables: Iterable[tuple[str, pa.Table]]) -> str:
+    """The fingerprint of CDM tables given as ``(cdm name, Arrow table)`` pairs."""
+    return fingerprint_lines(table_line(name, table) for name, table in sorted(tables))
+
+
 def duckdb_value_fingerprint(db_path: str | Path, schema: str | None = None) -> str:
     """The value fingerprint of an OMOP DuckDB file's CDM tables."""
     import duckdb

@@ -1,0 +1,221 @@
+"""The Spark column and the scale figure (``make bench`` runs it after run_bench.py).
+
+    .venv/bin/python bench/bench_spark.py [--tasks N] [--factor 10]
+
+Starts its own local Spark Connect server (``local[2]``, a free port, state in a
+temporary folder), loads the embedded CDM, and measures:
+
+1. **scoring over raw Spark**: :func:`score.runner.run_scoring` of the first N
+   answerable tasks' reference answers on ``--db sc://...`` (cold gold cache), over the
+   same queries (each prediction and each distinct gold once) run by a plain Spark
+   Connect session (translated by the same :func:`~score.engines.spark_sql.to_spark`,
+   fetched whole as Arrow), and the same ratio on DuckDB for comparison;
+2. **scale**: the embedded CDM replicated to ``--factor`` times the persons (every
+   non-concept id column of the person-level tables offset by ``copy * 10**8``, the
+   vocabulary and shared tables once; deterministic), and the scoring wall of the same
+   tasks at 1x and at the factor on DuckDB and on Spark, with each one's growth.
+
+Writes ``bench/spark.json`` and prints a Markdown table (``bench/spark.md``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import duckdb
+from bench_common import ROOT, log, machine
+
+from curate.database import spark_server
+from curate.database.spark_load import load_cdm
+from score.engines.spark_client import new_session
+from score.engines.spark_sql import to_spark
+from score.executor import Executor
+from score.runner import run_scoring
+from score.tasks import load_tasks
+
+OFFSET = 10**8
+#: Tables not tied to a person: copied once.
+SHARED = {
+    "concept", "vocabulary", "domain", "concept_class", "concept_relationship",
+    "relationship", "concept_synonym", "concept_ancestor", "source_to_concept_map",
+    "drug_strength", "location", "care_site", "provider", "cdm_source", "metadata",
+    "cohort_definition",
+}
+#: Id columns that point at shared tables: never offset.
+SHARED_IDS = {"location_id", "care_site_id", "provider_id", "cohort_definition_id"}
+
+
+def replicate_cdm(src: Path, out: Path, factor: int) -> None:
+    """``src``'s CDM with ``factor`` copies of every person-level row (ids offset)."""
+    out.unlink(missing_ok=True)
+    con = duckdb.connect(str(out))
+    try:
+        con.execute(f"ATTACH '{src}' AS src (READ_ONLY)")
+        con.execute("CREATE SCHEMA cdm")
+        tables = [r[0] for r in con.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE database_name = 'src' "
+            "AND schema_name = 'cdm' ORDER BY table_name").fetchall()]
+        for table in tables:
+            cols = con.execute(
+                "SELECT column_name, data_type FROM duckdb_columns() WHERE database_name = "
+                "'src' AND schema_name = 'cdm' AND table_name = ? ORDER BY column_index",
+                [table]).fetchall()
+            if table in SHARED:
+                con.execute(f"CREATE TABLE cdm.{table} AS SELECT * FROM src.cdm.{table}")
+                continue
+            exprs = []
+            for name, dtype in cols:
+                offset = (name.endswith("_id") and not name.endswith("concept_id")
+                          and name not in SHARED_IDS and dtype in ("INTEGER", "BIGINT"))
+                exprs.append(f'CAST("{name}" + k * {OFFSET} AS {dtype}) AS "{name}"'
+                             if offset else f'"{name}"')
+            con.execute(
+                f"CREATE TABLE cdm.{table} AS SELECT {', '.join(exprs)} FROM src.cdm.{table}, "
+                f"range({factor}) AS r(k) ORDER BY k"
+            )
+    finally:
+        con.close()
+
+
+def workload(tasks_file: Path, n: int, folder: Path) -> tuple[Path, Path, list[str]]:
+    """The first ``n`` answerable tasks and their reference answers as predictions."""
+    tasks = [t for t in load_tasks(tasks_file) if t["answerable"]][:n]
+    tasks_path = folder / "tasks.jsonl"
+    preds_path = folder / "predictions.jsonl"
+    with tasks_path.open("w") as f:
+        for t in tasks:
+            f.write(json.dumps(t, sort_keys=True, ensure_ascii=False) + "\n")
+    sqls = []
+    with preds_path.open("w") as f:
+        for t in tasks:
+            sql = t.get("answer_sql") or t["gold_sql"]
+            for lang in t["questions"]:
+                sqls.append(sql)
+                line = {"task_id": t["id"], "language": lang, "output": f"```sql\n{sql}\n```"}
+                f.write(json.dumps(line, ensure_ascii=False) + "\n")
+    sqls += sorted({t["gold_sql"] for t in tasks})
+    return tasks_path, preds_path, sqls
+
+
+def score_wall(db: str, tasks_path: Path, preds_path: Path, work: Path) -> float:
+    with Executor(db) as ex:
+        ex.execute("SELECT count(*) FROM cdm.person")
+        out = work / f"run-{time.monotonic_ns()}"
+        cache = work / f"cache-{time.monotonic_ns()}"
+        start = time.perf_counter()
+        run_scoring(tasks_path, preds_path, out, ex, cache_dir=cache, with_priors=False, jobs=1)
+        return time.perf_counter() - start
+
+
+def raw_spark(url: str, sqls: list[str]) -> float:
+    spark = new_session(url)
+    spark.conf.set("spark.sql.session.timeZone", "UTC")
+    spark.conf.set("spark.sql.ansi.enabled", "false")
+    spark.catalog.setCurrentDatabase("cdm")
+    translated = [to_spark(s) for s in sqls]
+    start = time.perf_counter()
+    for sql in translated:
+        try:
+            spark.sql(sql).toArrow()
+        except Exception:  # noqa: BLE001 - a named engine difference fails here too
+            pass
+    wall = time.perf_counter() - start
+    spark.stop()
+    return wall
+
+
+def raw_duckdb(db: Path, sqls: list[str]) -> float:
+    from bench_common import RawDuckDB
+
+    raw = RawDuckDB(db)
+    start = time.perf_counter()
+    for sql in sqls:
+        raw.run(sql)
+    return time.perf_counter() - start
+
+
+def main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--db", type=Path, default=ROOT / "data" / "omop" / "synthea1k.duckdb")
+    p.add_argument("--tasks-file", type=Path, default=ROOT / "data/benchmark/omop_tasks.jsonl")
+    p.add_argument("--tasks", type=int, default=40, help="answerable tasks in the workload")
+    p.add_argument("--factor", type=int, default=10)
+    p.add_argument("--out", type=Path, default=ROOT / "bench" / "spark.json")
+    args = p.parse_args(argv)
+    if not spark_server.java_available():
+        log("bench_spark: java is not on PATH; no Spark figures")
+        return 0
+    with tempfile.TemporaryDirectory(prefix="sqlgold-spark-bench-") as tmp:
+        work = Path(tmp)
+        port = spark_server.free_port()
+        url = f"sc://localhost:{port}"
+        log(f"bench_spark: starting a local Spark Connect server on {port}")
+        spark_server.start(port, work / "spark", persistent=False)
+        try:
+            tasks_path, preds_path, sqls = workload(args.tasks_file, args.tasks, work)
+            results: dict[str, Any] = {"tasks": args.tasks, "queries": len(sqls),
+                                       "factor": args.factor, "machine": machine()}
+            big = work / f"cdm_x{args.factor}.duckdb"
+            log(f"bench_spark: replicating the CDM {args.factor}x")
+            replicate_cdm(args.db, big, args.factor)
+            for label, db in (("1x", args.db), (f"{args.factor}x", big)):
+                log(f"bench_spark: loading {label} into Spark")
+                load_cdm(db, url)
+                raw_spark(url, sqls)  # warm-up: Spark reads the Parquet files once
+                duck_raw = raw_duckdb(db, sqls)
+                spark_raw = raw_spark(url, sqls)
+                log(f"bench_spark: scoring {label} on DuckDB and on Spark")
+                duck_score = score_wall(str(db), tasks_path, preds_path, work)
+                spark_score = score_wall(url, tasks_path, preds_path, work)
+                results[label] = {
+                    "duckdb_raw_s": duck_raw, "duckdb_score_s": duck_score,
+                    "spark_raw_s": spark_raw, "spark_score_s": spark_score,
+                    "duckdb_overhead": duck_score / duck_raw,
+                    "spark_overhead": spark_score / spark_raw,
+                }
+            one, many = results["1x"], results[f"{args.factor}x"]
+            results["growth"] = {
+                "duckdb_score": many["duckdb_score_s"] / one["duckdb_score_s"],
+                "spark_score": many["spark_score_s"] / one["spark_score_s"],
+                "duckdb_raw": many["duckdb_raw_s"] / one["duckdb_raw_s"],
+                "spark_raw": many["spark_raw_s"] / one["spark_raw_s"],
+            }
+        finally:
+            spark_server.stop(work / "spark")
+    args.out.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
+    table = render(results)
+    args.out.with_suffix(".md").write_text(table)
+    print(table)
+    return 0
+
+
+def render(r: dict[str, Any]) -> str:
+    f = r["factor"]
+    one, many, g = r["1x"], r[f"{f}x"], r["growth"]
+    return "\n".join([
+        f"Spark column: {r['tasks']} tasks' reference answers, {r['queries']} queries, "
+        "cold gold cache, one run.",
+        "",
+        "| figure | DuckDB | Spark |",
+        "| --- | --- | --- |",
+        f"| scoring wall / raw execution, 1x | {one['duckdb_overhead']:.2f}x | "
+        f"{one['spark_overhead']:.2f}x |",
+        f"| scoring wall / raw execution, {f}x | {many['duckdb_overhead']:.2f}x | "
+        f"{many['spark_overhead']:.2f}x |",
+        f"| scoring wall growth 1x -> {f}x persons | {g['duckdb_score']:.2f}x | "
+        f"{g['spark_score']:.2f}x |",
+        f"| raw execution growth 1x -> {f}x persons | {g['duckdb_raw']:.2f}x | "
+        f"{g['spark_raw']:.2f}x |",
+        "",
+    ])
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).parent))
+    sys.exit(main(sys.argv[1:]))
