@@ -29,7 +29,8 @@ def _curated(shared_dir: Path, omop_db: Path, out: Path, name: str) -> dict:
     assert "Traceback" not in result.output + result.stderr
     report = json.loads((out / f"{name}_report.json").read_text())
     report["_markdown"] = (out / f"{name}_report.md").read_text()
-    report["_tasks"] = (out / f"{name}_tasks.jsonl").read_text().splitlines()
+    # the task lines, after the header line the task file starts with
+    report["_tasks"] = (out / f"{name}_tasks.jsonl").read_text().splitlines()[1:]
     return report
 
 
