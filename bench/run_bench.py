@@ -14,9 +14,11 @@ Figures (see bench/README.md for what each one includes and excludes):
 5. peak RSS of scoring 10,000 instances in a fresh process (with its query processes);
 6. hostile: a scoring run where 1 in 10 predictions is a resource attack, its wall time
    over the honest run's, the slowest attack over the timeout, and its peak RSS;
-7. start-up: ``sqlgold --help`` and ``sqlgold verify`` of a trivial pair, fresh processes.
+7. start-up: ``sqlgold --help`` and ``sqlgold verify`` of a trivial pair, fresh processes;
 8. DataQualityDashboard's 2,533 check instances curated with two worker processes:
    records per second (not in ``--quick`` unless named in ``--only``).
+9. PostgreSQL: run_scoring wall time over raw PostgreSQL for the same queries (a
+   throwaway server started from the installed binaries, or ``--pg-url``).
 
 Every figure is the median of ``--runs`` runs (ratios are taken within a run, then the
 median).  The table goes to stdout and ``bench/latest.md``, the figures to
@@ -40,13 +42,16 @@ from typing import Any
 import bench_compare
 import bench_curation
 import bench_hostile
+import bench_postgres
 import bench_profile
 import bench_scoring
 import bench_startup
 from bench_common import ROOT, SRC, log, machine, src_digest
 
-FIGURES = ("scoring", "comparator", "wide", "curation", "memory", "hostile", "startup",
-           "curation_dqd")
+FIGURES = (
+    "scoring", "comparator", "wide", "curation", "memory", "hostile", "startup",
+    "curation_dqd", "postgres",
+)
 TARGETS = {
     "scoring_overhead_ratio": ("<=", 1.2),
     "gold_executions_second_run": ("==", 0),
@@ -57,6 +62,7 @@ TARGETS = {
     "hostile_max_attack_over_timeout": ("<=", 2.0),
     "help_seconds": ("<", 0.3),
     "verify_seconds": ("<", 0.5),
+    "postgres_scoring_overhead_ratio": ("<=", 1.3),
 }
 _SHOWN = {"<=": "at most", "<": "under", ">=": "at least", "==": "exactly"}
 _UNIT = {"comparator_vs_naive_1m": "x", "peak_rss_mb": " MiB", "hostile_peak_rss_mb": " MiB",
@@ -101,6 +107,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--render", type=Path, default=None, metavar="JSON",
                    help="measure nothing: print the table of an earlier report (with "
                         "--readme, also put it into README.md)")
+    p.add_argument("--pg-url", default=None,
+                   help="figure 8 on this PostgreSQL server (an administrator's URL; the CDM "
+                        "is loaded into its schema cdm) instead of a throwaway one")
     p.add_argument("--readme", action="store_true",
                    help="also write the table into README.md's Benchmarks section")
     args = p.parse_args(argv)
@@ -183,6 +192,10 @@ def headline(results: dict[str, Any], rows: list[int]) -> dict[str, Any]:
     dq = results.get("curation_dqd")
     if dq:
         out["curation_dqd_records_per_second"] = dq.get("records_per_second")
+    pg = results.get("postgres")
+    if pg and pg.get("ratio_warm") is not None:
+        out["postgres_scoring_overhead_ratio"] = pg["ratio_warm"]
+        out["postgres_scoring_overhead_ratio_duckdb_dialect"] = pg["ratio_warm_duckdb_dialect"]
     out["targets"] = {k: {"target": f"{_SHOWN[op]} {bound:g}{_UNIT.get(k, '')}",
                           "value": out.get(k),
                           "met": _met(k, out.get(k))}
@@ -339,6 +352,17 @@ def render(report: dict[str, Any], details: tuple[str, ...] = FIGURES) -> str:
             f"{dq['cpu_s']:.1f} CPU s, {dq['records_per_cpu_second']:.1f} records per CPU s)")
     elif dq:
         row(8, "DataQualityDashboard curation", "skipped: " + "; ".join(dq["notes"]))
+    pg = r.get("postgres")
+    if pg and pg.get("ratio_warm") is not None:
+        row(9, f"scoring wall / raw PostgreSQL, warm gold cache ({pg['instances']:,} "
+               "instances, predictions in PostgreSQL SQL)",
+            f"{pg['ratio_warm']:.2f} (medians {pg['warm_s']:.1f} s / "
+            f"{pg['raw_predicted_s']:.2f} s)", "postgres_scoring_overhead_ratio")
+        row(9, "the same with DuckDB answers and `--dialect duckdb` (transpiled while "
+               "scoring)",
+            f"{pg['ratio_warm_duckdb_dialect']:.2f} (EX {pg['ex_duckdb_dialect']:.3f})")
+    elif pg:
+        row(9, "PostgreSQL", "skipped: " + pg.get("note", ""))
     met = [f"`{k}` {_fmt(v['value'])}" for k, v in t.items() if v["met"]]
     unmet = [f"`{k}` {_fmt(v['value'])} ({v['target']})" for k, v in t.items()
              if v["met"] is False]
@@ -544,6 +568,14 @@ def main(argv: list[str]) -> int:
             folder.mkdir()
             results["startup"] = bench_startup.startup_cost(
                 args.db, args.source, max(args.runs, 5), folder)
+        if "postgres" in args.only:
+            folder = work / "postgres"
+            folder.mkdir()
+            try:
+                results["postgres"] = bench_postgres.postgres_overhead(
+                    args.db, args.tasks, args.instances, args.runs, folder, args.pg_url)
+            except LookupError as e:  # no server binaries and no --pg-url
+                results["postgres"] = {"note": str(e)}
         if args.profile_dir:
             bench_profile.write_profiles(
                 args.db, args.tasks, args.instances, args.querylibrary, args.source,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import secrets
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -9,6 +11,7 @@ import pytest
 from curate.database.build import build_database
 from score.executor import Executor, ExecutorSettings
 from tests.paths import SHARED
+from tests.pg_server import PostgresServer, start_server
 
 
 @pytest.fixture(scope="session")
@@ -64,3 +67,37 @@ def querylibrary_dir(shared_dir: Path) -> Path:
     if not path.is_dir():
         pytest.skip("../shared/querylibrary is not present")
     return path
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """A PostgreSQL server of its own for this session (initdb + pg_ctl from the installed
+    server binaries), stopped at the end; skips only when the binaries are absent."""
+    try:
+        server = start_server()
+    except LookupError as e:
+        pytest.skip(str(e))
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@dataclass(frozen=True)
+class PostgresCdm:
+    """The embedded CDM loaded into ``pg_server`` by ``sqlgold db load`` (schema cdm)."""
+
+    server: PostgresServer
+    admin_url: str
+    reader_url: str
+    reader_password: str  # roles are server-wide: every test's load must keep it
+
+
+@pytest.fixture(scope="session")
+def pg_cdm(pg_server: PostgresServer, omop_db: Path) -> PostgresCdm:
+    """The embedded CDM in PostgreSQL, loaded once per session; tests only read it."""
+    from curate.database.load import load_into_postgres
+
+    password = secrets.token_hex(12)
+    report = load_into_postgres(pg_server.url(), omop_db, reader_password=password)
+    return PostgresCdm(pg_server, pg_server.url(), report.reader_url, password)

@@ -53,6 +53,7 @@ class Answer:
     status: str | None = None
     gold_sql: str | None = None
     today: dt.date | None = None  # the task's fixed today (None: the settings' own)
+    dialect: str | None = None  # the dialect the prediction was written for, if not the engine's
     timed: ClassVar[bool] = True
 
     def handle(self, session: Session) -> AnswerReply:
@@ -66,7 +67,7 @@ class Answer:
                 return AnswerReply(extraction.kind, extraction.reason)
             sql = extraction.sql
         try:
-            statement = session.prepare(sql, engine_check=False, today=self.today)
+            statement = session.prepare(sql, self.dialect, engine_check=False, today=self.today)
         except QueryError as e:
             return AnswerReply(
                 SQL, "", sql, None, self._lf(sql, None, session.settings.max_sql_bytes), error=e

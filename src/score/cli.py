@@ -23,6 +23,22 @@ from .defaults import DEFAULT_CACHE
 from .errors import ScoringError
 from .exit_codes import FOUND_DIFFERENT
 
+#: sqlglot dialects predictions may be written in (``--dialect``).
+PREDICTION_DIALECTS = (
+    "duckdb",
+    "postgres",
+    "tsql",
+    "spark",
+    "databricks",
+    "bigquery",
+    "snowflake",
+    "redshift",
+    "sqlite",
+    "mysql",
+    "oracle",
+    "trino",
+)
+
 
 @click.group("score")
 def score_group() -> None:
@@ -86,6 +102,13 @@ def score_group() -> None:
     default=None,
     help="For a task file without a release: the split's seed  [default: 0].",
 )
+@click.option(
+    "--dialect",
+    type=click.Choice(PREDICTION_DIALECTS),
+    default=None,
+    help="The SQL dialect the predictions were written for, when not the engine's own "
+    "(e.g. duckdb predictions scored on PostgreSQL): they are transpiled first.",
+)
 @bootstrap_options
 @database_options
 @executor_options
@@ -107,6 +130,7 @@ def score_run(
     split,
     test_fraction,
     split_seed,
+    dialect,
     seed,
     resamples,
     db_path,
@@ -154,6 +178,7 @@ def score_run(
                 split=split,
                 test_fraction=test_fraction,
                 split_seed=split_seed,
+                dialect=dialect,
             )
         finally:
             progress.close()

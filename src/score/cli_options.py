@@ -22,21 +22,38 @@ from .profiles.registry import profile_names
 from .settings import ExecutorSettings, parse_size
 
 
+class DatabaseTarget(click.ParamType):
+    """``--db``: a DuckDB file (a Path) or a ``postgresql://`` URL (kept as text)."""
+
+    name = "PATH|URL"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, Path):
+            return value
+        text = str(value)
+        if text.startswith(("postgresql://", "postgres://")):
+            return text
+        if Path(text).is_dir():
+            self.fail(f"{text!r} is a folder, not a database file", param, ctx)
+        return Path(text)
+
+
 def database_options(f: Callable) -> Callable:
     """``--db`` and ``--schema``."""
     f = click.option(
         "--schema",
         default=None,
         metavar="NAME",
-        help="Schema holding the CDM tables (default: the only schema with a person table).",
+        help="Schema holding the CDM tables (default: the only schema with a person table; "
+        "cdm on PostgreSQL).",
     )(f)
     f = click.option(
         "--db",
         "db_path",
         default=DEFAULT_DB,
         show_default=True,
-        type=click.Path(dir_okay=False, path_type=Path),
-        help="OMOP CDM DuckDB file.",
+        type=DatabaseTarget(),
+        help="OMOP CDM DuckDB file, or postgresql://USER:PASSWORD@HOST:PORT/DB.",
     )(f)
     return f
 

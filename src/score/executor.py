@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .engines import database_label, is_database_url
 from .errors import DatabaseError
 from .fingerprint_check import FingerprintCheck
 from .requests import Execute, Fingerprint, Prepare, ReadCsv, Run, RunUnguarded
@@ -79,7 +80,8 @@ class Executor:
     ) -> None:
         self.settings = settings or ExecutorSettings()
         self.db_path = str(db_path)
-        if not Path(db_path).is_file():
+        self.db_label = database_label(db_path)  # no password
+        if not is_database_url(db_path) and not Path(db_path).is_file():
             raise DatabaseError(
                 f"no database file at {db_path} (build one with `make db`)", path=self.db_path
             )
@@ -88,6 +90,7 @@ class Executor:
         info = self._pool.first_info
         assert info is not None
         self.engine = info.name
+        self.dialect = "postgres" if info.name == "postgresql" else info.name
         self.schema = info.schema
         self.tables = info.tables
         self.address_limit = info.address_limit
@@ -149,18 +152,30 @@ class Executor:
         return self.call(Run(query.sql))
 
     def execute(
-        self, sql: str, *, today: dt.date | None = None, fresh: bool = False
+        self,
+        sql: str,
+        *,
+        today: dt.date | None = None,
+        fresh: bool = False,
+        dialect: str | None = None,
     ) -> QueryResult:
         """Run one SELECT and return its result, or raise a classified QueryError;
-        ``today`` overrides the settings' fixed today for this query."""
-        return self.call(Execute(sql, today), fresh=fresh)
+        ``today`` overrides the settings' fixed today for this query, and ``dialect``
+        names the SQL dialect ``sql`` was written for when it is not the engine's own
+        (``duckdb`` for a gold on PostgreSQL): it is transpiled first."""
+        return self.call(Execute(sql, today, dialect), fresh=fresh)
 
     def try_execute(
-        self, sql: str, *, today: dt.date | None = None, fresh: bool = False
+        self,
+        sql: str,
+        *,
+        today: dt.date | None = None,
+        fresh: bool = False,
+        dialect: str | None = None,
     ) -> QueryResult | QueryError:
         """Like :meth:`execute`, but the error is returned instead of raised."""
         try:
-            return self.execute(sql, today=today, fresh=fresh)
+            return self.execute(sql, today=today, fresh=fresh, dialect=dialect)
         except QueryError as e:
             return e
 

@@ -30,6 +30,9 @@ from .result import QueryError, QueryResult
 
 CACHE_FORMAT = "sqlgold.gold-cache/1"
 
+#: The dialect every task's gold SQL is written in (transpiled on other engines).
+GOLD_DIALECT = "duckdb"
+
 #: Gold failures that may be the machine's and not the query's: retried in a fresh worker.
 RETRIED_KINDS = frozenset({"timeout", "runtime_error"})
 
@@ -40,7 +43,8 @@ class GoldCache:
     def __init__(self, directory: str | Path | None, executor: Executor) -> None:
         self.directory = Path(directory) if directory is not None else None
         self.executor = executor
-        self._prefix = f"{CACHE_FORMAT}\n{executor.fingerprint}\n"
+        engine = "" if executor.engine == "duckdb" else f"{executor.engine}\n"
+        self._prefix = f"{CACHE_FORMAT}\n{engine}{executor.fingerprint}\n"
         self._rows = executor.settings.max_rows
         self._memory: dict[str, QueryResult | QueryError] = {}
         self._lock = threading.Lock()
@@ -76,10 +80,12 @@ class GoldCache:
             return found
 
     def _run(self, sql: str, today: dt.date | None) -> QueryResult | QueryError:
-        found = self.executor.try_execute(sql, today=today)
+        found = self.executor.try_execute(sql, today=today, dialect=GOLD_DIALECT)
         runs = 1
         if isinstance(found, QueryError) and found.kind in RETRIED_KINDS:
-            found = self.executor.try_execute(sql, today=today, fresh=True)
+            found = self.executor.try_execute(
+                sql, today=today, fresh=True, dialect=GOLD_DIALECT
+            )
             runs += 1
         with self._lock:
             self.executions += runs

@@ -73,7 +73,9 @@ def serve(conn: connection.Connection, spec: WorkerSpec) -> None:
     try:
         engine = open_engine(spec.db_path, spec.schema, spec.settings)
         session = Session(engine, spec.settings)
-        session.run(WARM_UP)  # DuckDB's threads have allocated: their arenas exist now
+        # DuckDB's threads have allocated: their arenas exist now (an engine whose work
+        # happens in a server process warms up with its own query)
+        session.run(getattr(engine, "warm_up_sql", WARM_UP))
         limit = _limit_address_space(spec.settings)
         info = EngineInfo(
             engine.name, engine.schema, dict(engine.tables), engine.stored_fingerprint(), limit

@@ -35,13 +35,19 @@ class Session:
         return Limits(self.deadline, s.max_rows, s.max_result_bytes, s.timeout_seconds)
 
     def prepare(
-        self, sql: str, *, engine_check: bool = True, today: dt.date | None = None
+        self,
+        sql: str,
+        dialect: str | None = None,
+        *,
+        engine_check: bool = True,
+        today: dt.date | None = None,
     ) -> Statement:
-        """The guarded statement (see :func:`score.statement.prepare_statement`), with
-        ``today`` (else the settings' own) as the fixed today; leave ``engine_check`` off
-        only when :meth:`run` follows, which checks it anyway."""
+        """The guarded statement (see :func:`score.statement.prepare_statement`) of ``sql``
+        written for ``dialect`` (default the engine's own), with ``today`` (else the
+        settings' own) as the fixed today; leave ``engine_check`` off only when
+        :meth:`run` follows, which checks it anyway."""
         settings = self.settings if today is None else replace(self.settings, today=today)
-        return prepare_statement(sql, self.engine, settings, engine_check=engine_check)
+        return prepare_statement(sql, self.engine, settings, dialect, engine_check=engine_check)
 
     def run(self, sql: str, *, check: bool = True) -> QueryResult:
         return self.engine.run(sql, self.limits(), check=check)
@@ -73,14 +79,17 @@ class Run:
 
 @dataclass(frozen=True)
 class Execute:
-    """Guard and run ``sql`` (under ``today``, else the settings' fixed today)."""
+    """Guard and run ``sql`` (written for ``dialect``, default the engine's own; under
+    ``today``, else the settings' fixed today)."""
 
     sql: str
     today: dt.date | None = None
+    dialect: str | None = None
     timed: ClassVar[bool] = True
 
     def handle(self, session: Session) -> QueryResult:
-        return session.run(session.prepare(self.sql, engine_check=False, today=self.today).sql)
+        statement = session.prepare(self.sql, self.dialect, engine_check=False, today=self.today)
+        return session.run(statement.sql)
 
 
 @dataclass(frozen=True)

@@ -119,6 +119,7 @@ def run_scoring(
     split: str = "all",
     test_fraction: float | None = None,
     split_seed: int | None = None,
+    dialect: str | None = None,
 ) -> RunOutcome:
     """Score ``predictions_path`` against ``tasks_path`` into the folder ``out``.
 
@@ -159,7 +160,9 @@ def run_scoring(
         "run": predictions.run,
         "split": scored.to_dict(),
         "profile": profile,
-        "database": executor.db_path,
+        "database": executor.db_label,
+        "engine": executor.engine,
+        "prediction_dialect": dialect or executor.dialect,
         "database_schema": executor.schema,
         "database_fingerprint": executor.fingerprint,
         "settings": settings,
@@ -170,7 +173,7 @@ def run_scoring(
         },
     }
     gold = GoldCache(cache_dir, executor)
-    ctx = ScoringContext(executor, gold, profile, predictions.run)
+    ctx = ScoringContext(executor, gold, profile, predictions.run, dialect=dialect)
     run_dir = RunDir(out, meta, resume=resume)
     total = len(instances(tasks))
     try:

@@ -37,6 +37,7 @@ from multiprocessing.context import ForkServerProcess, set_spawning_popen
 from pathlib import Path
 from typing import Any
 
+from .engines import database_label
 from .errors import DatabaseError
 from .query_worker import EngineInfo, WorkerSpec, serve
 
@@ -44,7 +45,14 @@ from .query_worker import EngineInfo, WorkerSpec, serve
 START_TIMEOUT = 300.0
 
 #: Modules the fork server imports once, so workers start without importing anything.
-PRELOAD = ["score.query_worker", "score.engines.duckdb", "score.answer"]
+PRELOAD = [
+    "score.query_worker",
+    "score.engines.duckdb",
+    "score.answer",
+    "score.engines.postgres",
+    "score.engines.postgres_sql",
+    "psycopg",
+]
 
 
 class WorkerKilled(Exception):
@@ -162,15 +170,17 @@ class Worker:
             self.kill()
             raise DatabaseError(
                 f"the query process did not start ({describe_exit(self.process.exitcode)})",
-                path=self.spec.db_path,
+                path=database_label(self.spec.db_path),
             )
         kind, value = message
         if kind == "fatal":
             self.process.join(5)
             name, text, path = value
             if name == "DatabaseError":
-                raise DatabaseError(text, path=path or self.spec.db_path)
-            raise DatabaseError(f"cannot open the database: {text}", path=self.spec.db_path)
+                raise DatabaseError(text, path=path or database_label(self.spec.db_path))
+            raise DatabaseError(
+                f"cannot open the database: {text}", path=database_label(self.spec.db_path)
+            )
         return value
 
     @property

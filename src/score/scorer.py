@@ -54,6 +54,7 @@ class ScoringContext:
     profile: str = "sqlgold"
     run: str = "run"
     pins: GoldPins = field(default_factory=GoldPins)
+    dialect: str | None = None  # predictions' SQL dialect when not the engine's own
 
 
 def _base_record(instance: Instance, run: str, prediction: Prediction | None) -> dict[str, Any]:
@@ -165,6 +166,7 @@ def _decide(
         status=prediction.status,
         gold_sql=answerable_gold,
         today=task_today(task),
+        dialect=ctx.dialect,
     )
     try:
         reply = ctx.executor.call(request)

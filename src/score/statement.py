@@ -37,14 +37,29 @@ class Statement:
 
 
 def prepare_statement(
-    sql: str, engine: Engine, settings: ExecutorSettings, *, engine_check: bool = True
+    sql: str,
+    engine: Engine,
+    settings: ExecutorSettings,
+    source_dialect: str | None = None,
+    *,
+    engine_check: bool = True,
 ) -> Statement:
     """Check ``sql`` and pin a fixed today; raise a QueryError if it may not run.
     Without ``engine_check`` step 5 is left to :meth:`Engine.run`, which does it anyway
-    (one parse by the engine instead of two)."""
+    (one parse by the engine instead of two).
+
+    ``source_dialect`` says ``sql`` was written for another engine's dialect: it is
+    transpiled to the engine's first (:func:`score.engines.transpile`), and the guard
+    judges what would run."""
     check_size(sql, settings.max_sql_bytes)
+    dialect = getattr(engine, "dialect", "duckdb")
+    if source_dialect and source_dialect != dialect:
+        from .engines import transpile
+
+        sql = transpile(sql, source_dialect, dialect)
+        check_size(sql, settings.max_sql_bytes)
     try:
-        tree = check_statement(sql)
+        tree = check_statement(sql, dialect)
     except QueryError as e:
         if e.kind != "parse_error":
             raise
@@ -52,7 +67,7 @@ def prepare_statement(
     if settings.today is not None:
         pinned, changed = pin_today(tree, settings.today)
         if changed:
-            sql = pinned.sql("duckdb")
+            sql = pinned.sql(dialect)
     if engine_check:
         engine.check(sql)
     return Statement(sql, tree)

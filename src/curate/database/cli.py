@@ -61,14 +61,36 @@ def db_build(out: Path, vocab: Path | None, quiet: bool) -> None:
     is_flag=True,
     help="Compute the fingerprint even if it is cached for this very state of the file.",
 )
+@click.option(
+    "--values",
+    "by_value",
+    is_flag=True,
+    help="Also print the value fingerprint, the same on every engine (always on PostgreSQL).",
+)
 @handle_errors
-def db_info(db_path: Path, schema: str | None, recompute: bool) -> None:
-    """Print the CDM tables, their row counts and the fingerprint of any OMOP database.
+def db_info(db_path: Path | str, schema: str | None, recompute: bool, by_value: bool) -> None:
+    """Print the CDM tables, their row counts and the fingerprint of any OMOP database
+    (a DuckDB file or a postgresql:// URL).
 
-    The fingerprint is always the data's own (cached only while the file is unchanged);
-    exit code 3 when it differs from the one `db build` stored (the file was changed).
+    A DuckDB file's fingerprint is always the data's own (cached only while the file is
+    unchanged); exit code 3 when it differs from the one `db build` stored (the file was
+    changed).
     """
     from score.database import describe_database
+    from score.engines import is_database_url
+
+    if is_database_url(db_path):
+        from score.engines.postgres import describe_postgres
+
+        pg = describe_postgres(str(db_path), schema)
+        click.echo(f"database     {pg.where}")
+        click.echo(f"schema       {pg.schema}")
+        for name, rows in pg.tables:
+            click.echo(f"{name:<24}{rows:>10,}")
+        if pg.missing:
+            click.echo(f"missing      {', '.join(pg.missing)}")
+        click.echo(f"fingerprint  {pg.fingerprint} (values)")
+        return
 
     info = describe_database(db_path, schema, recompute=recompute)
     click.echo(f"database     {info.path}")
@@ -78,6 +100,10 @@ def db_info(db_path: Path, schema: str | None, recompute: bool) -> None:
     if info.missing:
         click.echo(f"missing      {', '.join(info.missing)}")
     click.echo(f"fingerprint  {info.fingerprint} ({info.fingerprint_check.describe()})")
+    if by_value:
+        from score.engines.value_fingerprint import duckdb_value_fingerprint
+
+        click.echo(f"fingerprint  {duckdb_value_fingerprint(db_path, info.schema)} (values)")
     if info.fingerprint_check.stored_differs:
         click.echo(
             f"warning: {info.path} was changed after `db build`: its data no longer has the "
@@ -86,3 +112,52 @@ def db_info(db_path: Path, schema: str | None, recompute: bool) -> None:
         )
         sys.exit(FOUND_DIFFERENT)
 
+
+@db.command("load")
+@click.argument("url")
+@click.option(
+    "--from",
+    "source",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=DEFAULT_DB,
+    show_default=True,
+    help="The OMOP DuckDB database to copy (default: the embedded one).",
+)
+@click.option("--schema", default=None, metavar="NAME", help="CDM schema of the DuckDB file.")
+@click.option(
+    "--reader-password",
+    default=None,
+    metavar="TEXT",
+    help="Password for the sqlgold_reader role (default: a new random one).",
+)
+@quiet_option
+@handle_errors
+def db_load(
+    url: str, source: Path, schema: str | None, reader_password: str | None, quiet: bool
+) -> None:
+    """Copy an OMOP DuckDB database into PostgreSQL at URL (schema cdm, CDM v5.4 types)
+    and create the read-only login role sqlgold_reader; print its URL.
+
+    URL is postgresql://USER:PASSWORD@HOST:PORT/DB for a role that may create schemas
+    and roles.  The load is one transaction: a failed load leaves cdm as it was.
+    """
+    from curate.database.load import load_into_postgres
+    from score.cli_options import ProgressBar
+
+    if not url.startswith(("postgresql://", "postgres://")):
+        raise click.BadParameter("expected postgresql://USER@HOST:PORT/DB", param_hint="URL")
+    bar = ProgressBar("loading", quiet)
+    try:
+        report = load_into_postgres(
+            url,
+            source,
+            schema=schema,
+            reader_password=reader_password,
+            progress=lambda table, done, total: bar(done, total),
+        )
+    finally:
+        bar.close()
+    for t in report.tables:
+        note = f"  [widened to text: {', '.join(t.widened)}]" if t.widened else ""
+        click.echo(f"{t.name:<24}{t.rows:>10,}{note}")
+    click.echo(f"reader       {report.reader_url}")

@@ -7,8 +7,9 @@ row cap and a result-size cap, streams the result to Arrow, classifies its own e
 Engine-independent checks (the statement guard, the SQL size limit, the fixed today)
 happen before a query reaches it (:mod:`score.statement`).
 
-Each engine is a module: :mod:`score.engines.duckdb` (an OMOP CDM DuckDB file) is the
-only one today; :func:`open_engine` picks the engine for a database.
+Each engine is a module: :mod:`score.engines.duckdb` (an OMOP CDM DuckDB file) and
+:mod:`score.engines.postgres` (a schema of a PostgreSQL database, by URL);
+:func:`open_engine` picks the engine for a database.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ class Engine(Protocol):
     """One database opened read-only; every method may raise a QueryError."""
 
     name: str
+    dialect: str  # sqlglot's name of the SQL dialect the engine runs
     schema: str  # the schema of the database holding the CDM tables
     tables: Mapping[str, str]  # CDM table name -> the real table name
 
@@ -74,8 +76,44 @@ class Engine(Protocol):
     def close(self) -> None: ...
 
 
+def is_database_url(db: object) -> bool:
+    """Whether ``db`` names a database server (``postgresql://...``) rather than a file.
+
+    >>> is_database_url("postgresql://reader@localhost:5432/omop"), is_database_url("a.duckdb")
+    (True, False)
+    """
+    return isinstance(db, str) and db.startswith(("postgresql://", "postgres://"))
+
+
+def database_label(db: str | Path) -> str:
+    """How a database is named in outputs: a path, or a URL without its password."""
+    if is_database_url(db):
+        from .postgres import redact
+
+        return redact(str(db))
+    return str(db)
+
+
+def transpile(sql: str, read: str, write: str) -> str:
+    """``sql`` written for dialect ``read`` as the engine of dialect ``write`` runs it;
+    a QueryError (``parse_error``) if it cannot be."""
+    from .postgres_sql import transpile as _transpile
+
+    return _transpile(sql, read, write)
+
+
+def engine_dialect(db: str | Path) -> str:
+    """sqlglot's dialect of the engine that would open ``db``."""
+    return "postgres" if is_database_url(db) else "duckdb"
+
+
 def open_engine(db: str | Path, schema: str | None, settings: ExecutorSettings) -> Engine:
-    """The engine for ``db`` (a DuckDB file path), opened read-only and sandboxed."""
+    """The engine for ``db`` (a DuckDB file path or a ``postgresql://`` URL), opened
+    read-only and sandboxed."""
+    if is_database_url(db):
+        from .postgres import PostgresEngine
+
+        return PostgresEngine(str(db), schema, settings)
     from .duckdb import DuckDBEngine
 
     return DuckDBEngine(db, schema, settings)

@@ -51,6 +51,7 @@ class DuckDBEngine:
     """One OMOP DuckDB file opened read-only in a sandboxed in-memory database."""
 
     name = "duckdb"
+    dialect = "duckdb"
 
     def __init__(self, db_path: str | Path, schema: str | None, settings: ExecutorSettings) -> None:
         self.settings = settings

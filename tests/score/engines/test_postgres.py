@@ -1,0 +1,209 @@
+"""The PostgreSQL engine on a real server: the embedded CDM, read by sqlgold_reader."""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+from click.testing import CliRunner
+
+from curate.cli import main as cli
+from score.engines import Limits
+from score.engines.postgres import PostgresEngine
+from score.engines.value_fingerprint import duckdb_value_fingerprint
+from score.errors import DatabaseError
+from score.executor import Executor, ExecutorSettings
+from score.result import QueryError
+
+
+@pytest.fixture(scope="module")
+def pg_executor(pg_cdm):
+    settings = ExecutorSettings(timeout_seconds=3, max_rows=5_000)
+    with Executor(pg_cdm.reader_url, settings=settings) as ex:
+        yield ex
+
+
+LIMITS = Limits(None, 1000, 2**26, 10.0)
+
+
+@pytest.fixture(scope="module")
+def pg_engine(pg_cdm):
+    """The engine in this process, for the layers below the guard (``check=False``)."""
+    engine = PostgresEngine(pg_cdm.reader_url, None, ExecutorSettings(timeout_seconds=10))
+    yield engine
+    engine.close()
+
+
+def _kind(ex: Executor, sql: str) -> str:
+    outcome = ex.try_execute(sql)
+    return outcome.kind if isinstance(outcome, QueryError) else "ok"
+
+
+def test_opens_the_cdm_schema_as_the_reader(pg_executor):
+    assert pg_executor.engine == "postgresql"
+    assert pg_executor.schema == "cdm"
+    assert {"person", "measurement", "concept"} <= set(pg_executor.tables)
+    rows = pg_executor.execute("SELECT count(*) AS n FROM cdm.person").rows()
+    assert rows == [(1130,)]
+    # search_path is pinned to the CDM schema: unqualified names read it too
+    assert pg_executor.execute("SELECT count(*) FROM person").rows() == [(1130,)]
+
+
+def test_results_match_duckdb_by_value(pg_executor, executor):
+    sql = (
+        "SELECT gender_concept_id, count(*) AS n, min(birth_datetime) AS first_birth, "
+        "avg(year_of_birth) AS mean_year FROM cdm.person GROUP BY 1 ORDER BY 1"
+    )
+    pg, duck = pg_executor.execute(sql), executor.execute(sql)
+    assert pg.num_rows == duck.num_rows == 2
+    for a, b in zip(pg.rows(), duck.rows(), strict=True):
+        assert a[:3] == b[:3]
+        assert a[3] == pytest.approx(b[3], rel=1e-12)
+    assert pg.types[1] == "BIGINT" and pg.types[2] == "TIMESTAMP"
+
+
+def test_same_value_fingerprint_as_duckdb(pg_executor, omop_db):
+    assert pg_executor.fingerprint == duckdb_value_fingerprint(omop_db)
+
+
+def test_db_info_on_postgres_prints_the_value_fingerprint(pg_cdm, omop_db):
+    runner = CliRunner()
+    pg = runner.invoke(cli, ["db", "info", "--db", pg_cdm.reader_url])
+    assert pg.exit_code == 0, pg.output
+    assert "sqlgold_reader:***@" in pg.output and pg_cdm.reader_url not in pg.output
+    duck = runner.invoke(cli, ["db", "info", "--db", str(omop_db), "--values"])
+    assert duck.exit_code == 0, duck.output
+    value_line = [x for x in duck.output.splitlines() if x.endswith("(values)")]
+    assert value_line and value_line[0] in pg.output
+
+
+@pytest.mark.parametrize(
+    "sql, reason",
+    [
+        ("COPY cdm.person TO STDOUT", "COPY"),
+        ("COPY (SELECT 1) TO PROGRAM 'id'", "COPY"),
+        ("SELECT pg_read_file('/etc/passwd')", "pg_read_file"),
+        ("SELECT pg_read_binary_file('/etc/passwd')", "pg_read_binary_file"),
+        ("SELECT * FROM pg_ls_dir('.')", "pg_ls_dir"),
+        ("SELECT lo_import('/etc/passwd')", "lo_import"),
+        ("SELECT lo_export(1, '/tmp/x')", "lo_export"),
+        ("SELECT set_config('search_path', 'public', false)", "set_config"),
+        ("SELECT pg_catalog.set_config('work_mem', '1TB', false)", "set_config"),
+        ("SELECT current_setting('data_directory')", "current_setting"),
+        ("SELECT pg_terminate_backend(pid) FROM pg_stat_activity", "pg_terminate_backend"),
+        ("SELECT pg_cancel_backend(1)", "pg_cancel_backend"),
+        ("SELECT pg_advisory_lock(42)", "advisory"),
+        ("SELECT pg_try_advisory_lock(42)", "advisory"),
+        ("SELECT pg_advisory_xact_lock(42)", "advisory"),
+        ("SELECT * FROM dblink('dbname=postgres', 'SELECT 1') AS t(a int)", "dblink"),
+        ("SELECT query_to_xml('SELECT 1', true, false, '')", "query_to_xml"),
+        ("SELECT * FROM cdm.person FOR UPDATE", "FOR UPDATE"),
+        ("SELECT * FROM cdm.person FOR SHARE", "FOR UPDATE"),
+        ("SELECT * FROM pg_stat_activity", "pg_stat_activity"),
+        ("SELECT * FROM pg_settings", "pg_settings"),
+        ("DELETE FROM cdm.person", "DELETE"),
+        ("CREATE TABLE cdm.x AS SELECT 1", "CREATE"),
+        ("SELECT 1 INTO x", "INTO"),
+        ("SET search_path = public", "SET"),
+        ("SELECT 1; DROP TABLE cdm.person", "2 statements"),
+        ("SELECT nextval('s')", "nextval"),
+        ("WITH d AS (DELETE FROM cdm.person RETURNING *) SELECT * FROM d", "DELETE"),
+    ],
+)
+def test_hostile_sql_is_refused_by_the_guard(pg_executor, sql, reason):
+    outcome = pg_executor.try_execute(sql)
+    assert isinstance(outcome, QueryError)
+    assert outcome.kind == "guard_rejected", outcome
+    assert reason.lower() in outcome.message.lower()
+
+
+@pytest.mark.parametrize(
+    "sql, kind",
+    [
+        ("SELECT pg_read_file('/etc/passwd')", "guard_rejected"),  # permission denied
+        ("SELECT lo_import('/etc/passwd')", "guard_rejected"),
+        ("SELECT * FROM cdm.person FOR UPDATE", "guard_rejected"),  # read-only transaction
+        ("COPY cdm.person TO STDOUT", "parse_error"),  # only a SELECT can be a cursor
+        ("DELETE FROM cdm.person", "parse_error"),
+        ("SELECT * FROM pg_authid", "guard_rejected"),
+    ],
+)
+def test_the_server_contains_what_slips_past_the_guard(pg_engine, sql, kind):
+    """The layers below the guard, on the real server: the role, the READ ONLY
+    transaction and the cursor refuse these even when the guard is bypassed."""
+    with pytest.raises(QueryError) as e:
+        pg_engine.run(sql, LIMITS, check=False)
+    assert e.value.kind == kind
+    with pytest.raises(QueryError) as e:  # and with the check, the guard refuses first
+        pg_engine.run(sql, LIMITS)
+    assert e.value.kind in ("guard_rejected", "parse_error")
+
+
+def test_nothing_a_query_does_outlives_it(pg_engine, pg_cdm):
+    pg_engine.run("SELECT set_config('search_path', 'public', false)", LIMITS, check=False)
+    assert pg_engine.run("SELECT count(*) FROM person", LIMITS).rows() == [(1130,)]
+    pg_engine.run("SELECT pg_advisory_lock(4242)", LIMITS, check=False)
+    pg_engine.run("SELECT 1", LIMITS)  # the next query releases session advisory locks
+    with psycopg.connect(pg_cdm.admin_url) as admin:
+        held = admin.execute(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = 4242"
+        ).fetchone()[0]
+    assert held == 0
+
+
+def test_limits_and_error_kinds(pg_executor):
+    assert _kind(pg_executor, "SELECT pg_sleep(10)") == "timeout"
+    assert _kind(pg_executor, "SELECT * FROM cdm.measurement") == "row_cap"
+    assert _kind(pg_executor, "SELECT nosuch FROM cdm.person") == "catalog_error"
+    assert _kind(pg_executor, "SELECT * FROM cdm.nosuch") == "catalog_error"
+    assert _kind(pg_executor, "SELECT 1 / 0") == "runtime_error"
+    assert _kind(pg_executor, "SELECT person_source_value + 1 FROM cdm.person") == "binder_error"
+    assert _kind(pg_executor, "SELECT person_id, count(*) FROM cdm.person") == "binder_error"
+    assert _kind(pg_executor, "SELEC 1") == "parse_error"
+    # the session survives every failure
+    assert pg_executor.execute("SELECT 1 AS one").rows() == [(1,)]
+
+
+def test_unsafe_roles_are_refused_with_the_fix(pg_cdm):
+    with psycopg.connect(pg_cdm.admin_url, autocommit=True) as admin:
+        for role in ("sqlgold_writer", "sqlgold_files", "sqlgold_creator"):
+            admin.execute(f"DROP ROLE IF EXISTS {role}")
+            admin.execute(f"CREATE ROLE {role} LOGIN PASSWORD 'pw'")
+            admin.execute(f"GRANT USAGE ON SCHEMA cdm TO {role}")
+            admin.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA cdm TO {role}")
+        admin.execute("GRANT INSERT ON cdm.person TO sqlgold_writer")
+        admin.execute("GRANT pg_read_server_files TO sqlgold_files")
+        admin.execute("GRANT CREATE ON SCHEMA cdm TO sqlgold_creator")
+    server = pg_cdm.server
+    expected = {
+        "sqlgold_writer": "may write to cdm.person",
+        "sqlgold_files": "member of pg_read_server_files",
+        "sqlgold_creator": "may create objects in schema 'cdm'",
+        "postgres": "is a superuser",
+    }
+    for role, reason in expected.items():
+        url = server.url() if role == "postgres" else server.url(role, "pw")
+        with pytest.raises(DatabaseError) as e:
+            Executor(url)
+        assert reason in e.value.message
+        assert "sqlgold_reader" in e.value.message  # the fix
+        assert "\n" not in str(e.value)
+
+
+def test_a_cdm_in_another_schema_is_read_as_cdm(pg_cdm):
+    """An existing CDM in schema omop (--schema omop): gold SQL's cdm.person reads it."""
+    with psycopg.connect(pg_cdm.admin_url, autocommit=True) as admin:
+        admin.execute("DROP SCHEMA IF EXISTS omop CASCADE")
+        admin.execute("CREATE SCHEMA omop")
+        admin.execute("CREATE TABLE omop.person AS SELECT * FROM cdm.person WHERE person_id < 50")
+        admin.execute("GRANT USAGE ON SCHEMA omop TO sqlgold_reader")
+        admin.execute("GRANT SELECT ON omop.person TO sqlgold_reader")
+    with Executor(pg_cdm.reader_url, schema="omop") as ex:
+        assert ex.schema == "omop" and set(ex.tables) == {"person"}
+        expected = ex.execute("SELECT count(*) FROM person").rows()
+        assert expected[0][0] < 1130
+        assert ex.execute("SELECT count(*) FROM cdm.person").rows() == expected
+
+
+def test_a_missing_schema_is_one_clear_error(pg_cdm):
+    with pytest.raises(DatabaseError, match="schema 'no_such_cdm' not found"):
+        Executor(pg_cdm.reader_url, schema="no_such_cdm")
