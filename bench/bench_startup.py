@@ -28,7 +28,7 @@ from typing import Any
 from bench_common import MEASURED_SRC, log
 
 TRIVIAL = "SELECT COUNT(*) AS n FROM cdm.person"
-LAUNCH = "import sys; from curate.cli import run; sys.argv[0] = 'sqlgold'; run()"
+LAUNCH = "import sys; from curate.cli import main; sys.argv[0] = 'sqlgold'; main()"
 
 
 def _timed(args: list[str], env: dict[str, str]) -> tuple[float, float, int]:

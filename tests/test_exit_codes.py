@@ -94,6 +94,12 @@ CASES = {
         OK: lambda i: i.sqlgold("db", "build", "--out", i.root / "built.duckdb", "-q"),
         ERROR: lambda i: i.sqlgold("db", "build", "--out", i.under_a_file / "x.duckdb", "-q"),
     },
+    "db load": {
+        # (a load into a real server: tests/curate/database/test_load.py)
+        ERROR: lambda i: i.sqlgold(
+            "db", "load", "postgresql://nobody@127.0.0.1:9/x", "--from", i.db, "-q"
+        ),
+    },
     "db info": {
         OK: lambda i: i.sqlgold("db", "info", "--db", i.db),
         ERROR: lambda i: i.sqlgold("db", "info", "--db", i.root / "missing.duckdb"),

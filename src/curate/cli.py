@@ -216,20 +216,6 @@ def curate(
         sys.exit(FOUND_DIFFERENT)
 
 
-def run() -> None:
-    """The ``sqlgold`` console script: :func:`main`, started as fast as it can be.
-
-    pyarrow imports pandas (about 0.3 s of CPU, a third of a trivial ``verify``) the
-    first time it converts values, only to ask whether they are pandas objects.
-    ``verify`` never has any, so in its own process the import is made to fail fast (a
-    ``None`` in ``sys.modules``) and pyarrow carries on as without pandas.  Only a
-    process started for ``verify`` does this; :func:`main` called in-process does not.
-    """
-    if sys.argv[1:2] == ["verify"] and "pandas" not in sys.modules:
-        sys.modules["pandas"] = None  # type: ignore[assignment]
-    main()
-
-
 main.add_command(db)
 main.add_command(score_group)
 main.add_command(verify)
@@ -241,4 +227,4 @@ main.add_command(prompt_command)
 
 
 if __name__ == "__main__":
-    run()
+    main()

@@ -276,7 +276,7 @@ def test_an_unsettled_transpile_warning_drops_the_gold_unless_switched_off(omop_
     source.write_text(json.dumps(line) + "\n")
     runner = CliRunner()
     args = ["curate", str(source), "--db", str(omop_db), "--out", str(tmp_path / "w.jsonl"), "-q"]
-    assert runner.invoke(main, args).exit_code == 0
+    assert runner.invoke(main, args).exit_code == 1  # no task kept: an error, reports written
     report = json.loads((tmp_path / "w_report.json").read_text())
     (entry,) = report["records"]
     assert (entry["stage"], entry["rule"]) == ("verify", "unresolved_semantics")
@@ -499,7 +499,10 @@ def test_sqlglot_warnings_go_through_logging_and_quiet_silences_them(omop_db, tm
     source.write_text("".join(
         json.dumps({"format": "sqlgold.source/1", "id": f"n{i}", "question": "q?",
                     "gold_sql": f"CREATE LOGIN x{i}; SELECT {i} AS a", "gold_dialect": "tsql"})
-        + "\n" for i in range(1, 3)))
+        + "\n" for i in range(1, 3))
+        + json.dumps({"format": "sqlgold.source/1", "id": "ok", "question": "How many persons?",
+                      "gold_sql": "SELECT COUNT(*) AS n FROM person", "gold_dialect": "tsql"})
+        + "\n")  # one kept task: a run that keeps none is an error
     args = ["curate", str(source), "--db", str(omop_db), "--out", str(tmp_path / "n.jsonl")]
     command = [sys.executable, "-m", "curate.cli", *args, "--jobs", "2", "-q"]
     quiet = subprocess.run(command, capture_output=True, text=True, check=True)

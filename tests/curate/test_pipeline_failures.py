@@ -7,8 +7,9 @@ import json
 import pytest
 
 from curate import pipeline
-from curate import sources as importers
 from curate.curation import curate_to_files
+from curate.sources import load as importers
+from score.errors import SqlgoldError
 
 RECORDS = [
     {
@@ -63,6 +64,12 @@ def test_a_failure_in_any_stage_is_that_records_internal_drop(
 ):
     monkeypatch.setattr(pipeline, target, _boom)
     out = tmp_path / "tiny_tasks.jsonl"
+    if len(reached) == 2:  # no task kept: an error, but the report is written
+        with pytest.raises(SqlgoldError, match="no task kept"):
+            curate_to_files(source, "jsonl", executor, out=out)
+        report = json.loads(out.with_name("tiny_report.json").read_text(encoding="utf-8"))
+        assert {r["stage"] for r in report["records"]} == {"internal"}
+        return
     run = curate_to_files(source, "jsonl", executor, out=out)
     records = {r["id"]: r for r in run.report["records"]}
     assert set(records) == {"a-answerable", "b-unanswerable"}  # every record keeps its place
@@ -82,12 +89,19 @@ def test_a_failing_importer_is_a_problem_not_the_end_of_the_run(
         raise Injected("cannot read")
 
     monkeypatch.setattr(importers.FORMATS["jsonl"], "load_file", broken)
-    run = curate_to_files(source, "jsonl", executor, out=tmp_path / "tiny_tasks.jsonl")
-    assert run.report["problems"] == [
-        {"reason": "internal", "message": "Injected: cannot read", "path": str(source),
-         "line": None}
+    # no record could be read, so no task is kept: an error naming the file, and the
+    # importer's failure is in the report as a problem, not a traceback
+    with pytest.raises(SqlgoldError, match="no task kept"):
+        curate_to_files(source, "jsonl", executor, out=tmp_path / "tiny_tasks.jsonl")
+    report = json.loads((tmp_path / "tiny_report.json").read_text(encoding="utf-8"))
+    assert report["problems"] == [
+        {
+            "reason": "internal",
+            "message": "Injected: cannot read",
+            "path": str(source),
+            "line": None,
+        }
     ]
-    assert run.tasks_path.exists()
 
 
 def test_docstring_examples_run():

@@ -19,7 +19,9 @@ PROJECT_TASKS = REPO / "data" / "benchmark" / "omop_tasks.jsonl"
 
 
 def _tasks() -> list[dict]:
-    return [json.loads(line) for line in PROJECT_TASKS.read_text().splitlines()]
+    from score.tasks import load_tasks
+
+    return load_tasks(PROJECT_TASKS)
 
 
 @pytest.fixture(scope="module")
