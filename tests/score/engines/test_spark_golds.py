@@ -8,7 +8,6 @@ does; the golds themselves all agree.
 
 from __future__ import annotations
 
-import json
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -31,7 +30,9 @@ ENGINE_DIFFERENCES = {
 
 
 def _subset() -> list[dict]:
-    tasks = [json.loads(line) for line in TASKS.read_text().splitlines() if line.strip()]
+    from score.tasks import load_tasks
+
+    tasks = load_tasks(TASKS)
     answerable = [t for t in tasks if t["answerable"]]
     return answerable[::12]
 
