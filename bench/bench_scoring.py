@@ -8,7 +8,9 @@ So every answerable instance runs one predicted query and comes out ``correct``.
 predicted text starts with a comment naming its instance (``-- omop-001/r3 ko``), so no
 two instances send the same text, as with a real model's outputs: sqlgold caches the
 guard's verdict and the logical form by SQL text, and identical copies would hit those
-caches where a real run would not.  The identical-text variant is measured too.
+caches where a real run would not.  The comment also names the scoring (each timed
+scoring has its own predictions file), so no scoring finds its texts in a cache that an
+earlier scoring in the same process filled.  The identical-text variant is measured too.
 
 What is timed is :func:`score.runner.run_scoring` end to end with ``with_priors=False``
 and ``jobs=1`` (read the files, score every instance, stream results.jsonl, summarise,
@@ -32,7 +34,12 @@ from bench_common import ROOT, RawDuckDB, clocked, log, median, run_child, timed
 
 from score.executor import Executor
 from score.runner import run_scoring
-from score.sandbox import fork_server_rss_kib
+
+try:
+    from score.sandbox import fork_server_rss_kib
+except ImportError:  # code from before query processes: no fork server
+    def fork_server_rss_kib() -> int:
+        return 0
 from score.task_file import task_file_text
 from score.tasks import Instance, instances, load_tasks
 
@@ -60,27 +67,31 @@ def answer_of(task: dict[str, Any]) -> str | None:
     return task.get("answer_sql") or task["gold_sql"]
 
 
-def instance_sql(inst: Instance, unique: bool) -> str | None:
+def instance_sql(inst: Instance, unique: bool, tag: str = "") -> str | None:
     """The predicted SQL of one instance; with ``unique``, a first-line comment naming
-    the instance makes every text distinct, as real model outputs are, so caches keyed
-    by SQL text (the guard's verdict, the logical form) get no hits a real run would
-    not get.  DuckDB ignores the comment."""
+    the instance (and ``tag``) makes every text distinct, as real model outputs are, so
+    caches keyed by SQL text (the guard's verdict, the logical form) get no hits a real
+    run would not get.  DuckDB ignores the comment."""
     sql = answer_of(inst.task)
-    if sql is None or not unique:
+    if sql is None:
         return sql
-    return f"-- {inst.task_id} {inst.language}\n{sql}"
+    if not unique:  # the same text for every copy of a task (one per tag)
+        return f"-- {tag}\n{sql}" if tag else sql
+    return f"-- {tag}{inst.task_id} {inst.language}\n{sql}"
 
 
 def write_workload(
-    tasks: list[dict[str, Any]], folder: Path, *, unique: bool = True
+    tasks: list[dict[str, Any]], folder: Path, *, unique: bool = True, tag: str = ""
 ) -> tuple[Path, Path]:
-    """Write the task file and the predictions file of ``tasks``."""
+    """Write the task file and the predictions file of ``tasks``; ``tag`` goes into every
+    text's comment (one tag per scoring, so no scoring finds its texts in a cache an
+    earlier scoring in the same process filled)."""
     tasks_path = folder / "bench_tasks.jsonl"
-    preds_path = folder / f"bench_predictions{'' if unique else '_identical'}.jsonl"
+    preds_path = folder / f"bench_predictions{'' if unique else '_identical'}{tag}.jsonl"
     tasks_path.write_text(task_file_text(tasks), encoding="utf-8")
     with preds_path.open("w", encoding="utf-8") as f:
         for inst in instances(tasks):
-            sql = instance_sql(inst, unique)
+            sql = instance_sql(inst, unique, tag)
             output = "ABSTAIN" if sql is None else f"```sql\n{sql}\n```"
             line = {"task_id": inst.task_id, "language": inst.language, "output": output}
             f.write(json.dumps(line, ensure_ascii=False) + "\n")
@@ -119,8 +130,7 @@ def scoring_overhead(
     """Figure 1: scoring wall time over raw DuckDB time, warm and cold gold cache."""
     tasks = repeated_tasks(load_tasks(tasks_file), n_instances)
     n = len(instances(tasks))
-    tasks_path, preds_path = write_workload(tasks, work)
-    _, identical_path = write_workload(tasks, work, unique=False)
+    tasks_path, preds_path = write_workload(tasks, work, tag="warm-up ")
     preds, golds = predicted_sqls(tasks), gold_sqls(tasks)
     log(f"scoring: {len(tasks)} tasks, {n} instances, {len(preds)} predicted queries, "
         f"{len(golds)} distinct gold queries, {runs} runs")
@@ -134,7 +144,7 @@ def scoring_overhead(
         def score(preds_file: Path, out: str, cache: Path):
             return clocked(
                 lambda: _score(tasks_path, preds_file, work / out, cache, ex),
-                ex.worker_cpu_seconds,
+                getattr(ex, "worker_cpu_seconds", None),
             )
 
         for i in range(runs):
@@ -143,13 +153,16 @@ def scoring_overhead(
             gold_w, gold_c, _ = raw.clocked(golds)
             r0 = raw.clocked(preds)
             cache = work / f"cache-{i}"  # empty: a cold gold cache
-            cold_w, cold_c, cold = score(preds_path, f"cold-{i}", cache)
+            cold_w, cold_c, cold = score(write_workload(tasks, work, tag=f"c{i} ")[1],
+                                         f"cold-{i}", cache)
             r1 = raw.clocked(preds)
             # a second scoring of the same task set, with the cache the first one filled
-            warm_w, warm_c, warm = score(preds_path, f"warm-{i}", cache)
+            warm_w, warm_c, warm = score(write_workload(tasks, work, tag=f"w{i} ")[1],
+                                         f"warm-{i}", cache)
             r2 = raw.clocked(preds)
             # the same answers with identical texts across copies (SQL-text caches hit)
-            same_w, same_c, _ = score(identical_path, f"same-{i}", cache)
+            identical = write_workload(tasks, work, unique=False, tag=f"i{i}")[1]
+            same_w, same_c, _ = score(identical, f"same-{i}", cache)
             r3 = raw.clocked(preds)
 
             def mean(a, b, k):
@@ -234,7 +247,8 @@ def run_peaks(ex: Executor) -> dict[str, int]:
     """Peak RSS in KiB of the processes of a scoring run: this one, the fork server its
     query processes come from, and the largest query process; ``peak_rss_kib`` is their
     sum, a bound on the run's peak (with one job, one query process at a time)."""
-    parent, server, worker = _vm("VmHWM"), fork_server_rss_kib(), ex.peak_worker_rss_kib()
+    worker = ex.peak_worker_rss_kib() if hasattr(ex, "peak_worker_rss_kib") else 0
+    parent, server = _vm("VmHWM"), fork_server_rss_kib()
     return {
         "peak_rss_kib": parent + server + worker,
         "scoring_process_kib": parent,
@@ -248,7 +262,7 @@ def memory_child(db: str, tasks_path: str, preds_path: str, work: str) -> None:
     work_dir = Path(work)
     with Executor(db) as ex:
         ex.fingerprint  # noqa: B018 - opened and ready, as the CLI is before scoring
-        before = _vm("VmHWM") + fork_server_rss_kib() + ex.peak_worker_rss_kib()
+        before = run_peaks(ex)["peak_rss_kib"]
         seconds, outcome = timed(
             lambda: run_scoring(
                 tasks_path, preds_path, work_dir / "run", ex, cache_dir=work_dir / "cache",

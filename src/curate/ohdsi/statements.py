@@ -39,18 +39,6 @@ REASONS: tuple[str, ...] = (
 )
 
 _CONTROL_WORDS = frozenset({"WHILE", "END", "GOTO", "RETURN", "BREAK", "CONTINUE", "WAITFOR"})
-_HARMLESS_OPTIONS = frozenset({"NOCOUNT", "XACT_ABORT"})
-_DEFAULT_ON_OPTIONS = frozenset({
-    "ANSI_NULLS", "QUOTED_IDENTIFIER", "ANSI_WARNINGS", "ANSI_PADDING", "ANSI_NULL_DFLT_ON",
-    "CONCAT_NULL_YIELDS_NULL", "ARITHABORT",
-})
-
-
-#: Column constraints that do not change what an INSERT puts in a column.
-_PLAIN_CONSTRAINTS = (
-    exp.NotNullColumnConstraint, exp.PrimaryKeyColumnConstraint, exp.UniqueColumnConstraint,
-    exp.CollateColumnConstraint,
-)
 
 
 class SingleQueryError(SqlgoldError):

@@ -28,7 +28,6 @@ from curate.ohdsi.statements import (
     temp_refs,
 )
 
-_CONTROL_WORDS = frozenset({"WHILE", "END", "GOTO", "RETURN", "BREAK", "CONTINUE", "WAITFOR"})
 _HARMLESS_OPTIONS = frozenset({"NOCOUNT", "XACT_ABORT"})
 _DEFAULT_ON_OPTIONS = frozenset({
     "ANSI_NULLS", "QUOTED_IDENTIFIER", "ANSI_WARNINGS", "ANSI_PADDING", "ANSI_NULL_DFLT_ON",
