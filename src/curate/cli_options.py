@@ -7,6 +7,7 @@ from collections.abc import Callable
 import click
 
 from curate.sources import FORMAT_NAMES
+from score.cli_options import split_options as score_split_options
 
 
 def source_format_option(help: str) -> Callable:
@@ -23,15 +24,4 @@ def source_format_option(help: str) -> Callable:
 
 def split_options(fraction_help: str) -> Callable:
     """``--test-fraction`` and ``--seed`` of the leakage-aware split (score.split)."""
-
-    def apply(f: Callable) -> Callable:
-        f = click.option("--seed", type=int, default=0, show_default=True, help="Split seed.")(f)
-        return click.option(
-            "--test-fraction",
-            type=click.FloatRange(0.0, 1.0),
-            default=0.5,
-            show_default=True,
-            help=fraction_help,
-        )(f)
-
-    return apply
+    return score_split_options(fraction_help, seed_flag="--seed")

@@ -17,6 +17,7 @@ from .cli_options import (
     jobs_option,
     profile_option,
     quiet_option,
+    split_options,
     sql_size_option,
 )
 from .defaults import DEFAULT_CACHE
@@ -89,18 +90,12 @@ def score_group() -> None:
     help="Which tasks to score: the held-out test split (the evaluation), the train split "
     "(tasks that may be shown to a model), or all.",
 )
-@click.option(
-    "--test-fraction",
-    type=click.FloatRange(0.0, 1.0),
-    default=None,
-    help="For a task file without a release: the split's test fraction  [default: 0.5, "
+@split_options(
+    "For a task file without a release: the split's test fraction  [default: 0.5, "
     "as grounding and publish use].",
-)
-@click.option(
-    "--split-seed",
-    type=int,
-    default=None,
-    help="For a task file without a release: the split's seed  [default: 0].",
+    seed_help="For a task file without a release: the split's seed  [default: 0].",
+    fraction_default=None,
+    seed_default=None,
 )
 @click.option(
     "--dialect",

@@ -155,6 +155,38 @@ def jobs_option(help: str) -> Callable:
     return click.option("--jobs", type=click.IntRange(1), default=1, show_default=True, help=help)
 
 
+def split_options(
+    fraction_help: str,
+    *,
+    seed_flag: str = "--split-seed",
+    seed_help: str = "Split seed.",
+    fraction_default: float | None = 0.5,
+    seed_default: int | None = 0,
+) -> Callable:
+    """``--test-fraction`` and the seed of the leakage-aware split (:mod:`score.split`).
+
+    Commands that also take a bootstrap ``--seed`` name the split's seed ``--split-seed``;
+    a default of ``None`` means "the release's split, else the documented default"."""
+
+    def apply(f: Callable) -> Callable:
+        f = click.option(
+            seed_flag,
+            type=int,
+            default=seed_default,
+            show_default=seed_default is not None,
+            help=seed_help,
+        )(f)
+        return click.option(
+            "--test-fraction",
+            type=click.FloatRange(0.0, 1.0),
+            default=fraction_default,
+            show_default=fraction_default is not None,
+            help=fraction_help,
+        )(f)
+
+    return apply
+
+
 def bootstrap_options(f: Callable) -> Callable:
     """``--seed`` and ``--resamples`` of the bootstrap intervals."""
     f = click.option(

@@ -133,6 +133,13 @@ def score_cli(*args: str):
     return CliRunner().invoke(main, ["score", "run", *args, "--split", "all", "-q"])
 
 
+def score_uncached(db: Path, tasks: Path, preds: Path, out: Path, *extra: str):
+    """``score run`` at the short limits with no gold cache, writing to ``out``."""
+    return score_cli(
+        str(tasks), str(preds), "--out", str(out), "--db", str(db), "--no-cache", *LIMITS, *extra
+    )
+
+
 def test_every_attack_ends_in_its_outcome_and_the_run_completes(omop_db, tmp_path, monkeypatch):
     (tmp_path / ".tmp").mkdir()
     (tmp_path / ".tmp" / "x.txt").write_text("a host file\n")
@@ -145,9 +152,7 @@ def test_every_attack_ends_in_its_outcome_and_the_run_completes(omop_db, tmp_pat
         tmp_path / "preds.jsonl", [{"task_id": t, "sql": sql} for t, sql, *_ in ATTACKS]
     )
     out = tmp_path / "run"
-    result = score_cli(
-        str(tasks), str(preds), "--out", str(out), "--db", str(omop_db), "--no-cache", *LIMITS
-    )
+    result = score_uncached(omop_db, tasks, preds, out)
     assert result.exit_code == 0, result.output
     records = results_by_id(out)
     assert len(records) == len(ATTACKS)
@@ -239,9 +244,7 @@ def test_csv_index_files_are_confined_to_the_index_folder(omop_db, tmp_path):
         folder / "index.jsonl", [{"task_id": t, "csv": c[0]} for t, c in cases.items()]
     )
     out = tmp_path / "run"
-    result = score_cli(
-        str(tasks), str(index), "--out", str(out), "--db", str(omop_db), "--no-cache", *LIMITS
-    )
+    result = score_uncached(omop_db, tasks, index, out)
     assert result.exit_code == 0, result.output
     records = results_by_id(out)
     for task_id, (_, outcome, words) in cases.items():
@@ -264,11 +267,10 @@ def test_bad_prediction_lines_are_named_problems(omop_db, tmp_path, line, named)
     preds = tmp_path / "preds.jsonl"
     good = b'{"task_id": "t2", "sql": "SELECT count(*) AS n FROM cdm.person"}'
     preds.write_bytes(good + b"\n" + line + b"\n")
-    common = ["--db", str(omop_db), "--no-cache", *LIMITS]
-    strict = score_cli(str(tasks), str(preds), "--out", str(tmp_path / "a"), *common)
+    strict = score_uncached(omop_db, tasks, preds, tmp_path / "a")
     assert strict.exit_code == 1
     assert strict.output.count("\n") == 1 and "line 2" in strict.output and named in strict.output
-    lenient = score_cli(str(tasks), str(preds), "--out", str(tmp_path / "b"), "--lenient", *common)
+    lenient = score_uncached(omop_db, tasks, preds, tmp_path / "b", "--lenient")
     assert lenient.exit_code == 0, lenient.output
     summary = json.loads((tmp_path / "b" / "summary.json").read_text())
     assert len(summary["input_problems"]) == 1 and named in summary["input_problems"][0]
@@ -283,16 +285,7 @@ def test_a_raw_carriage_return_inside_a_record_is_one_line(omop_db, tmp_path):
         b'{"task_id": "t1",\r "sql": "SELECT count(*) AS n FROM cdm.person"}\n'
         b'{"task_id": "t2", "sql": "SELECT 1\rAS n"}\n'
     )
-    result = score_cli(
-        str(tasks),
-        str(preds),
-        "--out",
-        str(tmp_path / "a"),
-        "--lenient",
-        "--db",
-        str(omop_db),
-        "--no-cache",
-    )
+    result = score_uncached(omop_db, tasks, preds, tmp_path / "a", "--lenient")
     assert result.exit_code == 0, result.output
     summary = json.loads((tmp_path / "a" / "summary.json").read_text())
     assert summary["input_problems"] == [

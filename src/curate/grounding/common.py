@@ -19,13 +19,13 @@ whenever its data are:
 from __future__ import annotations
 
 import datetime as dt
-import decimal
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from score.cell_text import typed_text
 from score.errors import SqlgoldError
 from score.executor import Executor
 from score.result import QueryError
@@ -66,18 +66,9 @@ def run_example(executor: Executor, sql: str, *, what: str = "example") -> Examp
 
 def format_value(value: Any, max_text: int = MAX_TEXT) -> str:
     """A value as a Markdown table cell: NULL, ISO dates, cut long text, ``|`` escaped."""
-    if value is None:
-        return "NULL"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return repr(value)
-    if isinstance(value, decimal.Decimal):
-        return str(value)
-    if isinstance(value, dt.datetime):
-        return value.isoformat(sep=" ")
-    if isinstance(value, dt.date):
-        return value.isoformat()
+    typed = typed_text(value)
+    if typed is not None:
+        return typed
     if isinstance(value, dt.timedelta):
         return f"{value.days} days" if not value.seconds else str(value)
     text = str(value).replace("\n", " ")

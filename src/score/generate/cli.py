@@ -22,6 +22,7 @@ from score.cli_options import (
     handle_errors,
     jobs_option,
     quiet_option,
+    split_options,
 )
 
 DEFAULT_TASKS = Path("data/benchmark/omop_tasks.jsonl")
@@ -70,14 +71,7 @@ def prompt_options(f: Callable) -> Callable:
             show_default=True,
             help="Grounding documents indexed for rag (examples.md aside).",
         ),
-        click.option(
-            "--test-fraction",
-            type=click.FloatRange(0.0, 1.0),
-            default=0.5,
-            show_default=True,
-            help="Share of each tier held out (the split of `sqlgold grounding`).",
-        ),
-        click.option("--split-seed", type=int, default=0, show_default=True, help="Split seed."),
+        split_options("Share of each tier held out (the split of `sqlgold grounding`)."),
     ]
     for option in reversed(options):
         f = option(f)

@@ -27,11 +27,10 @@ person_id | cause_source_value
 
 from __future__ import annotations
 
-import datetime as dt
-import decimal
 import hashlib
 from typing import Any
 
+from ..cell_text import typed_text
 from .database_facts import EXAMPLE_ROWS, DatabaseFacts, TableFacts, VocabularyFacts
 
 #: Longest text value shown in an example row before it is cut.
@@ -41,23 +40,15 @@ MAX_VALUE_CHARS = 60
 def format_value(value: Any) -> str:
     """One example value on one line: NULL, ISO dates, long text cut, no tabs or newlines.
 
+    >>> import datetime as dt
     >>> format_value(None), format_value(dt.date(2020, 1, 2)), format_value(2.5)
     ('NULL', '2020-01-02', '2.5')
     >>> format_value("a\\tb" + "x" * 70)[-5:]
     'xx...'
     """
-    if value is None:
-        return "NULL"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return repr(value)
-    if isinstance(value, decimal.Decimal):
-        return str(value)
-    if isinstance(value, dt.datetime):
-        return value.isoformat(sep=" ")
-    if isinstance(value, dt.date):
-        return value.isoformat()
+    typed = typed_text(value)
+    if typed is not None:
+        return typed
     text = " ".join(str(value).split())
     if len(text) > MAX_VALUE_CHARS:
         text = text[: MAX_VALUE_CHARS - 3] + "..."
