@@ -20,22 +20,22 @@ SPARK_STAMP := $(VENV)/.spark-installed
 help:  ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
 	touch $(STAMP)
 
 venv: $(STAMP)  ## create .venv and install sqlgold into it
 
 # the optional extra of `sqlgold generate` (openai, bm25s): make curate never needs it
 $(GENSTAMP): $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[dev,generate]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,generate]'
 	touch $(GENSTAMP)
 
 # pyspark (about 540 MB with its Connect client) only for the targets that use Spark
 $(SPARK_STAMP): $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[dev,spark]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,spark]'
 	touch $(SPARK_STAMP)
 
 spark-up: $(SPARK_STAMP) $(DB)  ## start a local Spark Connect server (port SPARK_PORT) and load the CDM

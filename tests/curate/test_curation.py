@@ -109,6 +109,12 @@ def test_committed_task_file_and_report_are_current(project_run):
         "data/benchmark/omop_tasks.jsonl is stale: run `make curate`"
     )
     committed = json.loads((PROJECT_TASKS.parent / "omop_report.json").read_text())
+    # the versions first, with their own message: a report made under another sqlglot or
+    # DuckDB is not stale, the environment is (the Makefile installs constraints.txt)
+    assert committed["versions"] == project_run.report["versions"], (
+        "the committed report was curated with other versions than are installed: "
+        "install with `-c constraints.txt` (as the Makefile does), or run `make curate`"
+    )
     assert _without_paths(committed) == _without_paths(project_run.report)
 
 
