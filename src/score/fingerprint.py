@@ -3,7 +3,9 @@
 The fingerprint says *which data* a task set was verified on and a score was computed
 on.  It is defined on each cell's value, never on a file's bytes or an engine's type
 names (the same data loaded into PostgreSQL or Spark has other type names), so any SQL
-engine can compute it with ``md5``, string concatenation, ``ROUND`` and a sort:
+engine can compute it with ``md5``, string concatenation, ``ROUND`` and a sort.  It is
+written once per engine (:data:`DUCKDB`, :data:`POSTGRES`, :data:`SPARK`), so each
+server computes it over its own tables and no row leaves it:
 
 1. **A cell's canonical text** (:func:`value_sql` writes it in DuckDB SQL):
 
@@ -12,9 +14,13 @@ engine can compute it with ``md5``, string concatenation, ``ROUND`` and a sort:
    ==========================  =============================================================
    NULL                        ``\\N`` (a backslash and N; no value's text can be it, see text)
    integer                     decimal digits, ``-`` for negatives (``42``, ``-7``)
-   float, double, decimal      rounded half away from zero to 6 decimals, printed with exactly
+   decimal                     rounded half away from zero to 6 decimals, printed with exactly
                                6 decimals: ``CAST(ROUND(x, 6) AS DECIMAL(38, 6))`` (``2.500000``,
-                               ``0.333333``, ``-1.000000``); ``nan``, ``inf``, ``-inf``
+                               ``0.333333``, ``-1.000000``)
+   float, double               the same rounding of the float's shortest decimal text (the
+                               one that reads back as the same float: ``5e-07`` is
+                               ``0.000001``, never what binary arithmetic makes of the
+                               tie); ``nan``, ``inf``, ``-inf``
    boolean                     ``true`` / ``false``
    date                        ``YYYY-MM-DD``
    timestamp                   a midnight timestamp is its date; else
@@ -34,7 +40,8 @@ engine can compute it with ``md5``, string concatenation, ``ROUND`` and a sort:
    tables in name order, lines joined by ``\\n``.  Column types are not part of it.
 
 Changing this definition changes :data:`FINGERPRINT_FORMAT`, and with it every
-fingerprint (gold cache keys and curation reports follow).
+fingerprint (gold cache keys and curation reports follow).  Format 3 differs from 2 in
+floats only (2 rounded ``x * 10**6`` in binary, which no other engine can repeat).
 
 >>> import duckdb
 >>> con = duckdb.connect()
@@ -50,7 +57,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import duckdb
@@ -58,25 +65,61 @@ import duckdb
 from .cdm_schema import CDM_TABLES
 from .errors import DatabaseError
 
-FINGERPRINT_FORMAT = "sqlgold.fingerprint/2"
+FINGERPRINT_FORMAT = "sqlgold.fingerprint/3"
 NULL_TEXT = "\\N"
 DECIMALS = 6
 
-_INTEGER = re.compile(r"^(U?(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT)|INT\d*|UINT\d*)$")
-_FRACTIONAL = re.compile(r"^(DOUBLE|FLOAT|REAL|FLOAT[48]|DECIMAL(\(\d+,\s*\d+\))?|NUMERIC.*)$")
-_TIMESTAMP = re.compile(r"^TIMESTAMP(_S|_MS|_NS)?( WITH TIME ZONE)?$|^TIMESTAMPTZ$")
+_INTEGER = re.compile(
+    r"^(U?(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT)|INT\d*|UINT\d*|INT|SERIAL|BIGSERIAL)$"
+)
+_DOUBLE = re.compile(r"^(DOUBLE|FLOAT|REAL|FLOAT[48]|DOUBLE PRECISION)$")
+_DECIMAL = re.compile(r"^(DECIMAL|NUMERIC)(\(\d+(,\s*\d+)?\))?$")
+_TIMESTAMP = re.compile(
+    r"^TIMESTAMP(_S|_MS|_NS|_NTZ)?(\(\d\))?( WITHOUT TIME ZONE)?$"
+)
+_TIMESTAMP_TZ = re.compile(r"^TIMESTAMP(\(\d\))? WITH TIME ZONE$|^TIMESTAMPTZ$|^TIMESTAMP_LTZ$")
+
+#: The kinds of value the canonical text distinguishes (column 1 of the table above).
+KINDS = ("integer", "double", "decimal", "boolean", "date", "timestamp", "timestamptz", "text")
+
+
+def value_kind(type_name: str) -> str:
+    """The kind of value a column type holds, from DuckDB's, PostgreSQL's or Spark's name
+    for it (anything not numeric, boolean or temporal is text).
+
+    >>> [value_kind(t) for t in ("INTEGER", "bigint", "double precision", "decimal(10,2)")]
+    ['integer', 'integer', 'double', 'decimal']
+    >>> [value_kind(t) for t in ("timestamp_ntz", "timestamp with time zone", "character varying")]
+    ['timestamp', 'timestamptz', 'text']
+    """
+    t = " ".join(type_name.upper().split())
+    if _INTEGER.match(t):
+        return "integer"
+    if _DOUBLE.match(t):
+        return "double"
+    if _DECIMAL.match(t):
+        return "decimal"
+    if t in ("BOOLEAN", "BOOL"):
+        return "boolean"
+    if t == "DATE":
+        return "date"
+    if _TIMESTAMP_TZ.match(t):
+        return "timestamptz"
+    if _TIMESTAMP.match(t):
+        return "timestamp"
+    return "text"
 
 
 @dataclass(frozen=True)
 class TableDigest:
     """One table's part of the fingerprint: its columns (lower-cased names, sorted),
-    row count and order-independent digest; ``types`` are DuckDB's, for reports only."""
+    row count and order-independent digest; ``types`` are the engine's, for reports only."""
 
     name: str
     columns: tuple[str, ...]
     rows: int
     digest: str
-    types: tuple[tuple[str, str], ...] = ()  # (name, DuckDB type) in the table's order
+    types: tuple[tuple[str, str], ...] = ()  # (name, engine type) in the table's order
 
     def line(self) -> str:
         return f"{self.name}\t{','.join(self.columns)}\t{self.rows}\t{self.digest}"
@@ -84,6 +127,142 @@ class TableDigest:
 
 def _ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
+
+
+def _backtick(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+@dataclass(frozen=True)
+class FingerprintDialect:
+    """How one engine's SQL writes the canonical text of each kind of value: the same
+    definition (the table above), in that engine's functions.  ``{c}`` is the column."""
+
+    name: str
+    quote: Callable[[str], str]
+    cells: Mapping[str, str]
+    backslash: str  # an expression of one backslash character
+    tab: str
+    digest: str  # count and digest of ``{rows}``, a subquery of row hashes ``h``
+
+    def value_sql(self, column: str, type_name: str) -> str:
+        return self.cells[value_kind(type_name)].format(c=self.quote(column))
+
+    def row_text_sql(self, columns: Sequence[tuple[str, str]]) -> str:
+        ordered = sorted(columns, key=lambda c: c[0].lower())
+        if not ordered:
+            return "''"
+        null = f"{self.backslash} || 'N'" if self.name != "duckdb" else "'\\N'"
+        cells = [f"coalesce({self.value_sql(name, t)}, {null})" for name, t in ordered]
+        return f" || {self.tab} || ".join(cells)
+
+    def digest_sql(self, qualified: str, columns: Sequence[tuple[str, str]]) -> str:
+        """A query of one row: the table's row count and digest."""
+        rows = f"SELECT md5({self.row_text_sql(columns)}) AS h FROM {qualified}"
+        return self.digest.format(rows=rows)
+
+
+# a decimal is rounded as it is; a float from its shortest decimal text (the one that
+# reads back as the same float, which every engine prints), so that no engine's binary
+# arithmetic decides a tie: 5e-07 is 0.000001 everywhere, 1e20 is 100000000000000000000
+_FIXED = f"CAST(CAST(ROUND({{c}}, {DECIMALS}) AS DECIMAL(38, {DECIMALS})) AS VARCHAR)"
+_FLOAT_FIXED = f"CAST(CAST(CAST({{c}} AS VARCHAR) AS DECIMAL(38, {DECIMALS})) AS VARCHAR)"
+
+DUCKDB = FingerprintDialect(
+    name="duckdb",
+    quote=_ident,
+    cells={
+        "integer": "CAST({c} AS VARCHAR)",
+        "decimal": _FIXED,
+        "double": (
+            "CASE WHEN isnan({c}) THEN 'nan' WHEN isinf({c}) AND {c} > 0 THEN 'inf' "
+            "WHEN isinf({c}) THEN '-inf' ELSE " + _FLOAT_FIXED + " END"
+        ),
+        "boolean": "CASE WHEN {c} THEN 'true' ELSE 'false' END",
+        "date": "strftime({c}, '%Y-%m-%d')",
+        "timestamp": (
+            "CASE WHEN CAST({c} AS TIMESTAMP) = date_trunc('day', CAST({c} AS TIMESTAMP)) "
+            "THEN strftime(CAST({c} AS TIMESTAMP), '%Y-%m-%d') "
+            "ELSE strftime(CAST({c} AS TIMESTAMP), '%Y-%m-%dT%H:%M:%S.%f') END"
+        ),
+        "timestamptz": (
+            "CASE WHEN CAST(timezone('UTC', {c}) AS TIMESTAMP) = "
+            "date_trunc('day', CAST(timezone('UTC', {c}) AS TIMESTAMP)) "
+            "THEN strftime(CAST(timezone('UTC', {c}) AS TIMESTAMP), '%Y-%m-%d') "
+            "ELSE strftime(CAST(timezone('UTC', {c}) AS TIMESTAMP), '%Y-%m-%dT%H:%M:%S.%f') END"
+        ),
+        "text": "replace(replace(CAST({c} AS VARCHAR), '\\', '\\\\'), chr(9), '\\t')",
+    },
+    backslash="chr(92)",
+    tab="chr(9)",
+    digest="SELECT count(*), md5(coalesce(string_agg(h, '' ORDER BY h), '')) FROM ({rows})",
+)
+
+_PG_TEXT = (
+    "replace(replace(CAST({c} AS TEXT), chr(92), chr(92) || chr(92)), chr(9), chr(92) || 't')"
+)
+_PG_FIXED = f"CAST(ROUND({{c}}, {DECIMALS}) AS TEXT)"
+# float8 text is the shortest that reads back (compute_fingerprint pins extra_float_digits)
+_PG_FLOAT_FIXED = f"CAST(ROUND(CAST(CAST({{c}} AS TEXT) AS NUMERIC), {DECIMALS}) AS TEXT)"
+_PG_TS = (
+    "CASE WHEN {t} = date_trunc('day', {t}) THEN to_char({t}, 'YYYY-MM-DD') "
+    "ELSE to_char({t}, 'YYYY-MM-DD\"T\"HH24:MI:SS.US') END"
+)
+
+POSTGRES = FingerprintDialect(
+    name="postgres",
+    quote=_ident,
+    cells={
+        "integer": "CAST({c} AS TEXT)",
+        "decimal": _PG_FIXED,
+        "double": (
+            "CASE WHEN {c} = 'NaN'::float8 THEN 'nan' WHEN {c} = 'Infinity'::float8 THEN 'inf' "
+            "WHEN {c} = '-Infinity'::float8 THEN '-inf' ELSE " + _PG_FLOAT_FIXED + " END"
+        ),
+        "boolean": "CASE WHEN {c} THEN 'true' ELSE 'false' END",
+        "date": "to_char({c}, 'YYYY-MM-DD')",
+        "timestamp": _PG_TS.replace("{t}", "{c}"),
+        "timestamptz": _PG_TS.replace("{t}", "({c} AT TIME ZONE 'UTC')"),
+        "text": _PG_TEXT,
+    },
+    backslash="chr(92)",
+    tab="chr(9)",
+    digest=(
+        "SELECT count(*), md5(coalesce(string_agg(h, '' ORDER BY h COLLATE \"C\"), '')) "
+        "FROM ({rows}) AS fingerprint_rows"
+    ),
+)
+
+_SPARK_FIXED = f"CAST(CAST(ROUND({{c}}, {DECIMALS}) AS DECIMAL(38, {DECIMALS})) AS STRING)"
+_SPARK_FLOAT_FIXED = f"CAST(CAST(CAST({{c}} AS STRING) AS DECIMAL(38, {DECIMALS})) AS STRING)"
+# the session time zone is UTC (score.engines.spark), so a timestamp's text is its UTC time
+_SPARK_TS = (
+    "CASE WHEN date_format({c}, 'HH:mm:ss.SSSSSS') = '00:00:00.000000' "
+    "THEN date_format({c}, 'yyyy-MM-dd') "
+    "ELSE date_format({c}, \"yyyy-MM-dd'T'HH:mm:ss.SSSSSS\") END"
+)
+
+SPARK = FingerprintDialect(
+    name="spark",
+    quote=_backtick,
+    cells={
+        "integer": "CAST({c} AS STRING)",
+        "decimal": _SPARK_FIXED,
+        "double": (
+            "CASE WHEN isnan({c}) THEN 'nan' WHEN {c} = CAST('Infinity' AS DOUBLE) THEN 'inf' "
+            "WHEN {c} = CAST('-Infinity' AS DOUBLE) THEN '-inf' ELSE " + _SPARK_FLOAT_FIXED + " END"
+        ),
+        "boolean": "CASE WHEN {c} THEN 'true' ELSE 'false' END",
+        "date": "date_format({c}, 'yyyy-MM-dd')",
+        "timestamp": _SPARK_TS,
+        "timestamptz": _SPARK_TS,
+        "text": _PG_TEXT.replace("TEXT", "STRING"),
+    },
+    backslash="chr(92)",
+    tab="chr(9)",
+    # collect_list's order is arbitrary; array_sort orders strings by their bytes
+    digest="SELECT count(*), md5(array_join(array_sort(collect_list(h)), '')) FROM ({rows})",
+)
 
 
 def value_sql(column: str, type_name: str) -> str:
@@ -94,41 +273,21 @@ def value_sql(column: str, type_name: str) -> str:
     >>> value_sql("d", "DATE")
     'strftime("d", \\'%Y-%m-%d\\')'
     """
-    col = _ident(column)
-    t = type_name.upper()
-    if _INTEGER.match(t):
-        return f"CAST({col} AS VARCHAR)"
-    if _FRACTIONAL.match(t):
-        fixed = f"CAST(CAST(ROUND({col}, {DECIMALS}) AS DECIMAL(38, {DECIMALS})) AS VARCHAR)"
-        if t.startswith(("DECIMAL", "NUMERIC")):
-            return fixed
-        return (
-            f"CASE WHEN isnan({col}) THEN 'nan' WHEN isinf({col}) AND {col} > 0 THEN 'inf' "
-            f"WHEN isinf({col}) THEN '-inf' ELSE {fixed} END"
-        )
-    if t == "BOOLEAN":
-        return f"CASE WHEN {col} THEN 'true' ELSE 'false' END"
-    if t == "DATE":
-        return f"strftime({col}, '%Y-%m-%d')"
-    if _TIMESTAMP.match(t):
-        ts = f"timezone('UTC', {col})" if "TIME ZONE" in t or t == "TIMESTAMPTZ" else col
-        ts = f"CAST({ts} AS TIMESTAMP)"
-        return (
-            f"CASE WHEN {ts} = date_trunc('day', {ts}) THEN strftime({ts}, '%Y-%m-%d') "
-            f"ELSE strftime({ts}, '%Y-%m-%dT%H:%M:%S.%f') END"
-        )
-    text = col if t == "VARCHAR" else f"CAST({col} AS VARCHAR)"
-    return f"replace(replace({text}, '\\', '\\\\'), chr(9), '\\t')"
+    return DUCKDB.value_sql(column, type_name)
 
 
 def row_text_sql(columns: Sequence[tuple[str, str]]) -> str:
     """A DuckDB expression of a row's canonical text: its cells' texts, columns in the
     order of their lower-cased names, joined by tabs, NULL as ``\\N``."""
-    ordered = sorted(columns, key=lambda c: c[0].lower())
-    if not ordered:
-        return "''"
-    cells = [f"coalesce({value_sql(name, t)}, '\\N')" for name, t in ordered]
-    return " || chr(9) || ".join(cells)
+    return DUCKDB.row_text_sql(columns)
+
+
+def table_digest_of(
+    name: str, columns: Sequence[tuple[str, str]], count: int, digest: str
+) -> TableDigest:
+    """The digest of CDM table ``name`` from its columns and what its digest query gave."""
+    names = tuple(sorted(c[0].lower() for c in columns))
+    return TableDigest(name, names, int(count), digest, tuple(columns))
 
 
 def table_digest(
@@ -139,21 +298,17 @@ def table_digest(
 ) -> TableDigest:
     """Row count and digest of one table (``qualified`` is its quoted full name)."""
     try:
-        count, digest = con.execute(
-            f"SELECT count(*), md5(coalesce(string_agg(h, '' ORDER BY h), '')) "
-            f"FROM (SELECT md5({row_text_sql(columns)}) AS h FROM {qualified})"
-        ).fetchone()
+        count, digest = con.execute(DUCKDB.digest_sql(qualified, columns)).fetchone()
     except duckdb.Error as e:
         raise DatabaseError(f"cannot fingerprint table {name}: {e}") from e
-    names = tuple(sorted(c[0].lower() for c in columns))
-    return TableDigest(name, names, int(count), digest, tuple(columns))
+    return table_digest_of(name, columns, count, digest)
 
 
 def fingerprint_of(digests: Sequence[TableDigest]) -> str:
     """The fingerprint over table digests (see the module docstring).
 
     >>> fingerprint_of([])[:12]
-    'ed3cf6afcf16'
+    'ea1be098eeb0'
     """
     lines = [FINGERPRINT_FORMAT, *(d.line() for d in sorted(digests, key=lambda d: d.name))]
     return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()

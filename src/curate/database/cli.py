@@ -61,20 +61,15 @@ def db_build(out: Path, vocab: Path | None, quiet: bool) -> None:
     is_flag=True,
     help="Compute the fingerprint even if it is cached for this very state of the file.",
 )
-@click.option(
-    "--values",
-    "by_value",
-    is_flag=True,
-    help="Also print the value fingerprint, the same on every engine (always on PostgreSQL).",
-)
 @handle_errors
-def db_info(db_path: Path | str, schema: str | None, recompute: bool, by_value: bool) -> None:
+def db_info(db_path: Path | str, schema: str | None, recompute: bool) -> None:
     """Print the CDM tables, their row counts and the fingerprint of any OMOP database
     (a DuckDB file or a postgresql:// URL).
 
-    A DuckDB file's fingerprint is always the data's own (cached only while the file is
-    unchanged); exit code 3 when it differs from the one `db build` stored (the file was
-    changed).
+    The fingerprint is defined on values, so the same data give the same one on every
+    engine; the server computes it on PostgreSQL.  A DuckDB file's fingerprint is always
+    the data's own (cached only while the file is unchanged); exit code 3 when it differs
+    from the one `db build` stored (the file was changed).
     """
     from score.database import describe_database
     from score.engines import is_database_url
@@ -89,7 +84,7 @@ def db_info(db_path: Path | str, schema: str | None, recompute: bool, by_value: 
             click.echo(f"{name:<24}{rows:>10,}")
         if pg.missing:
             click.echo(f"missing      {', '.join(pg.missing)}")
-        click.echo(f"fingerprint  {pg.fingerprint} (values)")
+        click.echo(f"fingerprint  {pg.fingerprint} (computed by the server)")
         return
 
     info = describe_database(db_path, schema, recompute=recompute)
@@ -100,10 +95,6 @@ def db_info(db_path: Path | str, schema: str | None, recompute: bool, by_value: 
     if info.missing:
         click.echo(f"missing      {', '.join(info.missing)}")
     click.echo(f"fingerprint  {info.fingerprint} ({info.fingerprint_check.describe()})")
-    if by_value:
-        from score.engines.value_fingerprint import duckdb_value_fingerprint
-
-        click.echo(f"fingerprint  {duckdb_value_fingerprint(db_path, info.schema)} (values)")
     if info.fingerprint_check.stored_differs:
         click.echo(
             f"warning: {info.path} was changed after `db build`: its data no longer has the "
@@ -180,4 +171,4 @@ def _load_spark(url: str, source: Path, quiet: bool) -> None:
     click.echo(f"database     {url} (database cdm)")
     for name, rows in written:
         click.echo(f"{name:<24}{rows:>10,}")
-    click.echo(f"fingerprint  {fingerprint} (values)")
+    click.echo(f"fingerprint  {fingerprint}")

@@ -4,9 +4,10 @@ Every CDM table of an OMOP DuckDB file becomes a Parquet-backed table ``cdm.<tab
 with the CDM's own types (``INTEGER`` -> int, ``VARCHAR`` -> string, ``DATE`` -> date,
 ``TIMESTAMP`` -> timestamp_ntz, ``DOUBLE`` -> double), sent through Spark Connect as
 Arrow, so the server may be remote.  Each table is written under a temporary name and
-renamed over the old one, so a failed load never leaves a half-written table; the value
-fingerprint (:mod:`score.engines.value_fingerprint`) is stored last in
-``sqlgold.build_info``, so its presence says the load finished.
+renamed over the old one, so a failed load never leaves a half-written table; the
+fingerprint of what was written (:mod:`score.fingerprint`, computed by Spark, and equal to
+the source file's for the same data) is stored last in ``sqlgold.build_info``, so its
+presence says the load finished.
 """
 
 from __future__ import annotations
@@ -100,11 +101,10 @@ def load_cdm(
     db_path: str | Path, url: str, progress: Callable[[str], None] | None = None
 ) -> tuple[list[tuple[str, int]], str]:
     """Write the CDM of ``db_path`` into Spark at ``url``; the tables written with their
-    row counts, and the value fingerprint stored with them."""
-    from score.engines.value_fingerprint import value_fingerprint
+    row counts, and the fingerprint of the tables written, stored with them."""
+    from score.engines.spark import fingerprint_tables
 
     tables = read_cdm(db_path)
-    fingerprint = value_fingerprint(tables)
     spark = connect(url)
     try:
         spark.conf.set("spark.sql.session.timeZone", "UTC")
@@ -124,6 +124,7 @@ def load_cdm(
         # requests in flight keep its two cores busy.
         with ThreadPoolExecutor(4) as pool:
             written = list(pool.map(write, tables))
+        fingerprint = fingerprint_tables(spark, [name for name, _ in written])
         info = spark.createDataFrame(
             [("fingerprint", fingerprint), ("schema", DATABASE), ("source", str(db_path))],
             "key string, value string",

@@ -32,7 +32,6 @@ from ..result import QueryError, QueryResult
 from ..settings import ExecutorSettings
 from . import Limits, Reference
 from .postgres_guard import DIALECT, check_postgres_tree, parse
-from .value_fingerprint import fingerprint_lines, table_line
 
 DEFAULT_SCHEMA = "cdm"
 URL_SCHEMES = ("postgresql://", "postgres://")
@@ -110,25 +109,30 @@ class PostgresEngine:
         return None
 
     def compute_fingerprint(self) -> str:
-        """The value fingerprint (:mod:`score.engines.value_fingerprint`)."""
-        lines = []
+        """The fingerprint (:mod:`score.fingerprint`), computed by the server: each
+        table's rows hashed and their hashes sorted in SQL, so no row leaves it."""
+        from ..fingerprint import POSTGRES, fingerprint_of, table_digest_of
+
+        digests = []
         try:
+            self._conn.execute("SET LOCAL statement_timeout = 0")
+            self._conn.execute("SET LOCAL extra_float_digits = 1")  # shortest float text
             for name in sorted(self.tables):
-                sql = f"SELECT * FROM {_ident(self.schema)}.{_ident(self.tables[name])}"
-                lines.append(table_line(name, self._fetch_all(sql)))
+                real = self.tables[name]
+                columns = self._conn.execute(
+                    "SELECT a.attname, format_type(a.atttypid, NULL) FROM pg_attribute a "
+                    "WHERE a.attrelid = %s::regclass AND a.attnum > 0 AND NOT a.attisdropped "
+                    "ORDER BY a.attnum",
+                    [f"{_ident(self.schema)}.{_ident(real)}"],
+                ).fetchall()
+                qualified = f"{_ident(self.schema)}.{_ident(real)}"
+                count, digest = self._conn.execute(
+                    POSTGRES.digest_sql(qualified, columns)
+                ).fetchone()
+                digests.append(table_digest_of(name, columns, count, digest))
         finally:
             self._conn.rollback()
-        return fingerprint_lines(lines)
-
-    def _fetch_all(self, sql: str) -> pa.Table:
-        self._conn.execute("SET LOCAL statement_timeout = 0")
-        with self._conn.cursor(name="sqlgold_fingerprint") as cur:
-            cur.execute(sql)
-            names, types = _columns(cur)
-            rows = []
-            while batch := cur.fetchmany(20_000):
-                rows.extend(batch)
-        return _to_arrow(names, types, rows)
+        return fingerprint_of(digests)
 
     # -- checking ----------------------------------------------------------------
     def check(self, sql: str) -> None:
@@ -216,7 +220,7 @@ class PostgresInfo:
 
 
 def describe_postgres(url: str, schema: str | None = None) -> PostgresInfo:
-    """Tables, row counts and value fingerprint of the CDM at ``url`` (read-only role)."""
+    """Tables, row counts and fingerprint of the CDM at ``url`` (read-only role)."""
     from ..cdm_schema import CDM_TABLES
 
     engine = PostgresEngine(url, schema, ExecutorSettings(timeout_seconds=3600))

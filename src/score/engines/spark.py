@@ -88,7 +88,7 @@ class SparkEngine:
 
     # -- facts -------------------------------------------------------------------
     def stored_fingerprint(self) -> str | None:
-        """The value fingerprint ``sqlgold db load`` stored in ``sqlgold.build_info``."""
+        """The fingerprint ``sqlgold db load`` stored in ``sqlgold.build_info``."""
         try:
             rows = self._spark.sql(
                 "SELECT key, value FROM sqlgold.build_info"
@@ -101,13 +101,8 @@ class SparkEngine:
         return None
 
     def compute_fingerprint(self) -> str:
-        """The value fingerprint (:mod:`score.engines.value_fingerprint`) of the CDM."""
-        from .value_fingerprint import value_fingerprint
-
-        return value_fingerprint(
-            (name, self._spark.table(f"{DATABASE}.`{name}`").toArrow())
-            for name in sorted(self.tables)
-        )
+        """The fingerprint (:mod:`score.fingerprint`) of the CDM, computed by Spark."""
+        return fingerprint_tables(self._spark, sorted(self.tables))
 
     # -- checking ----------------------------------------------------------------
     def check(self, sql: str) -> None:
@@ -218,3 +213,19 @@ def _classify(e: BaseException) -> QueryError:
 def _first_line(e: BaseException) -> str:
     text = str(e).strip()
     return text.splitlines()[0] if text else type(e).__name__
+
+
+def fingerprint_tables(spark, tables: list[str]) -> str:
+    """The fingerprint (:mod:`score.fingerprint`) of CDM tables ``cdm.<table>``, computed
+    in Spark SQL: each table's rows hashed and their hashes sorted by the server, so no
+    row comes to the client."""
+    from ..fingerprint import SPARK, fingerprint_of, table_digest_of
+
+    digests = []
+    for name in sorted(tables):
+        qualified = f"{DATABASE}.`{name}`"
+        columns = list(spark.table(qualified).dtypes)
+        row = spark.sql(SPARK.digest_sql(qualified, columns)).toArrow().to_pylist()[0]
+        count, digest = row.values()
+        digests.append(table_digest_of(name, columns, count, digest))
+    return fingerprint_of(digests)

@@ -7,12 +7,13 @@ import pytest
 from click.testing import CliRunner
 
 from curate.cli import main as cli
+from score.database import describe_database
 from score.engines import Limits
 from score.engines.postgres import PostgresEngine
-from score.engines.value_fingerprint import duckdb_value_fingerprint
 from score.errors import DatabaseError
 from score.executor import Executor, ExecutorSettings
 from score.result import QueryError
+from tests.score.engines.awkward_values import AWKWARD, duckdb_digest
 
 
 @pytest.fixture(scope="module")
@@ -61,19 +62,39 @@ def test_results_match_duckdb_by_value(pg_executor, executor):
     assert pg.types[1] == "BIGINT" and pg.types[2] == "TIMESTAMP"
 
 
-def test_same_value_fingerprint_as_duckdb(pg_executor, omop_db):
-    assert pg_executor.fingerprint == duckdb_value_fingerprint(omop_db)
+def test_same_fingerprint_as_duckdb(pg_executor, omop_db):
+    assert pg_executor.fingerprint == describe_database(omop_db).fingerprint
 
 
-def test_db_info_on_postgres_prints_the_value_fingerprint(pg_cdm, omop_db):
+def test_db_info_prints_the_same_fingerprint_on_both_engines(pg_cdm, omop_db):
     runner = CliRunner()
     pg = runner.invoke(cli, ["db", "info", "--db", pg_cdm.reader_url])
     assert pg.exit_code == 0, pg.output
     assert "sqlgold_reader:***@" in pg.output and pg_cdm.reader_url not in pg.output
-    duck = runner.invoke(cli, ["db", "info", "--db", str(omop_db), "--values"])
+    duck = runner.invoke(cli, ["db", "info", "--db", str(omop_db)])
     assert duck.exit_code == 0, duck.output
-    value_line = [x for x in duck.output.splitlines() if x.endswith("(values)")]
-    assert value_line and value_line[0] in pg.output
+
+    def fingerprint(output: str) -> str:
+        return next(x.split()[1] for x in output.splitlines() if x.startswith("fingerprint"))
+
+    assert fingerprint(pg.output) == fingerprint(duck.output)
+    assert fingerprint(pg.output) == describe_database(omop_db).fingerprint
+
+
+@pytest.mark.parametrize("kind", sorted(AWKWARD))
+def test_fingerprint_sql_gives_the_same_digest_on_both_engines(pg_server, kind):
+    """The fingerprint's one definition, written in each engine's SQL, gives the same
+    digest for values that the engines print, round or sort differently."""
+    from score.fingerprint import POSTGRES
+
+    _, pg_type, _, values = AWKWARD[kind]
+    with psycopg.connect(pg_server.url(), autocommit=True) as pg:
+        pg.execute(f"CREATE TEMP TABLE awkward (v {pg_type})")
+        with pg.cursor() as cur:
+            cur.executemany("INSERT INTO awkward VALUES (%s)", [[v] for v in values])
+        count, digest = pg.execute(POSTGRES.digest_sql("awkward", [("v", pg_type)])).fetchone()
+    assert (int(count), digest) == duckdb_digest(kind)
+    assert int(count) == len(values)
 
 
 @pytest.mark.parametrize(

@@ -6,17 +6,41 @@ from pathlib import Path
 
 import pytest
 
-from score.engines.value_fingerprint import duckdb_value_fingerprint
+from score.database import describe_database
 from score.errors import DatabaseError
 from score.executor import Executor, ExecutorSettings
 from score.result import QueryError
+from tests.score.engines.awkward_values import AWKWARD, duckdb_digest
 
 
 def test_fingerprint_equals_duckdb(spark_executor: Executor, spark_url: str, omop_db: Path):
-    duck = duckdb_value_fingerprint(str(omop_db))
+    duck = describe_database(omop_db).fingerprint
     assert spark_executor.fingerprint == duck  # stored by db load
     computed = spark_executor.call(_fingerprint_request())
     assert computed.fingerprint == duck  # and recomputed from Spark's own tables
+
+
+@pytest.mark.parametrize("kind", sorted(AWKWARD))
+def test_fingerprint_sql_gives_the_same_digest_as_duckdb(spark_url: str, kind: str):
+    """The fingerprint's definition in Spark SQL gives DuckDB's digest for values that
+    the two print, round or sort differently."""
+    from score.engines.spark import SESSION_CONF
+    from score.engines.spark_client import new_session
+    from score.fingerprint import SPARK
+
+    _, _, spark_type, values = AWKWARD[kind]
+    spark = new_session(spark_url)
+    try:
+        for key, value in SESSION_CONF.items():
+            spark.conf.set(key, value)
+        frame = spark.createDataFrame([(v,) for v in values], f"v {spark_type}")
+        frame.createOrReplaceTempView("awkward")
+        columns = list(spark.table("awkward").dtypes)
+        row = spark.sql(SPARK.digest_sql("awkward", columns)).toArrow().to_pylist()[0]
+    finally:
+        spark.stop()
+    count, digest = row.values()
+    assert (int(count), digest) == duckdb_digest(kind)
 
 
 def _fingerprint_request():
