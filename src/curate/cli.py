@@ -108,6 +108,14 @@ def main() -> None:
     is_flag=True,
     help="Exit with code 3 if any record is dropped or any source line is unreadable.",
 )
+@click.option(
+    "--against",
+    type=click.Path(exists=True, path_type=Path),
+    default=None,
+    metavar="TASKS",
+    help="A task file (or release) verified elsewhere, e.g. on DuckDB: the report states "
+    "which tasks give the same gold result on this database.",
+)
 @executor_options
 @quiet_option
 @handle_errors
@@ -130,6 +138,7 @@ def curate(
     allow_unresolved_semantics,
     max_per_result,
     strict,
+    against,
     timeout,
     max_rows,
     memory_limit,
@@ -141,7 +150,9 @@ def curate(
 
     Every record is rendered, transpiled to DuckDB, run on the database, checked against
     the reference rules and its reference answer, tiered and validated; the report says
-    what was kept and why each drop happened.  Exit codes: 0 done; 1 error (nothing
+    what was kept and why each drop happened.  On a PostgreSQL or Spark --db the golds
+    run as DuckDB SQL transpiled to that engine, and --against names a task file verified
+    elsewhere to compare gold results with.  Exit codes: 0 done; 1 error (nothing
     written, or only the reports when no task was kept); 2 usage; 3 under --strict,
     records dropped or source lines unreadable (the files are written).
     """
@@ -171,7 +182,18 @@ def curate(
         count["done"] += 1
         bar(count["done"], count["total"])
 
-    with Executor(db_path, schema, settings) as executor, closing(bar):
+    from curate.pipeline import CURATION_DIALECT
+
+    executor = Executor(db_path, schema, settings, sql_dialect=CURATION_DIALECT)
+    if executor.engine != "duckdb" and not quiet:
+        click.echo(
+            f"note: on {executor.engine} golds run as DuckDB SQL transpiled to it; the "
+            "case-insensitive collation check runs on DuckDB only, so golds that compare, "
+            "group or sort text are dropped as unresolved_semantics here "
+            "(--allow-unresolved-semantics keeps them)",
+            err=True,
+        )
+    with executor, closing(bar):
         run = curate_to_files(
             source,
             fmt,
@@ -187,6 +209,7 @@ def curate(
             jobs=jobs,
             on_start=on_start,
             progress=progress,
+            against=against,
         )
     c = run.report["counts"]
     unreadable = run.report["problems"]
@@ -207,6 +230,12 @@ def curate(
         click.echo(f"  {key:<40}{n:>5}")
     if unreadable:
         click.echo(f"unreadable   {len(unreadable)} source line(s) or file(s): see the report")
+    if "engine_agreement" in run.report:
+        a = run.report["engine_agreement"]["counts"]
+        click.echo(
+            f"against      {against}: {a['same']} same gold result, {a['different']} "
+            f"different, {a['only_here']} kept here only, {a['only_there']} there only"
+        )
     click.echo(f"tasks        {run.tasks_path}")
     click.echo(f"report       {run.report_path} (+ .md)")
     if strict and (c["dropped"] or unreadable):

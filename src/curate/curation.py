@@ -77,19 +77,27 @@ def curate_to_files(
     import_options: dict[str, Any] | None = None,
     on_start: Callable[[int], None] | None = None,
     progress: Callable[[SourceRecord], None] | None = None,
+    against: str | Path | None = None,
 ) -> CurationRun:
     """Import, curate and write the task file and both reports; return what was written.
 
     The destinations are checked before anything runs; the three files are written
     together or not at all.  A source with no record is an error, and so is a run that
     keeps no task (the reports are written, the task file is not: a task file holds at
-    least one task).
+    least one task).  With ``against`` (a task file verified elsewhere: another engine or
+    copy of the data) the report states which tasks give the same gold result here
+    (:mod:`curate.engine_agreement`).
     """
     source = Path(source)
     options = options or CurationOptions()
     out, report_path = default_paths(source, out, report_path)
     for path in (out, report_path, report_path.with_suffix(".md")):
         check_output_file(path, stage="curate")
+    there = None
+    if against is not None:
+        from score.tasks import open_task_set
+
+        there = open_task_set(against)  # read before curating: a bad file fails at once
     records, problems = load_sources(source, fmt, **(import_options or {}))
     if not records and not problems:
         raise InputError("the source holds no records", stage="import", path=str(source))
@@ -102,9 +110,10 @@ def curate_to_files(
         "source_sha256": _sources_sha256(source, fmt),
         "tasks_file": str(out),
         "database": {
-            "path": executor.db_path,
+            "path": executor.db_label,
             "schema": executor.schema,
             "fingerprint": executor.fingerprint,
+            **({"engine": executor.engine} if executor.engine != "duckdb" else {}),
         },
         "versions": {
             "sqlgold": version("sqlgold"),
@@ -114,7 +123,7 @@ def curate_to_files(
         "comparator_profile": options.profile,
         "settings": {
             "rules": asdict(options.rules),
-            "collation_check": options.collation_check,
+            "collation_check": options.collation_check and executor.engine == "duckdb",
             "unresolved_semantics": options.unresolved_semantics,
             "max_per_result": options.max_per_result,
             "today": executor.settings.today.isoformat() if executor.settings.today else None,
@@ -129,6 +138,15 @@ def curate_to_files(
         verdicts=verdicts,
         problems=problems,
     )
+    if there is not None:
+        from curate.engine_agreement import engine_agreement
+
+        report["engine_agreement"] = engine_agreement(
+            tasks,
+            there.tasks,
+            against=str(against),
+            fingerprint_there=there.verified_fingerprint,
+        )
     reports = {
         report_path: report_json(report),
         report_path.with_suffix(".md"): report_markdown(report),

@@ -120,7 +120,8 @@ def report_markdown(report: dict[str, Any]) -> str:
         "",
         f"- source: `{report['source']}` ({report['source_format']})",
         f"- tasks: `{report['tasks_file']}`",
-        f"- database: `{db['path']}` schema `{db['schema']}`, fingerprint `{db['fingerprint']}`",
+        f"- database: `{db['path']}`{' (' + db['engine'] + ')' if 'engine' in db else ''} "
+        f"schema `{db['schema']}`, fingerprint `{db['fingerprint']}`",
         f"- versions: sqlgold {v['sqlgold']}, sqlglot {v['sqlglot']}, duckdb {v['duckdb']}",
         f"- comparator profile: `{report['comparator_profile']}`",
         f"- fixed today: {report['settings']['today'] or 'none'}",
@@ -143,6 +144,10 @@ def report_markdown(report: dict[str, Any]) -> str:
         "",
     ]
     lines += _identical_results_markdown(report)
+    if "engine_agreement" in report:
+        from curate.engine_agreement import agreement_markdown
+
+        lines += agreement_markdown(report["engine_agreement"])
     warned = [r for r in report["records"] if r["status"] == "kept" and r.get("warnings")]
     lines += ["## Warnings on kept tasks", ""]
     if not warned:

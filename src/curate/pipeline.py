@@ -47,6 +47,10 @@ from score.result import QueryResult
 from score.result_hash import result_sha256
 from score.schemas import validation_errors
 
+#: The dialect of every gold and answer curation runs (transpiled to it first): on an
+#: engine of another dialect the executor transpiles once more, as scoring does.
+CURATION_DIALECT = "duckdb"
+
 #: What each source dialect is read as by the transpiler (after OHDSI rendering).
 
 
@@ -129,9 +133,13 @@ def curation_context(
 ) -> Iterator[CurationContext]:
     options = options or CurationOptions()
     nocase = None
-    if options.collation_check:
+    if options.collation_check and executor.engine == "duckdb":
+        # the check runs golds again under DuckDB's NOCASE collation; other engines have
+        # no session-wide case-insensitive collation, and the report says it did not run
         settings = replace(executor.settings, collation="nocase")
-        nocase = Executor(executor.db_path, executor.schema, settings)
+        nocase = Executor(
+            executor.db_path, executor.schema, settings, sql_dialect=executor.sql_dialect
+        )
     try:
         yield CurationContext(executor, options, nocase)
     finally:
@@ -328,7 +336,7 @@ def _start_worker(
     global _WORKER, _WORKER_SCOPE
     if quiet is not None:
         route_sqlglot_warnings(quiet=quiet)
-    executor = Executor(db_path, schema, settings)
+    executor = Executor(db_path, schema, settings, sql_dialect=CURATION_DIALECT)
     _WORKER_SCOPE = curation_context(executor, options)
     _WORKER = _WORKER_SCOPE.__enter__()
 

@@ -77,8 +77,13 @@ class Executor:
         db_path: str | Path,
         schema: str | None = None,
         settings: ExecutorSettings | None = None,
+        *,
+        sql_dialect: str | None = None,
     ) -> None:
         self.settings = settings or ExecutorSettings()
+        # the dialect the caller's SQL is written in when it is not the engine's own
+        # (curation's golds are DuckDB SQL on every engine): execute() transpiles from it
+        self.sql_dialect = sql_dialect
         self.db_path = str(db_path)
         self.db_label = database_label(db_path)  # no password
         if not is_database_url(db_path) and not Path(db_path).is_file():
@@ -162,7 +167,10 @@ class Executor:
         """Run one SELECT and return its result, or raise a classified QueryError;
         ``today`` overrides the settings' fixed today for this query, and ``dialect``
         names the SQL dialect ``sql`` was written for when it is not the engine's own
-        (``duckdb`` for a gold on PostgreSQL): it is transpiled first."""
+        (``duckdb`` for a gold on PostgreSQL): it is transpiled first.  Without it, SQL is
+        taken to be written in the executor's ``sql_dialect``, else the engine's own."""
+        if dialect is None and self.sql_dialect not in (None, self.dialect):
+            dialect = self.sql_dialect
         return self.call(Execute(sql, today, dialect), fresh=fresh)
 
     def try_execute(
