@@ -99,3 +99,36 @@ def _imported_by(args: list[str]) -> set[str]:
 def test_help_imports_nothing_heavy(args):
     heavy = sorted(set(HEAVY_MODULES) & _imported_by(args))
     assert heavy == [], f"`sqlgold {' '.join(args)}` imports {heavy}"
+
+
+#: What a trivial `sqlgold verify` may not import in its own process: the query runs in a
+#: query process, the comparator needs neither pandas nor statistics nor publishing.
+VERIFY_UNUSED = ("duckdb", "pandas", "scipy", "datasets", "huggingface_hub", "jsonschema",
+                 "openai", "bm25s", "psycopg", "pyspark")
+
+
+def test_a_trivial_verify_imports_only_what_it_uses(omop_db):
+    args = ["verify", "--db", str(omop_db), "--gold-dialect", "duckdb",
+            "--gold", "SELECT count(*) FROM cdm.person",
+            "--answer", "SELECT count(*) FROM cdm.person"]
+    unused = sorted(set(VERIFY_UNUSED) & _imported_by(args))
+    assert unused == [], f"`sqlgold verify` of a trivial pair imports {unused}"
+
+
+def test_pyarrow_still_converts_to_pandas_after_verify_spared_its_import():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from score.arrow_pandas import answer_without_pandas\n"
+        "assert answer_without_pandas()\n"
+        "import numpy as np, pyarrow as pa\n"
+        "assert pa.array(np.arange(3)).to_pylist() == [0, 1, 2]\n"
+        "assert 'pandas' not in sys.modules\n"
+        "frame = pa.table({'a': [1, 2]}).to_pandas()\n"
+        "assert list(frame['a']) == [1, 2] and 'pandas' in sys.modules\n"
+        "import pandas as pd\n"
+        "assert pa.Array.from_pandas(pd.Series([1.5])).to_pylist() == [1.5]\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

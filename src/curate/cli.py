@@ -156,6 +156,9 @@ def curate(
     written, or only the reports when no task was kept); 2 usage; 3 under --strict,
     records dropped or source lines unreadable (the files are written).
     """
+    from score import fork_server
+
+    fork_server.start(db_path)  # the query processes' imports overlap with this process's
     from curate.curation import curate_to_files
     from curate.pipeline import CurationOptions
     from curate.verify.reference_rules import ReferenceRules

@@ -43,7 +43,7 @@ from curate.verify.reference_rules import ReferenceRules
 from curate.verify.semantics import collation_drop, unresolved, unresolved_drop
 from score.executor import Executor, ExecutorSettings
 from score.order import order_matters as gold_orders_rows
-from score.result import QueryResult
+from score.result import QueryError, QueryResult
 from score.result_hash import result_sha256
 from score.schemas import validation_errors
 
@@ -114,17 +114,42 @@ def _to_duckdb(sql: str, dialect: str | None, field_name: str) -> Transpiled | D
         return Drop("transpile", rule, f"{field_name}: {e.message}")
 
 
+class NocaseExecutor:
+    """The collation check's executor: the same database under DuckDB's NOCASE
+    collation, opened when the first gold needs the check (most need none, and opening
+    costs a query process: ``sqlgold verify`` of a plain pair never pays it)."""
+
+    def __init__(self, executor: Executor) -> None:
+        self._base = executor
+        self._opened: Executor | None = None
+
+    def try_execute(self, sql: str) -> QueryResult | QueryError:
+        if self._opened is None:
+            base = self._base
+            settings = replace(base.settings, collation="nocase")
+            self._opened = Executor(
+                base.db_path, base.schema, settings, sql_dialect=base.sql_dialect
+            )
+        return self._opened.try_execute(sql)
+
+    def close(self) -> None:
+        if self._opened is not None:
+            self._opened.close()
+            self._opened = None
+
+
 @dataclass(frozen=True)
 class CurationContext:
     """The executors and options every record is curated with.
 
     ``nocase`` runs on the same database with a case-insensitive collation, for the
-    collation check (None when the check is off); make one with :func:`curation_context`.
+    collation check (None when the check is off or the engine is not DuckDB); make one
+    with :func:`curation_context`.
     """
 
     executor: Executor
     options: CurationOptions
-    nocase: Executor | None
+    nocase: NocaseExecutor | None
 
 
 @contextmanager
@@ -136,10 +161,7 @@ def curation_context(
     if options.collation_check and executor.engine == "duckdb":
         # the check runs golds again under DuckDB's NOCASE collation; other engines have
         # no session-wide case-insensitive collation, and the report says it did not run
-        settings = replace(executor.settings, collation="nocase")
-        nocase = Executor(
-            executor.db_path, executor.schema, settings, sql_dialect=executor.sql_dialect
-        )
+        nocase = NocaseExecutor(executor)
     try:
         yield CurationContext(executor, options, nocase)
     finally:

@@ -146,6 +146,9 @@ def score_run(
     out of every score.  Exit codes: 0 scored; 1 error; 3 scored, but some tasks are
     gold_drift (the database or engine is not the one the tasks were verified on).
     """
+    from . import fork_server
+
+    fork_server.start(db_path)  # its imports overlap with this process's
     from .executor import Executor
     from .out_paths import check_output_dir
     from .runner import run_scoring

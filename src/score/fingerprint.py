@@ -59,11 +59,13 @@ import hashlib
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-
-import duckdb
+from typing import TYPE_CHECKING
 
 from .cdm_schema import CDM_TABLES
 from .errors import DatabaseError
+
+if TYPE_CHECKING:  # the definition needs no engine; DuckDB's computation imports it
+    import duckdb
 
 FINGERPRINT_FORMAT = "sqlgold.fingerprint/3"
 NULL_TEXT = "\\N"
@@ -297,6 +299,8 @@ def table_digest(
     columns: Sequence[tuple[str, str]],
 ) -> TableDigest:
     """Row count and digest of one table (``qualified`` is its quoted full name)."""
+    import duckdb
+
     try:
         count, digest = con.execute(DUCKDB.digest_sql(qualified, columns)).fetchone()
     except duckdb.Error as e:

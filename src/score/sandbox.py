@@ -16,9 +16,9 @@ supervised by the process that scores:
 * **state**: a worker whose connection cannot be trusted (a failed rollback) exits
   after its reply and is replaced.
 
-Workers are forked from multiprocessing's fork server, which imports sqlgold's
-scoring modules once, so a replacement costs the engine's open (tens of ms) rather
-than a Python start.  Workers never import the parent's ``__main__``.  A pool holds
+Workers are forked from multiprocessing's fork server (:mod:`score.fork_server`), which
+imports sqlgold's scoring modules once, so a replacement costs the engine's open (tens
+of ms) rather than a Python start.  Workers never import the parent's ``__main__``.  A pool holds
 the workers of one executor: a thread takes an idle worker or starts one, so N
 threads use N workers.
 """
@@ -30,30 +30,19 @@ import io
 import multiprocessing
 import os
 import signal
-import sys
 import threading
 from multiprocessing import forkserver, popen_forkserver, reduction, spawn
 from multiprocessing.context import ForkServerProcess, set_spawning_popen
 from pathlib import Path
 from typing import Any
 
+from . import fork_server
 from .engines import database_label
 from .errors import DatabaseError
 from .query_worker import EngineInfo, WorkerSpec, serve
 
 #: Seconds a new worker may take to open its engine before it counts as failed.
 START_TIMEOUT = 300.0
-
-#: Modules the fork server imports once, so workers start without importing anything.
-PRELOAD = [
-    "score.query_worker",
-    "score.engines.duckdb",
-    "score.answer",
-    "score.engines.postgres",
-    "score.engines.postgres_sql",
-    "psycopg",
-]
-
 
 class WorkerKilled(Exception):
     """The worker overran its request's deadline and was killed."""
@@ -120,36 +109,11 @@ class _WorkerProcess(ForkServerProcess):
         return _Popen(process_obj)
 
 
-_preload_lock = threading.Lock()
-_preloaded = False
-
-
-def _ensure_preload() -> None:
-    """Start the fork server (once) with sqlgold's modules imported from the same
-    ``sys.path`` as this process (Python 3.11's fork server does not apply it itself, so
-    it would import a different copy of sqlgold than a caller that put one first)."""
-    global _preloaded
-    with _preload_lock:
-        if _preloaded:
-            return
-        forkserver.set_forkserver_preload(PRELOAD)
-        saved = os.environ.get("PYTHONPATH")
-        os.environ["PYTHONPATH"] = os.pathsep.join(p or os.getcwd() for p in sys.path)
-        try:
-            forkserver.ensure_running()
-        finally:
-            if saved is None:
-                del os.environ["PYTHONPATH"]
-            else:
-                os.environ["PYTHONPATH"] = saved
-        _preloaded = True
-
-
 class Worker:
     """One worker process, seen from the process that supervises it."""
 
     def __init__(self, spec: WorkerSpec) -> None:
-        _ensure_preload()
+        fork_server.start()  # no-op when a command started it for its database
         self.spec = spec
         ctx = multiprocessing.get_context("forkserver")
         self._conn, child = ctx.Pipe(duplex=True)

@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
+if TYPE_CHECKING:  # jsonschema is imported by the first validator (about 0.1 s)
+    import jsonschema
 
 SCHEMA_DIR = Path(__file__).resolve().parents[2] / "schemas"
 
@@ -25,6 +26,8 @@ def schema_path(name: str) -> Path:
 @cache
 def validator(name: str) -> jsonschema.Draft202012Validator:
     """A checked Draft 2020-12 validator for ``schemas/<name>.schema.json``."""
+    import jsonschema
+
     path = schema_path(name)
     with path.open(encoding="utf-8") as f:
         schema = json.load(f)

@@ -29,12 +29,14 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+if TYPE_CHECKING:  # imported by the first large result's hashing (verify needs none)
+    import duckdb
 
 __all__ = [
     "NULL_HASH",
@@ -96,6 +98,8 @@ def _duck() -> duckdb.DuckDBPyConnection:
     the parent's worker threads, which the child does not have)."""
     con, pid = getattr(_local, "con", None), getattr(_local, "pid", None)
     if con is None or pid != os.getpid():
+        import duckdb
+
         if con is not None:
             _inherited.append(con)
         _local.con, _local.pid = duckdb.connect(), os.getpid()

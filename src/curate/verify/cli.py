@@ -221,6 +221,14 @@ def verify(
     if record_id is None and gold is None:
         raise click.UsageError("give --gold (and --answer), or --id and --source")
     pair = PairSource(gold, answer, gold_dialect, answer_dialect, record_id, source, fmt)
+    from score import fork_server
+    from score.arrow_pandas import answer_without_pandas
+
+    fork_server.start(db_path)  # the query process's imports overlap with this process's
+    answer_without_pandas()  # no pandas object is ever made here: spare its import
+    # the checking machinery is imported while the fork server imports the engine, so
+    # that opening the executor below finds it ready instead of waiting for it
+    import curate.verify.pair  # noqa: F401
     from score.executor import Executor
 
     settings = executor_settings(timeout, max_rows, memory_limit, threads, today)

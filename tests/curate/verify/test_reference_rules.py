@@ -57,3 +57,10 @@ def test_every_rule_reads_every_number_type(executor, dtype, value):
 @pytest.mark.parametrize("module", [reference_rules, semantics, identical_results])
 def test_docstring_examples_run(module):
     assert doctest.testmod(module).failed == 0
+
+
+def test_a_nan_beside_zeros_is_not_all_zero(executor):
+    """The rule reads a column's minimum and maximum, which skip NaN: NaN is looked for."""
+    mixed = gold("SELECT v FROM (VALUES (CAST(0 AS DOUBLE)), (CAST('nan' AS DOUBLE))) t(v)",
+                 executor)
+    assert isinstance(mixed, QueryResult) and mixed.num_rows == 2
