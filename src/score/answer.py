@@ -67,29 +67,34 @@ class Answer:
                 return AnswerReply(extraction.kind, extraction.reason)
             sql = extraction.sql
         try:
-            statement = session.prepare(sql, self.dialect, engine_check=False, today=self.today)
+            # a prediction is parsed for itself (seen once: the guard's cache would only
+            # hold it), so its logical form may be made from the tree without a copy
+            statement = session.prepare(
+                sql, self.dialect, engine_check=False, today=self.today, private_tree=True
+            )
         except QueryError as e:
             return AnswerReply(
                 SQL, "", sql, None, self._lf(sql, None, session.settings.max_sql_bytes), error=e
             )
-        lf = self._lf(sql, statement.tree, session.settings.max_sql_bytes)
+        lf = self._lf(sql, statement, session.settings.max_sql_bytes)
         try:
             result = session.run(statement.sql)
         except QueryError as e:
             return AnswerReply(SQL, "", sql, statement.sql, lf, error=e)
         return AnswerReply(SQL, "", sql, statement.sql, lf, result=result)
 
-    def _lf(self, sql: str, tree, max_bytes: int) -> bool | None:
+    def _lf(self, sql: str, statement, max_bytes: int) -> bool | None:
         """Seed 003's logical-form match, reusing the guard's parse when there is one
         (a text too long to be parsed is compared as text)."""
         if not self.gold_sql:
             return None
+        tree = statement.tree if statement is not None else None
         if tree is None:
             if len(sql) > max_bytes:
                 return collapse_whitespace(self.gold_sql) == collapse_whitespace(sql)
             return normalise_sql(self.gold_sql) == normalise_sql(sql)
         try:
-            predicted = normalise_tree(tree)
+            predicted = normalise_tree(tree, copy=not statement.tree_is_private)
         except RecursionError:
             predicted = collapse_whitespace(sql)
         return normalise_sql(self.gold_sql) == predicted

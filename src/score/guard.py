@@ -246,7 +246,7 @@ CACHED_TEXT_CHARS = 8_000
 _CACHE_ENTRIES = 64
 
 
-def check_statement(sql: str, dialect: str = "duckdb") -> exp.Expression:
+def check_statement(sql: str, dialect: str = "duckdb", *, cached: bool = True) -> exp.Expression:
     """The parsed tree of ``sql`` if it is one read-only SELECT, else a QueryError.
 
     Raises ``QueryError("parse_error")`` when sqlglot cannot parse the text (also when
@@ -255,8 +255,10 @@ def check_statement(sql: str, dialect: str = "duckdb") -> exp.Expression:
 
     Verdicts on short admitted queries are cached by text (a gold runs several times
     during curation), so the tree returned may be shared: copy it before changing it.
+    With ``cached`` off the text is parsed anew and the tree is the caller's own (a
+    model's prediction, seen once: caching it would only cost memory).
     """
-    if len(sql) <= CACHED_TEXT_CHARS:
+    if cached and len(sql) <= CACHED_TEXT_CHARS:
         return _checked_cached(sql, dialect)
     return _checked(sql, dialect)
 

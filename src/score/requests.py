@@ -41,13 +41,17 @@ class Session:
         *,
         engine_check: bool = True,
         today: dt.date | None = None,
+        private_tree: bool = False,
     ) -> Statement:
         """The guarded statement (see :func:`score.statement.prepare_statement`) of ``sql``
         written for ``dialect`` (default the engine's own), with ``today`` (else the
         settings' own) as the fixed today; leave ``engine_check`` off only when
         :meth:`run` follows, which checks it anyway."""
         settings = self.settings if today is None else replace(self.settings, today=today)
-        return prepare_statement(sql, self.engine, settings, dialect, engine_check=engine_check)
+        return prepare_statement(
+            sql, self.engine, settings, dialect, engine_check=engine_check,
+            private_tree=private_tree,
+        )
 
     def run(self, sql: str, *, check: bool = True) -> QueryResult:
         return self.engine.run(sql, self.limits(), check=check)

@@ -34,6 +34,7 @@ class Statement:
 
     sql: str
     tree: exp.Expression | None
+    tree_is_private: bool = False  # not shared with the guard's cache: may be changed
 
 
 def prepare_statement(
@@ -43,10 +44,13 @@ def prepare_statement(
     source_dialect: str | None = None,
     *,
     engine_check: bool = True,
+    private_tree: bool = False,
 ) -> Statement:
     """Check ``sql`` and pin a fixed today; raise a QueryError if it may not run.
     Without ``engine_check`` step 5 is left to :meth:`Engine.run`, which does it anyway
-    (one parse by the engine instead of two).
+    (one parse by the engine instead of two).  With ``private_tree`` the text is parsed
+    anew, not taken from the guard's cache, so the statement's tree is the caller's to
+    change.
 
     ``source_dialect`` says ``sql`` was written for another engine's dialect: it is
     transpiled to the engine's first (:func:`score.engines.transpile`), and the guard
@@ -59,7 +63,7 @@ def prepare_statement(
         sql = transpile(sql, source_dialect, dialect)
         check_size(sql, settings.max_sql_bytes)
     try:
-        tree = check_statement(sql, dialect)
+        tree = check_statement(sql, dialect, cached=not private_tree)
     except QueryError as e:
         if e.kind != "parse_error":
             raise
@@ -70,7 +74,7 @@ def prepare_statement(
             sql = pinned.sql(dialect)
     if engine_check:
         engine.check(sql)
-    return Statement(sql, tree)
+    return Statement(sql, tree, private_tree)
 
 
 def _engine_only(
