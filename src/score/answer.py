@@ -8,8 +8,8 @@ the text does ends as this answer's reply, never as a failure of the run:
 1. extraction (:func:`score.extract.extract`) for a raw output; a ready ``sql`` that
    is null or ``"null"`` abstains;
 2. the statement preparation (:func:`score.statement.prepare_statement`);
-3. the logical-form match against the gold (seed 003), on the guard's parse;
-4. the run.
+3. the run (the engine's own check reads the same parse);
+4. the logical-form match against the gold (seed 003), on the guard's parse.
 
 The reply carries what the scorer records (:class:`AnswerReply`); comparing results
 with the gold happens in the scoring process.
@@ -76,11 +76,14 @@ class Answer:
             return AnswerReply(
                 SQL, "", sql, None, self._lf(sql, None, session.settings.max_sql_bytes), error=e
             )
-        lf = self._lf(sql, statement, session.settings.max_sql_bytes)
+        # run first: the engine's check reads the tree, which the logical form then
+        # writes in place
         try:
-            result = session.run(statement.sql)
+            result = session.run(statement.sql, tree=statement.checked_tree)
         except QueryError as e:
+            lf = self._lf(sql, statement, session.settings.max_sql_bytes)
             return AnswerReply(SQL, "", sql, statement.sql, lf, error=e)
+        lf = self._lf(sql, statement, session.settings.max_sql_bytes)
         return AnswerReply(SQL, "", sql, statement.sql, lf, result=result)
 
     def _lf(self, sql: str, statement, max_bytes: int) -> bool | None:

@@ -53,8 +53,10 @@ class Session:
             private_tree=private_tree,
         )
 
-    def run(self, sql: str, *, check: bool = True) -> QueryResult:
-        return self.engine.run(sql, self.limits(), check=check)
+    def run(self, sql: str, *, check: bool = True, tree: Any = None) -> QueryResult:
+        """Run ``sql`` (``tree``: sqlglot's parse of it, which an engine may check
+        instead of parsing again)."""
+        return self.engine.run(sql, self.limits(), check=check, tree=tree)
 
 
 @dataclass(frozen=True)
@@ -93,7 +95,7 @@ class Execute:
 
     def handle(self, session: Session) -> QueryResult:
         statement = session.prepare(self.sql, self.dialect, engine_check=False, today=self.today)
-        return session.run(statement.sql)
+        return session.run(statement.sql, tree=statement.checked_tree)
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ class Statement:
     sql: str
     tree: exp.Expression | None
     tree_is_private: bool = False  # not shared with the guard's cache: may be changed
+    checked_tree: exp.Expression | None = None  # the tree of ``sql`` itself (today pinned)
 
 
 def prepare_statement(
@@ -68,13 +69,14 @@ def prepare_statement(
         if e.kind != "parse_error":
             raise
         return _engine_only(sql, e, engine, settings)
+    checked = tree
     if settings.today is not None:
         pinned, changed = pin_today(tree, settings.today)
         if changed:
-            sql = pinned.sql(dialect)
+            sql, checked = pinned.sql(dialect), pinned
     if engine_check:
         engine.check(sql)
-    return Statement(sql, tree, private_tree)
+    return Statement(sql, tree, private_tree, checked)
 
 
 def _engine_only(

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..result import QueryResult
 from ..settings import ExecutorSettings
@@ -66,10 +66,14 @@ class Engine(Protocol):
         """Every function and table ``sql`` names, by the engine's own parser (None if
         the engine cannot tell); used when sqlglot cannot read a query."""
 
-    def run(self, sql: str, limits: Limits, *, check: bool = True) -> QueryResult:
+    def run(
+        self, sql: str, limits: Limits, *, check: bool = True, tree: Any = None
+    ) -> QueryResult:
         """Run guarded SQL and return its result; nothing it does outlives it.  With
         ``check`` (always, except in tests of the deeper layers) the engine's own parser
-        must first agree that it is exactly one read-only SELECT."""
+        must first agree that it is exactly one read-only SELECT.  ``tree`` is sqlglot's
+        parse of exactly ``sql`` in the engine's dialect when the caller has one: an
+        engine whose check reads sqlglot's tree checks it instead of parsing again."""
 
     def read_csv(self, path: str, folder: str, limits: Limits) -> QueryResult:
         """A CSV file inside ``folder`` read as a result relation (types detected)."""

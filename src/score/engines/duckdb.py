@@ -158,10 +158,12 @@ class DuckDBEngine:
         return found
 
     # -- running -----------------------------------------------------------------
-    def run(self, sql: str, limits: Limits, *, check: bool = True) -> QueryResult:
+    def run(
+        self, sql: str, limits: Limits, *, check: bool = True, tree: object = None
+    ) -> QueryResult:
         """Run already-guarded SQL inside a transaction that is always rolled back;
         DuckDB's parser checks it first (and its parse is what runs) unless ``check`` is
-        off, which only tests of the deeper layers do."""
+        off, which only tests of the deeper layers do; sqlglot's ``tree`` is not needed."""
         query: str | duckdb.Statement = self._statement(sql) if check else sql
         cur = self._cur
         cur.execute("BEGIN TRANSACTION")

@@ -26,6 +26,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pyarrow as pa
+from sqlglot import exp
 
 from ..errors import DatabaseError
 from ..result import QueryError, QueryResult
@@ -143,14 +144,20 @@ class PostgresEngine:
         return None  # no parser of PostgreSQL's own runs in the client
 
     # -- running -----------------------------------------------------------------
-    def run(self, sql: str, limits: Limits, *, check: bool = True) -> QueryResult:
+    def run(
+        self, sql: str, limits: Limits, *, check: bool = True, tree: object = None
+    ) -> QueryResult:
         """Run already-guarded SQL in a READ ONLY transaction that is always rolled back;
         the PostgreSQL guard (:meth:`check`) reads it first unless ``check`` is off, which
-        only tests of the deeper layers do."""
+        only tests of the deeper layers do (on ``tree``, sqlglot's PostgreSQL parse of
+        ``sql``, when the caller has it: the text is then not parsed twice)."""
         import psycopg
 
         if check:
-            self.check(sql)
+            if isinstance(tree, exp.Expression):
+                check_postgres_tree(tree)
+            else:
+                self.check(sql)
         conn = self._conn
         start = time.perf_counter()
         if self.schema != DEFAULT_SCHEMA:

@@ -112,7 +112,9 @@ class SparkEngine:
         return None  # only SQL sqlglot can read is translated, so nothing to report
 
     # -- running -----------------------------------------------------------------
-    def run(self, sql: str, limits: Limits, *, check: bool = True) -> QueryResult:
+    def run(
+        self, sql: str, limits: Limits, *, check: bool = True, tree: object = None
+    ) -> QueryResult:
         """Translate, guard again and run; the Spark jobs end at the deadline.  The
         Spark guard judges the translation whatever ``check`` says: on Spark there is
         no rollback behind it, so it is the last layer, not a repeated one."""
