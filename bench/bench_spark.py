@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-from bench_common import ROOT, log, machine
+from bench_common import ROOT, log, machine, timed
 
 from curate.database import spark_server
 from curate.database.spark_load import load_cdm
@@ -37,6 +37,8 @@ from score.engines.spark_client import new_session
 from score.engines.spark_sql import to_spark
 from score.executor import Executor
 from score.runner import run_scoring
+from score.settings import ExecutorSettings
+from score.task_file import task_file_text
 from score.tasks import load_tasks
 
 OFFSET = 10**8
@@ -88,9 +90,7 @@ def workload(tasks_file: Path, n: int, folder: Path) -> tuple[Path, Path, list[s
     tasks = [t for t in load_tasks(tasks_file) if t["answerable"]][:n]
     tasks_path = folder / "tasks.jsonl"
     preds_path = folder / "predictions.jsonl"
-    with tasks_path.open("w") as f:
-        for t in tasks:
-            f.write(json.dumps(t, sort_keys=True, ensure_ascii=False) + "\n")
+    tasks_path.write_text(task_file_text(tasks), encoding="utf-8")
     sqls = []
     with preds_path.open("w") as f:
         for t in tasks:
@@ -103,17 +103,48 @@ def workload(tasks_file: Path, n: int, folder: Path) -> tuple[Path, Path, list[s
     return tasks_path, preds_path, sqls
 
 
-def score_wall(db: str, tasks_path: Path, preds_path: Path, work: Path) -> float:
+def pinned_to(db: Path, tasks_path: Path, out: Path) -> Path:
+    """The tasks of ``tasks_path`` with their gold results pinned on ``db`` (a copy of
+    other size returns other results, which would otherwise all be gold_drift)."""
+    from score.gold_pin import task_today
+    from score.result_hash import result_sha256
+
+    tasks = load_tasks(tasks_path)
+    with Executor(str(db)) as ex:
+        for t in tasks:
+            r = ex.execute(t["gold_sql"], today=task_today(t))
+            t["gold_result"] = {
+                "sha256": result_sha256(r, ordered=t["order_matters"]),
+                "rows": r.num_rows,
+                "columns": list(r.columns),
+                "types": list(r.types),
+            }
+    out.write_text(task_file_text(tasks), encoding="utf-8")
+    return out
+
+
+def score_wall(
+    db: str, tasks_path: Path, preds_path: Path, work: Path
+) -> tuple[float, dict[str, int]]:
+    """Seconds of one scoring (cold gold cache) and its outcome counts."""
     with Executor(db) as ex:
         ex.execute("SELECT count(*) FROM cdm.person")
         out = work / f"run-{time.monotonic_ns()}"
         cache = work / f"cache-{time.monotonic_ns()}"
         start = time.perf_counter()
-        run_scoring(tasks_path, preds_path, out, ex, cache_dir=cache, with_priors=False, jobs=1)
-        return time.perf_counter() - start
+        done = run_scoring(
+            tasks_path, preds_path, out, ex, cache_dir=cache, with_priors=False, jobs=1
+        )
+        return time.perf_counter() - start, dict(done.summary["outcomes"]["counts"])
 
 
 def raw_spark(url: str, sqls: list[str]) -> float:
+    """Seconds for a plain Connect session to run every query once (translated as the
+    engine translates them), each stopped at the scoring time limit as the engine
+    stops it (a query that scoring times out costs the limit on both sides)."""
+    import threading
+
+    timeout = ExecutorSettings().timeout_seconds
     spark = new_session(url)
     spark.conf.set("spark.sql.session.timeZone", "UTC")
     spark.conf.set("spark.sql.ansi.enabled", "false")
@@ -121,10 +152,14 @@ def raw_spark(url: str, sqls: list[str]) -> float:
     translated = [to_spark(s) for s in sqls]
     start = time.perf_counter()
     for sql in translated:
+        timer = threading.Timer(timeout, spark.interruptAll)
+        timer.start()
         try:
             spark.sql(sql).toArrow()
         except Exception:  # noqa: BLE001 - a named engine difference fails here too
             pass
+        finally:
+            timer.cancel()
     wall = time.perf_counter() - start
     spark.stop()
     return wall
@@ -166,14 +201,21 @@ def main(argv: list[str]) -> int:
             replicate_cdm(args.db, big, args.factor)
             for label, db in (("1x", args.db), (f"{args.factor}x", big)):
                 log(f"bench_spark: loading {label} into Spark")
-                load_cdm(db, url)
+                load_s, _ = timed(lambda db=db: load_cdm(db, url))
+                log(f"bench_spark: loaded in {load_s:.0f} s; warming up")
                 raw_spark(url, sqls)  # warm-up: Spark reads the Parquet files once
                 duck_raw = raw_duckdb(db, sqls)
                 spark_raw = raw_spark(url, sqls)
-                log(f"bench_spark: scoring {label} on DuckDB and on Spark")
-                duck_score = score_wall(str(db), tasks_path, preds_path, work)
-                spark_score = score_wall(url, tasks_path, preds_path, work)
+                log(f"bench_spark: raw DuckDB {duck_raw:.1f} s, raw Spark {spark_raw:.1f} s; "
+                    f"scoring {label} on DuckDB and on Spark")
+                pinned = pinned_to(db, tasks_path, work / f"tasks_{label}.jsonl")
+                duck_score, duck_outcomes = score_wall(str(db), pinned, preds_path, work)
+                spark_score, spark_outcomes = score_wall(url, pinned, preds_path, work)
+                log(f"bench_spark: scoring DuckDB {duck_score:.1f} s, Spark {spark_score:.1f} s")
                 results[label] = {
+                    "load_s": load_s,
+                    "duckdb_outcomes": duck_outcomes,
+                    "spark_outcomes": spark_outcomes,
                     "duckdb_raw_s": duck_raw, "duckdb_score_s": duck_score,
                     "spark_raw_s": spark_raw, "spark_score_s": spark_score,
                     "duckdb_overhead": duck_score / duck_raw,
@@ -212,8 +254,17 @@ def render(r: dict[str, Any]) -> str:
         f"{g['spark_score']:.2f}x |",
         f"| raw execution growth 1x -> {f}x persons | {g['duckdb_raw']:.2f}x | "
         f"{g['spark_raw']:.2f}x |",
+        f"| correct instances, 1x / {f}x | {_correct(one, 'duckdb')} / "
+        f"{_correct(many, 'duckdb')} | {_correct(one, 'spark')} / {_correct(many, 'spark')} |",
+        f"| db load into Spark, 1x / {f}x | – | {one.get('load_s', 0):.0f} s / "
+        f"{many.get('load_s', 0):.0f} s |",
         "",
     ])
+
+
+def _correct(size: dict[str, Any], engine: str) -> str:
+    counts = size.get(f"{engine}_outcomes") or {}
+    return f"{counts.get('correct', 0)} of {sum(counts.values())}"
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from score.cdm_schema import CDM_TABLES
+from score.engines.spark import error_line
 from score.errors import DatabaseError
 
 SPARK_TYPES = {
@@ -94,7 +95,7 @@ def connect(url: str):
     try:
         return new_session(url)
     except Exception as e:  # noqa: BLE001 - any failure to connect is one error line
-        raise DatabaseError(f"cannot connect to Spark: {_first_line(e)}", path=url) from None
+        raise DatabaseError(f"cannot connect to Spark: {error_line(e)}", path=url) from None
 
 
 def load_cdm(
@@ -117,7 +118,7 @@ def load_cdm(
             name, table = item
             if progress:
                 progress(name)
-            _write_table(spark, name, table)
+            write_table(spark, name, table)
             return name, table.num_rows
 
         # Spark runs DDL and small writes one after another per request; a few
@@ -133,28 +134,36 @@ def load_cdm(
     except DatabaseError:
         raise
     except Exception as e:  # noqa: BLE001
-        raise DatabaseError(f"loading into Spark failed: {_first_line(e)}", path=url) from None
+        raise DatabaseError(f"loading into Spark failed: {error_line(e)}", path=url) from None
     finally:
         spark.stop()
     return written, fingerprint
 
 
-def _write_table(spark, name: str, table: pa.Table) -> None:
+#: Rows sent to the server in one request: a whole large table in one local relation
+#: overruns Connect's message size and the driver's memory (a 10x copy of the embedded
+#: CDM failed so), so a table goes in slices appended to its staging table.
+CHUNK_ROWS = 250_000
+
+
+def write_table(spark, name: str, table: pa.Table, chunk_rows: int = CHUNK_ROWS) -> None:
+    """Write CDM table ``name`` as ``cdm.<name>``: under a staging name, in slices of
+    ``chunk_rows``, then renamed over the old table."""
     staging = f"{DATABASE}.`{name}__loading`"
     spark.sql(f"DROP TABLE IF EXISTS {staging}")
-    if table.num_rows:
+    if not table.num_rows:
+        spark.createDataFrame([], spark_schema(name)).write.format("parquet").saveAsTable(staging)
+    for offset in range(0, table.num_rows, chunk_rows):
         # Arrow's naive timestamps arrive as Spark TIMESTAMP (session time zone, UTC
         # here); every column is cast to its CDM type, TIMESTAMP to timestamp_ntz.
-        frame = spark.createDataFrame(table).selectExpr(
+        frame = spark.createDataFrame(table.slice(offset, chunk_rows)).selectExpr(
             *(f"CAST(`{c}` AS {SPARK_TYPES[t]}) AS `{c}`" for c, t, _ in CDM_TABLES[name])
         )
-    else:
-        frame = spark.createDataFrame([], spark_schema(name))
-    frame.write.format("parquet").saveAsTable(staging)
+        writer = frame.write.format("parquet")
+        if offset:
+            writer = writer.mode("append")
+        writer.saveAsTable(staging)
     spark.sql(f"DROP TABLE IF EXISTS {DATABASE}.`{name}`")
     spark.sql(f"ALTER TABLE {staging} RENAME TO {DATABASE}.`{name}`")
 
 
-def _first_line(e: BaseException) -> str:
-    text = str(e).strip()
-    return text.splitlines()[0] if text else type(e).__name__

@@ -59,7 +59,7 @@ class SparkEngine:
         try:
             spark = new_session(url)
         except Exception as e:  # noqa: BLE001 - any failure to connect is one error line
-            raise DatabaseError(f"cannot connect to Spark: {_first_line(e)}", path=url) from None
+            raise DatabaseError(f"cannot connect to Spark: {error_line(e)}", path=url) from None
         try:
             for key, value in SESSION_CONF.items():
                 spark.conf.set(key, value)
@@ -67,7 +67,7 @@ class SparkEngine:
         except Exception as e:  # noqa: BLE001
             spark.stop()
             raise DatabaseError(
-                f"no CDM in database {DATABASE!r} ({_first_line(e)}); "
+                f"no CDM in database {DATABASE!r} ({error_line(e)}); "
                 "load one with `sqlgold db load`", path=url
             ) from None
         from ..cdm_schema import CDM_TABLES
@@ -199,7 +199,7 @@ _CATALOG_CLASSES = (
 
 
 def _classify(e: BaseException) -> QueryError:
-    message = _first_line(e)
+    message = error_line(e)
     name = type(e).__name__
     if name == "ParseException":
         return QueryError("parse_error", message)
@@ -212,9 +212,25 @@ def _classify(e: BaseException) -> QueryError:
     return QueryError("runtime_error", f"{name}: {message}"[:500])
 
 
-def _first_line(e: BaseException) -> str:
+def error_line(e: BaseException) -> str:
+    """One line saying what went wrong: a gRPC error's status and details (its text's
+    first line says only that the call ended), else the message's first line.
+
+    >>> error_line(ValueError("bad\nmore"))
+    'bad'
+    """
+    code, details = getattr(e, "code", None), getattr(e, "details", None)
+    if callable(code) and callable(details):
+        try:
+            status = getattr(code(), "name", str(code()))
+            said = (details() or "").strip().splitlines()
+        except Exception:  # noqa: BLE001 - not a gRPC error after all
+            pass
+        else:
+            return f"{status}: {said[0]}" if said else str(status)
     text = str(e).strip()
     return text.splitlines()[0] if text else type(e).__name__
+
 
 
 def fingerprint_tables(spark, tables: list[str]) -> str:

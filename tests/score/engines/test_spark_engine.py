@@ -128,3 +128,35 @@ def test_csv_results_are_read_in_the_worker(spark_executor: Executor, tmp_path: 
     (tmp_path / "r.csv").write_text("n,name\n1,a\n2,b\n")
     result = spark_executor.read_csv(tmp_path / "r.csv", tmp_path)
     assert result.rows() == [(1, "a"), (2, "b")]
+
+
+def test_a_table_written_in_slices_has_every_row(spark_url: str, omop_db: Path):
+    """db load sends a large table in slices appended to its staging table (one request
+    for a whole 10x table overran Connect); death rewritten in slices of 7 rows keeps
+    DuckDB's digest."""
+    import duckdb
+
+    from curate.database.spark_load import cdm_arrow, connect, write_table
+    from score.engines.spark import fingerprint_tables
+    from score.fingerprint import compute_fingerprint
+
+    con = duckdb.connect()
+    con.execute(f"ATTACH '{omop_db}' AS omop (READ_ONLY)")
+    death = cdm_arrow(con.sql("SELECT * FROM omop.cdm.death").to_arrow_table(), "death")
+    _, digests = compute_fingerprint(con, "omop", "cdm")
+    want = next(d for d in digests if d.name == "death")
+    assert death.num_rows > 14  # three slices at least
+    spark = connect(spark_url)
+    try:
+        spark.conf.set("spark.sql.session.timeZone", "UTC")
+        write_table(spark, "death", death, chunk_rows=7)
+        assert spark.table("cdm.`death`").count() == death.num_rows
+        assert fingerprint_tables(spark, ["death"]) == _single_table_fingerprint(want)
+    finally:
+        spark.stop()
+
+
+def _single_table_fingerprint(digest) -> str:
+    from score.fingerprint import fingerprint_of
+
+    return fingerprint_of([digest])
