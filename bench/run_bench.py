@@ -500,6 +500,13 @@ figure includes. In short:
    database, each in a fresh process (median of at least 5 runs, wall and CPU time).
 8. **DataQualityDashboard curation**: its 2,533 check instances (`../shared/corpora`)
    curated by `curate_to_files(..., jobs=2)`; records per second.
+9. **PostgreSQL**: figure 1's workload (1,000 instances) on a throwaway PostgreSQL server
+   holding the embedded CDM, predictions in PostgreSQL SQL (and DuckDB SQL with
+   `--dialect duckdb`), over plain psycopg running the same queries.
+10. **Spark** (`bench/bench_spark.py`, run by `make bench` after the rest, or alone by
+   `make bench-spark`; table at the end): 40 tasks' reference answers on a local Spark
+   Connect server over a plain Connect session running the same translated queries, and
+   the embedded CDM replicated to 10x persons (ids offset), scored on DuckDB and on Spark.
 """
 
 
@@ -512,6 +519,9 @@ def update_readme(table: str) -> None:
     match = re.search(r"^## Benchmarks\n(.*?)(?=^## )", text, flags=re.S | re.M)
     if not match:
         raise SystemExit("README.md has no '## Benchmarks' section followed by another")
+    spark = ROOT / "bench" / "spark.md"
+    if spark.is_file():  # written by bench_spark.py, which make bench runs after this
+        table += "\n\n" + spark.read_text(encoding="utf-8").strip()
     body = f"\n{README_INTRO}\n{table}\n"
     path.write_text(text[: match.start(1)] + body + text[match.end(1):], encoding="utf-8")
 
