@@ -216,7 +216,7 @@ def error_line(e: BaseException) -> str:
     """One line saying what went wrong: a gRPC error's status and details (its text's
     first line says only that the call ended), else the message's first line.
 
-    >>> error_line(ValueError("bad\nmore"))
+    >>> error_line(ValueError("bad\\nmore"))
     'bad'
     """
     code, details = getattr(e, "code", None), getattr(e, "details", None)
