@@ -146,10 +146,12 @@ def load_cdm(
 CHUNK_ROWS = 250_000
 
 
-def write_table(spark, name: str, table: pa.Table, chunk_rows: int = CHUNK_ROWS) -> None:
-    """Write CDM table ``name`` as ``cdm.<name>``: under a staging name, in slices of
-    ``chunk_rows``, then renamed over the old table."""
-    staging = f"{DATABASE}.`{name}__loading`"
+def write_table(
+    spark, name: str, table: pa.Table, chunk_rows: int = CHUNK_ROWS, database: str = DATABASE
+) -> None:
+    """Write CDM table ``name`` as ``<database>.<name>``: under a staging name, in slices
+    of ``chunk_rows``, then renamed over the old table."""
+    staging = f"{database}.`{name}__loading`"
     spark.sql(f"DROP TABLE IF EXISTS {staging}")
     if not table.num_rows:
         spark.createDataFrame([], spark_schema(name)).write.format("parquet").saveAsTable(staging)
@@ -163,7 +165,7 @@ def write_table(spark, name: str, table: pa.Table, chunk_rows: int = CHUNK_ROWS)
         if offset:
             writer = writer.mode("append")
         writer.saveAsTable(staging)
-    spark.sql(f"DROP TABLE IF EXISTS {DATABASE}.`{name}`")
-    spark.sql(f"ALTER TABLE {staging} RENAME TO {DATABASE}.`{name}`")
+    spark.sql(f"DROP TABLE IF EXISTS {database}.`{name}`")
+    spark.sql(f"ALTER TABLE {staging} RENAME TO {database}.`{name}`")
 
 
