@@ -160,7 +160,7 @@ def curate(
 
     fork_server.start(db_path)  # the query processes' imports overlap with this process's
     from curate.curation import curate_to_files
-    from curate.pipeline import CurationOptions
+    from curate.pipeline import CURATION_DIALECT, CurationOptions
     from curate.verify.reference_rules import ReferenceRules
     from score.executor import Executor
 
@@ -184,8 +184,6 @@ def curate(
     def progress(record) -> None:
         count["done"] += 1
         bar(count["done"], count["total"])
-
-    from curate.pipeline import CURATION_DIALECT
 
     executor = Executor(db_path, schema, settings, sql_dialect=CURATION_DIALECT)
     if executor.engine != "duckdb" and not quiet:

@@ -78,13 +78,13 @@ class Answer:
             )
         # run first: the engine's check reads the tree, which the logical form then
         # writes in place
+        result, error = None, None
         try:
             result = session.run(statement.sql, tree=statement.checked_tree)
         except QueryError as e:
-            lf = self._lf(sql, statement, session.settings.max_sql_bytes)
-            return AnswerReply(SQL, "", sql, statement.sql, lf, error=e)
+            error = e
         lf = self._lf(sql, statement, session.settings.max_sql_bytes)
-        return AnswerReply(SQL, "", sql, statement.sql, lf, result=result)
+        return AnswerReply(SQL, "", sql, statement.sql, lf, result=result, error=error)
 
     def _lf(self, sql: str, statement, max_bytes: int) -> bool | None:
         """Seed 003's logical-form match, reusing the guard's parse when there is one

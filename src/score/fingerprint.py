@@ -57,9 +57,9 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .cdm_schema import CDM_TABLES
 from .errors import DatabaseError
@@ -80,10 +80,6 @@ _TIMESTAMP = re.compile(
     r"^TIMESTAMP(_S|_MS|_NS|_NTZ)?(\(\d\))?( WITHOUT TIME ZONE)?$"
 )
 _TIMESTAMP_TZ = re.compile(r"^TIMESTAMP(\(\d\))? WITH TIME ZONE$|^TIMESTAMPTZ$|^TIMESTAMP_LTZ$")
-
-#: The kinds of value the canonical text distinguishes (column 1 of the table above).
-KINDS = ("integer", "double", "decimal", "boolean", "date", "timestamp", "timestamptz", "text")
-
 
 def value_kind(type_name: str) -> str:
     """The kind of value a column type holds, from DuckDB's, PostgreSQL's or Spark's name
@@ -143,7 +139,7 @@ class FingerprintDialect:
     name: str
     quote: Callable[[str], str]
     cells: Mapping[str, str]
-    backslash: str  # an expression of one backslash character
+    null: str  # an expression of NULL's text, a backslash and N
     tab: str
     digest: str  # count and digest of ``{rows}``, a subquery of row hashes ``h``
 
@@ -154,14 +150,27 @@ class FingerprintDialect:
         ordered = sorted(columns, key=lambda c: c[0].lower())
         if not ordered:
             return "''"
-        null = f"{self.backslash} || 'N'" if self.name != "duckdb" else "'\\N'"
-        cells = [f"coalesce({self.value_sql(name, t)}, {null})" for name, t in ordered]
+        cells = [f"coalesce({self.value_sql(name, t)}, {self.null})" for name, t in ordered]
         return f" || {self.tab} || ".join(cells)
 
     def digest_sql(self, qualified: str, columns: Sequence[tuple[str, str]]) -> str:
         """A query of one row: the table's row count and digest."""
         rows = f"SELECT md5({self.row_text_sql(columns)}) AS h FROM {qualified}"
         return self.digest.format(rows=rows)
+
+    def digests(
+        self,
+        tables: Iterable[tuple[str, str, Sequence[tuple[str, str]]]],
+        run: Callable[[str, str], Sequence[Any]],
+    ) -> tuple[TableDigest, ...]:
+        """Each table's digest, computed by the engine: ``tables`` yields (CDM name,
+        quoted full name, ((column, engine type), ...)); ``run(name, sql)`` returns the
+        one row of a digest query (row count, digest)."""
+        found = []
+        for name, qualified, columns in tables:
+            count, digest = run(name, self.digest_sql(qualified, columns))
+            found.append(table_digest_of(name, columns, count, digest))
+        return tuple(found)
 
 
 # a decimal is rounded as it is; a float from its shortest decimal text (the one that
@@ -195,7 +204,7 @@ DUCKDB = FingerprintDialect(
         ),
         "text": "replace(replace(CAST({c} AS VARCHAR), '\\', '\\\\'), chr(9), '\\t')",
     },
-    backslash="chr(92)",
+    null="'\\N'",
     tab="chr(9)",
     digest="SELECT count(*), md5(coalesce(string_agg(h, '' ORDER BY h), '')) FROM ({rows})",
 )
@@ -227,7 +236,7 @@ POSTGRES = FingerprintDialect(
         "timestamptz": _PG_TS.replace("{t}", "({c} AT TIME ZONE 'UTC')"),
         "text": _PG_TEXT,
     },
-    backslash="chr(92)",
+    null="chr(92) || 'N'",
     tab="chr(9)",
     digest=(
         "SELECT count(*), md5(coalesce(string_agg(h, '' ORDER BY h COLLATE \"C\"), '')) "
@@ -260,7 +269,7 @@ SPARK = FingerprintDialect(
         "timestamptz": _SPARK_TS,
         "text": _PG_TEXT.replace("TEXT", "STRING"),
     },
-    backslash="chr(92)",
+    null="chr(92) || 'N'",
     tab="chr(9)",
     # collect_list's order is arbitrary; array_sort orders strings by their bytes
     digest="SELECT count(*), md5(array_join(array_sort(collect_list(h)), '')) FROM ({rows})",
@@ -290,22 +299,6 @@ def table_digest_of(
     """The digest of CDM table ``name`` from its columns and what its digest query gave."""
     names = tuple(sorted(c[0].lower() for c in columns))
     return TableDigest(name, names, int(count), digest, tuple(columns))
-
-
-def table_digest(
-    con: duckdb.DuckDBPyConnection,
-    qualified: str,
-    name: str,
-    columns: Sequence[tuple[str, str]],
-) -> TableDigest:
-    """Row count and digest of one table (``qualified`` is its quoted full name)."""
-    import duckdb
-
-    try:
-        count, digest = con.execute(DUCKDB.digest_sql(qualified, columns)).fetchone()
-    except duckdb.Error as e:
-        raise DatabaseError(f"cannot fingerprint table {name}: {e}") from e
-    return table_digest_of(name, columns, count, digest)
 
 
 def fingerprint_of(digests: Sequence[TableDigest]) -> str:
@@ -339,8 +332,17 @@ def compute_fingerprint(
     con: duckdb.DuckDBPyConnection, catalog: str, schema: str
 ) -> tuple[str, tuple[TableDigest, ...]]:
     """Fingerprint every CDM table of ``catalog.schema``: the fingerprint and the digests."""
-    digests = []
-    for cdm_name, (real, columns) in cdm_table_columns(con, catalog, schema).items():
-        qualified = f"{_ident(catalog)}.{_ident(schema)}.{_ident(real)}"
-        digests.append(table_digest(con, qualified, cdm_name, columns))
-    return fingerprint_of(digests), tuple(digests)
+    import duckdb
+
+    def run(name: str, sql: str) -> Sequence[Any]:
+        try:
+            return con.execute(sql).fetchone()
+        except duckdb.Error as e:
+            raise DatabaseError(f"cannot fingerprint table {name}: {e}") from e
+
+    tables = (
+        (cdm_name, f"{_ident(catalog)}.{_ident(schema)}.{_ident(real)}", columns)
+        for cdm_name, (real, columns) in cdm_table_columns(con, catalog, schema).items()
+    )
+    digests = DUCKDB.digests(tables, run)
+    return fingerprint_of(digests), digests

@@ -17,11 +17,14 @@ A transpile warning says DuckDB may not return SQL Server's result
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from curate.verify.gold import Drop
 from score.compare import compare
-from score.executor import Executor
 from score.result import QueryResult
+
+if TYPE_CHECKING:
+    from curate.pipeline import NocaseExecutor
 
 COLLATION_PREFIX = "collation"
 UNRESOLVED = "unresolved_semantics"
@@ -53,7 +56,7 @@ def collation_drop(
     sql: str,
     warnings: Sequence[str],
     result: QueryResult,
-    nocase: Executor | None,
+    nocase: NocaseExecutor | None,
     *,
     order_matters: bool,
     profile: str,

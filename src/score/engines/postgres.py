@@ -112,25 +112,23 @@ class PostgresEngine:
     def compute_fingerprint(self) -> str:
         """The fingerprint (:mod:`score.fingerprint`), computed by the server: each
         table's rows hashed and their hashes sorted in SQL, so no row leaves it."""
-        from ..fingerprint import POSTGRES, fingerprint_of, table_digest_of
+        from ..fingerprint import POSTGRES, fingerprint_of
 
-        digests = []
-        try:
-            self._conn.execute("SET LOCAL statement_timeout = 0")
-            self._conn.execute("SET LOCAL extra_float_digits = 1")  # shortest float text
+        def tables():
             for name in sorted(self.tables):
-                real = self.tables[name]
+                qualified = f"{_ident(self.schema)}.{_ident(self.tables[name])}"
                 columns = self._conn.execute(
                     "SELECT a.attname, format_type(a.atttypid, NULL) FROM pg_attribute a "
                     "WHERE a.attrelid = %s::regclass AND a.attnum > 0 AND NOT a.attisdropped "
                     "ORDER BY a.attnum",
-                    [f"{_ident(self.schema)}.{_ident(real)}"],
+                    [qualified],
                 ).fetchall()
-                qualified = f"{_ident(self.schema)}.{_ident(real)}"
-                count, digest = self._conn.execute(
-                    POSTGRES.digest_sql(qualified, columns)
-                ).fetchone()
-                digests.append(table_digest_of(name, columns, count, digest))
+                yield name, qualified, columns
+
+        try:
+            self._conn.execute("SET LOCAL statement_timeout = 0")
+            self._conn.execute("SET LOCAL extra_float_digits = 1")  # shortest float text
+            digests = POSTGRES.digests(tables(), lambda _, sql: self._conn.execute(sql).fetchone())
         finally:
             self._conn.rollback()
         return fingerprint_of(digests)

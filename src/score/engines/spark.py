@@ -237,13 +237,14 @@ def fingerprint_tables(spark, tables: list[str]) -> str:
     """The fingerprint (:mod:`score.fingerprint`) of CDM tables ``cdm.<table>``, computed
     in Spark SQL: each table's rows hashed and their hashes sorted by the server, so no
     row comes to the client."""
-    from ..fingerprint import SPARK, fingerprint_of, table_digest_of
+    from ..fingerprint import SPARK, fingerprint_of
 
-    digests = []
-    for name in sorted(tables):
-        qualified = f"{DATABASE}.`{name}`"
-        columns = list(spark.table(qualified).dtypes)
-        row = spark.sql(SPARK.digest_sql(qualified, columns)).toArrow().to_pylist()[0]
-        count, digest = row.values()
-        digests.append(table_digest_of(name, columns, count, digest))
-    return fingerprint_of(digests)
+    def described():
+        for name in sorted(tables):
+            qualified = f"{DATABASE}.`{name}`"
+            yield name, qualified, list(spark.table(qualified).dtypes)
+
+    def run(_: str, sql: str) -> tuple:
+        return tuple(spark.sql(sql).toArrow().to_pylist()[0].values())
+
+    return fingerprint_of(SPARK.digests(described(), run))
