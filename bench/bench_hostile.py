@@ -13,7 +13,8 @@ then the honest run and the hostile run, timed.  Reported: hostile wall / honest
 the longest time any attack instance took over the timeout (``total_s`` of its record:
 everything from sending it to its query process to its outcome), the outcomes of the
 attacks, and the peak RSS of the run's processes (the scoring process, the fork server
-and the largest query process, summed).
+and the two largest query processes, summed: with one job one parses while the other
+runs).
 """
 
 from __future__ import annotations

@@ -243,11 +243,22 @@ def _vm(field: str) -> int:
     raise RuntimeError(f"no {field} in /proc/self/status")
 
 
+#: Query processes a one-job scoring run has at once (the pipeline's parse and run).
+QUERY_PROCESSES_AT_ONCE = 2
+
+
 def run_peaks(ex: Executor) -> dict[str, int]:
     """Peak RSS in KiB of the processes of a scoring run: this one, the fork server its
-    query processes come from, and the largest query process; ``peak_rss_kib`` is their
-    sum, a bound on the run's peak (with one job, one query process at a time)."""
-    worker = ex.peak_worker_rss_kib() if hasattr(ex, "peak_worker_rss_kib") else 0
+    query processes come from, and the two largest query processes; ``peak_rss_kib`` is
+    their sum, a bound on the run's peak (with one job, two query processes at a time:
+    one parses an answer while the other runs the previous one's query)."""
+    if hasattr(ex, "peak_worker_rss_kib"):
+        try:
+            worker = ex.peak_worker_rss_kib(QUERY_PROCESSES_AT_ONCE)
+        except TypeError:  # a commit before the parse/run pipeline: one at a time
+            worker = ex.peak_worker_rss_kib()
+    else:
+        worker = 0
     parent, server = _vm("VmHWM"), fork_server_rss_kib()
     return {
         "peak_rss_kib": parent + server + worker,

@@ -317,7 +317,7 @@ def render(report: dict[str, Any], details: tuple[str, ...] = FIGURES) -> str:
     if me and me.get("peak_rss_mb") is not None:
         parts = me.get("parts_mb")
         split = (f" (scoring process {parts['scoring_process']:.0f}, fork server "
-                 f"{parts['fork_server']:.0f}, query process {parts['query_process']:.0f})"
+                 f"{parts['fork_server']:.0f}, two query processes {parts['query_process']:.0f})"
                  if parts else "")
         row(5, f"peak RSS scoring {me['instances']:,} instances in a fresh process, query "
                f"processes included ({me['rss_before_scoring_mb']:.0f} MiB before scoring)",
@@ -331,8 +331,8 @@ def render(report: dict[str, Any], details: tuple[str, ...] = FIGURES) -> str:
         row(6, "slowest attack, from sending it to its outcome, over the timeout",
             f"{ho['max_attack_over_timeout']:.2f}", "hostile_max_attack_over_timeout")
         pm = ho["parts_mb"]
-        row(6, "peak RSS of the hostile run (scoring process + fork server + largest query "
-               "process)",
+        row(6, "peak RSS of the hostile run (scoring process + fork server + two largest "
+               "query processes)",
             f"{ho['peak_rss_mb']:.0f} MiB ({pm['scoring_process']:.0f} + "
             f"{pm['fork_server']:.0f} + {pm['query_process']:.0f})", "hostile_peak_rss_mb")
     st = r.get("startup")

@@ -13,18 +13,25 @@ the text does ends as this answer's reply, never as a failure of the run:
 
 The reply carries what the scorer records (:class:`AnswerReply`); comparing results
 with the gold happens in the scoring process.
+
+An answer can also be handled in two steps by two workers, so that one parses while
+the other runs (the scorer's pipeline with one job): :class:`PrepareAnswer` does steps
+1, 2 and 4 and names the SQL to run, and :class:`RunAnswer` runs it in what is left of
+the same time limit.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from .extract import ABSTAIN, SQL, extract
 from .profiles.logical_form import collapse_whitespace, normalise_sql, normalise_tree
 from .requests import Session
 from .result import QueryError, QueryResult
+from .statement import Statement
 
 
 @dataclass(frozen=True)
@@ -40,6 +47,7 @@ class AnswerReply:
     lf_match: bool | None = None
     result: QueryResult | None = None
     error: QueryError | None = None
+    seconds_left: float | None = None  # of the time limit, after a PrepareAnswer
 
 
 @dataclass(frozen=True)
@@ -57,25 +65,9 @@ class Answer:
     timed: ClassVar[bool] = True
 
     def handle(self, session: Session) -> AnswerReply:
-        if self.ready_sql:
-            if self.sql is None or self.sql.strip().lower() == "null":
-                return AnswerReply(ABSTAIN, "the answer is null")
-            sql = self.sql
-        else:
-            extraction = extract(self.output, self.status)
-            if extraction.kind != SQL:
-                return AnswerReply(extraction.kind, extraction.reason)
-            sql = extraction.sql
-        try:
-            # a prediction is parsed for itself (seen once: the guard's cache would only
-            # hold it), so its logical form may be made from the tree without a copy
-            statement = session.prepare(
-                sql, self.dialect, engine_check=False, today=self.today, private_tree=True
-            )
-        except QueryError as e:
-            return AnswerReply(
-                SQL, "", sql, None, self._lf(sql, None, session.settings.max_sql_bytes), error=e
-            )
+        decided, sql, statement = self._statement(session)
+        if decided is not None:
+            return decided
         # run first: the engine's check reads the tree, which the logical form then
         # writes in place
         result, error = None, None
@@ -85,6 +77,31 @@ class Answer:
             error = e
         lf = self._lf(sql, statement, session.settings.max_sql_bytes)
         return AnswerReply(SQL, "", sql, statement.sql, lf, result=result, error=error)
+
+    def _statement(
+        self, session: Session
+    ) -> tuple[AnswerReply, None, None] | tuple[None, str, Statement]:
+        """The extraction and the guard: a reply when nothing is left to run (an
+        abstention, a format failure, a refused query), else the SQL and its statement."""
+        if self.ready_sql:
+            if self.sql is None or self.sql.strip().lower() == "null":
+                return AnswerReply(ABSTAIN, "the answer is null"), None, None
+            sql = self.sql
+        else:
+            extraction = extract(self.output, self.status)
+            if extraction.kind != SQL:
+                return AnswerReply(extraction.kind, extraction.reason), None, None
+            sql = extraction.sql
+        try:
+            # a prediction is parsed for itself (seen once: the guard's cache would only
+            # hold it), so its logical form may be made from the tree without a copy
+            statement = session.prepare(
+                sql, self.dialect, engine_check=False, today=self.today, private_tree=True
+            )
+        except QueryError as e:
+            lf = self._lf(sql, None, session.settings.max_sql_bytes)
+            return AnswerReply(SQL, "", sql, None, lf, error=e), None, None
+        return None, sql, statement
 
     def _lf(self, sql: str, statement, max_bytes: int) -> bool | None:
         """Seed 003's logical-form match, reusing the guard's parse when there is one
@@ -101,3 +118,57 @@ class Answer:
         except RecursionError:
             predicted = collapse_whitespace(sql)
         return normalise_sql(self.gold_sql) == predicted
+
+
+@dataclass(frozen=True)
+class PrepareAnswer:
+    """An :class:`Answer` up to its run: extraction, guard and logical-form match.  The
+    reply is final unless its ``executed_sql`` is set and it has neither ``result`` nor
+    ``error``: that SQL is then the :class:`RunAnswer` to send (the engine's own check
+    reads it there, as it reads every query it runs)."""
+
+    answer: Answer
+    timed: ClassVar[bool] = True
+
+    def handle(self, session: Session) -> AnswerReply:
+        decided, sql, statement = self.answer._statement(session)
+        if decided is not None:
+            return decided
+        lf = self.answer._lf(sql, statement, session.settings.max_sql_bytes)
+        left = None if session.deadline is None else session.deadline - time.monotonic()
+        return AnswerReply(SQL, "", sql, statement.sql, lf, seconds_left=left)
+
+
+def needs_run(reply: AnswerReply) -> bool:
+    """A :class:`PrepareAnswer` reply whose SQL is still to run."""
+    return (
+        reply.kind == SQL
+        and reply.executed_sql is not None
+        and reply.result is None
+        and reply.error is None
+    )
+
+
+@dataclass(frozen=True)
+class RunAnswer:
+    """Run what a :class:`PrepareAnswer` admitted, within ``seconds`` (what is left of the
+    answer's time limit after its preparation)."""
+
+    sql: str
+    seconds: float
+    timed: ClassVar[bool] = True
+
+    def handle(self, session: Session) -> QueryResult | QueryError:
+        """The result, or the query's error as a value (so that a raised QueryError
+        means the worker itself was lost, as with :class:`Answer`)."""
+        try:
+            return session.run(self.sql)
+        except QueryError as e:
+            return e
+
+
+def with_run(reply: AnswerReply, outcome: QueryResult | QueryError) -> AnswerReply:
+    """A prepared reply completed by its run's result or error."""
+    if isinstance(outcome, QueryError):
+        return replace(reply, error=outcome, seconds_left=None)
+    return replace(reply, result=outcome, seconds_left=None)

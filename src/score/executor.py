@@ -40,7 +40,7 @@ from typing import Any
 from .engines import database_label, is_database_url
 from .errors import DatabaseError
 from .fingerprint_check import FingerprintCheck
-from .requests import Execute, Fingerprint, Prepare, ReadCsv, Run, RunUnguarded
+from .requests import Execute, Fingerprint, Prepare, ReadCsv, Run, RunUnguarded, time_limit
 from .result import QueryError, QueryResult
 from .sandbox import WorkerDied, WorkerKilled, WorkerPool, WorkerSpec
 from .settings import ExecutorSettings
@@ -132,8 +132,12 @@ class Executor:
         worker that must be killed or dies is this request's QueryError.  With
         ``fresh`` the request runs in a newly started worker."""
         settings = self.settings
+        # a request given less than the time limit (the rest of an answer's) is killed
+        # as much later than its own limit as a whole one would be
+        kill_after = settings.kill_after_seconds - settings.timeout_seconds
+        kill_after += time_limit(request, settings)
         try:
-            return self._pool.call(request, settings.kill_after_seconds, fresh=fresh)
+            return self._pool.call(request, kill_after, fresh=fresh)
         except WorkerKilled:
             raise QueryError(
                 "timeout",
@@ -207,9 +211,10 @@ class Executor:
         """Workers killed at their time limit or lost, and replaced."""
         return self._pool.replaced
 
-    def peak_worker_rss_kib(self) -> int:
-        """The largest peak resident set of any worker process so far, in KiB."""
-        return self._pool.peak_rss_kib()
+    def peak_worker_rss_kib(self, largest: int = 1) -> int:
+        """The largest peak resident set of any worker process so far, in KiB (with
+        ``largest`` n: the sum of the n largest, a bound on n workers at once)."""
+        return self._pool.peak_rss_kib(largest)
 
     def worker_cpu_seconds(self) -> float:
         """CPU seconds used by this executor's worker processes so far."""

@@ -60,14 +60,18 @@ def clock_function_names() -> frozenset[str]:
     return frozenset(_CLOCK_FUNCTIONS)
 
 
+#: Every node class :func:`clock_type` may say yes to, for one ``isinstance`` per node.
+_MAY_READ_CLOCK = (*_CLOCK_NODES, exp.Anonymous)
+
+
 def clock_type(node: exp.Expression) -> str | None:
     """``DATE``, ``TIMESTAMP`` or ``TIME`` if ``node`` reads the clock, else None."""
+    if not isinstance(node, _MAY_READ_CLOCK):
+        return None
     for cls, kind in _CLOCK_NODES.items():
         if isinstance(node, cls):
             return kind
-    if isinstance(node, exp.Anonymous):
-        return _CLOCK_FUNCTIONS.get(str(node.this).lower())
-    return None
+    return _CLOCK_FUNCTIONS.get(str(node.this).lower())
 
 
 def uses_current_time(tree: exp.Expression) -> bool:
@@ -85,7 +89,10 @@ def _literal(kind: str, today: dt.date) -> exp.Expression:
 
 
 def pin_today(tree: exp.Expression, today: dt.date) -> tuple[exp.Expression, bool]:
-    """A copy of ``tree`` with every clock call replaced by ``today``; and whether any was."""
+    """A copy of ``tree`` with every clock call replaced by ``today``, and whether any
+    was; a query that never reads the clock is returned as it is (no copy)."""
+    if not uses_current_time(tree):
+        return tree, False
     changed = False
 
     def replace(node: exp.Expression) -> exp.Expression:

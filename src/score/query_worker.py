@@ -29,7 +29,7 @@ from typing import Any
 
 from .engines import open_engine
 from .errors import SqlgoldError
-from .requests import Session
+from .requests import Session, time_limit
 from .result import QueryError
 from .settings import ExecutorSettings
 
@@ -92,7 +92,7 @@ def serve(conn: connection.Connection, spec: WorkerSpec) -> None:
         if request is None:
             break
         session.deadline = (
-            time.monotonic() + spec.settings.timeout_seconds if request.timed else None
+            time.monotonic() + time_limit(request, spec.settings) if request.timed else None
         )
         try:
             reply: tuple[str, Any] = ("ok", request.handle(session))

@@ -49,7 +49,11 @@ class Session:
         :meth:`run` follows, which checks it anyway."""
         settings = self.settings if today is None else replace(self.settings, today=today)
         return prepare_statement(
-            sql, self.engine, settings, dialect, engine_check=engine_check,
+            sql,
+            self.engine,
+            settings,
+            dialect,
+            engine_check=engine_check,
             private_tree=private_tree,
         )
 
@@ -57,6 +61,13 @@ class Session:
         """Run ``sql`` (``tree``: sqlglot's parse of it, which an engine may check
         instead of parsing again)."""
         return self.engine.run(sql, self.limits(), check=check, tree=tree)
+
+
+def time_limit(request: Any, settings: ExecutorSettings) -> float:
+    """Seconds a timed request may take: the time limit, or what a request that
+    continues an earlier one (``seconds``: what that one left) is given."""
+    left = getattr(request, "seconds", None)
+    return settings.timeout_seconds if left is None else min(left, settings.timeout_seconds)
 
 
 @dataclass(frozen=True)

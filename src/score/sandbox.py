@@ -44,6 +44,10 @@ from .query_worker import EngineInfo, WorkerSpec, serve
 #: Seconds a new worker may take to open its engine before it counts as failed.
 START_TIMEOUT = 300.0
 
+#: Retired workers' peak resident sets a pool remembers (the largest ones).
+_PEAKS_KEPT = 8
+
+
 class WorkerKilled(Exception):
     """The worker overran its request's deadline and was killed."""
 
@@ -222,7 +226,7 @@ class WorkerPool:
         self._closed = False
         self.started = 0
         self.replaced = 0  # workers killed or lost and replaced
-        self.retired_peak_rss_kib = 0
+        self.retired_peak_rss_kib: list[int] = []  # the largest few, of workers gone
         self.retired_cpu_seconds = 0.0
         self.first_info: EngineInfo | None = None
 
@@ -260,7 +264,8 @@ class WorkerPool:
         if worker in self._live:
             self._live.discard(worker)
             self.retired_cpu_seconds += worker.used_cpu_seconds
-        self.retired_peak_rss_kib = max(self.retired_peak_rss_kib, worker.peak_rss_kib)
+        peaks = sorted([*self.retired_peak_rss_kib, worker.peak_rss_kib], reverse=True)
+        self.retired_peak_rss_kib = peaks[:_PEAKS_KEPT]
 
     def call(self, request: Any, kill_after: float | None, *, fresh: bool = False) -> Any:
         """Handle ``request`` on a worker (a newly started one with ``fresh``)."""
@@ -279,12 +284,14 @@ class WorkerPool:
         finally:
             self.release(worker)
 
-    def peak_rss_kib(self) -> int:
-        """The largest peak resident set of any worker this pool has had, in KiB."""
+    def peak_rss_kib(self, largest: int = 1) -> int:
+        """The sum of the ``largest`` biggest peak resident sets of the workers this pool
+        has had, in KiB: a bound on what that many workers at once can have held."""
         with self._lock:
             live = list(self._live)
-            peak = self.retired_peak_rss_kib
-        return max([peak, *(w.rss_kib() for w in live), *(w.peak_rss_kib for w in live)])
+            peaks = list(self.retired_peak_rss_kib)
+        peaks += [max(w.rss_kib(), w.peak_rss_kib) for w in live]
+        return sum(sorted(peaks, reverse=True)[:largest])
 
     def cpu_seconds(self) -> float:
         """CPU seconds used by every worker this pool has had."""

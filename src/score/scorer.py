@@ -11,8 +11,8 @@ profile; the CLI is a thin layer over it, and a notebook can call it the same wa
 
 For each instance (a task in one language), in pipeline order:
 
-missing (no prediction) -> generation_error (the generator said so) -> in a sandbox
-worker, under the query time limit (:mod:`score.answer`): extraction (abstained,
+missing (no prediction) -> generation_error (the generator said so) -> in sandbox
+workers, under one query time limit (:mod:`score.answer`): extraction (abstained,
 cut_off, format_failure, or SQL), the guard, the logical-form match and the run (a
 failure maps to parse/build/render/execute error) -> for an unanswerable task any
 answer is wrong -> gold result (cached; a failing gold is ``gold_error``, one that is not
@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import outcomes as oc
-from .answer import Answer
+from .answer import Answer, AnswerReply, PrepareAnswer, RunAnswer, needs_run, with_run
 from .compare import compare
 from .executor import Executor
 from .extract import ABSTAIN, CUT_OFF, FORMAT_FAILURE
@@ -81,10 +81,13 @@ def _base_record(instance: Instance, run: str, prediction: Prediction | None) ->
 
 @dataclass
 class _Pending:
-    """An instance between its two phases: its record, and the results to compare."""
+    """An instance between its phases: its record, the prepared answer still to run
+    (in the pipeline with one job), and the results to compare."""
 
     record: dict[str, Any]
     task: dict[str, Any]
+    prediction: Prediction | None = None
+    prepared: AnswerReply | None = None
     predicted: QueryResult | None = None
     gold: QueryResult | None = None
     seconds: float = 0.0
@@ -104,14 +107,62 @@ def _query_phase(
     """What needs a query process: the answer's extraction, guard and run, and the gold
     result (cached)."""
     start = time.perf_counter()
-    pending = _Pending(_base_record(instance, ctx.run, prediction), instance.task)
+    pending = _Pending(_base_record(instance, ctx.run, prediction), instance.task, prediction)
     try:
         _decide(instance, prediction, ctx, pending)
     except Exception as e:  # noqa: BLE001 - one instance never ends the run
-        pending.predicted = None
-        _set(pending.record, oc.EXECUTE_ERROR, f"scoring failed: {_describe(e)}")
+        _failed_in_sqlgold(pending, e)
     pending.seconds = time.perf_counter() - start
     return pending
+
+
+def _prepare_phase(
+    instance: Instance, prediction: Prediction | None, ctx: ScoringContext
+) -> _Pending:
+    """The pipeline's first phase: the answer's extraction, guard and logical-form match
+    in one query process (:class:`~score.answer.PrepareAnswer`), while another runs the
+    previous answer's query; :func:`_run_phase` completes it."""
+    start = time.perf_counter()
+    pending = _Pending(_base_record(instance, ctx.run, prediction), instance.task, prediction)
+    try:
+        _decide(instance, prediction, ctx, pending, prepare_only=True)
+    except Exception as e:  # noqa: BLE001
+        _failed_in_sqlgold(pending, e)
+    pending.seconds = time.perf_counter() - start
+    return pending
+
+
+def _run_phase(prepared: Future[_Pending], ctx: ScoringContext) -> _Pending:
+    """The pipeline's second phase: run what :func:`_prepare_phase` admitted, in what is
+    left of its time limit, then take the gold result."""
+    pending = prepared.result()
+    if pending.prepared is None:
+        return pending
+    start = time.perf_counter()
+    reply, pending.prepared = pending.prepared, None
+    try:
+        left = reply.seconds_left
+        if left is not None and left <= 0:
+            limit = ctx.executor.settings.timeout_seconds
+            ran: QueryResult | QueryError = QueryError(
+                "timeout", f"stopped after {limit:g} s (the time limit)"
+            )
+        else:
+            assert reply.executed_sql is not None
+            seconds = ctx.executor.settings.timeout_seconds if left is None else left
+            ran = ctx.executor.call(RunAnswer(reply.executed_sql, seconds))
+        _with_reply(with_run(reply, ran), pending.prediction, ctx, pending)
+    except QueryError as e:  # its process had to be ended: past the time limit, or died
+        _set(pending.record, oc.outcome_for_error(e.kind), e.message)
+    except Exception as e:  # noqa: BLE001
+        _failed_in_sqlgold(pending, e)
+    pending.seconds += time.perf_counter() - start
+    return pending
+
+
+def _failed_in_sqlgold(pending: _Pending, e: Exception) -> None:
+    pending.predicted = pending.prepared = None
+    _set(pending.record, oc.EXECUTE_ERROR, f"scoring failed: {_describe(e)}")
 
 
 def _compare_phase(pending: _Pending, ctx: ScoringContext) -> dict[str, Any]:
@@ -147,7 +198,12 @@ def _describe(e: BaseException) -> str:
 
 
 def _decide(
-    instance: Instance, prediction: Prediction | None, ctx: ScoringContext, pending: _Pending
+    instance: Instance,
+    prediction: Prediction | None,
+    ctx: ScoringContext,
+    pending: _Pending,
+    *,
+    prepare_only: bool = False,
 ) -> None:
     task, record = instance.task, pending.record
     if prediction is None:
@@ -169,9 +225,20 @@ def _decide(
         dialect=ctx.dialect,
     )
     try:
-        reply = ctx.executor.call(request)
+        reply = ctx.executor.call(PrepareAnswer(request) if prepare_only else request)
     except QueryError as e:  # its process had to be ended: past the time limit, or died
         return _set(record, oc.outcome_for_error(e.kind), e.message)
+    if prepare_only and needs_run(reply):
+        pending.prepared = reply  # the query runs in the pipeline's next phase
+        return None
+    _with_reply(reply, prediction, ctx, pending)
+
+
+def _with_reply(
+    reply: AnswerReply, prediction: Prediction, ctx: ScoringContext, pending: _Pending
+) -> None:
+    """Record what became of an answer, and take the gold result to compare with."""
+    record = pending.record
     if reply.kind == ABSTAIN:
         return _set(record, oc.ABSTAINED, reply.reason)
     if reply.kind == CUT_OFF:
@@ -184,7 +251,7 @@ def _decide(
     if reply.error is not None:
         return _failed(record, reply.error, prediction)
     record["timings"]["execute_s"] = round(reply.result.seconds, 6)
-    _with_gold(task, reply.result, ctx, pending)
+    _with_gold(pending.task, reply.result, ctx, pending)
 
 
 def _decide_relation(
@@ -227,9 +294,10 @@ def _failed(record: dict, error: QueryError, prediction: Prediction) -> None:
     return _set(record, oc.outcome_for_error(error.kind), error.message)
 
 
-#: Instances whose queries run ahead of the comparator with one job: while the scoring
-#: process compares one result, the query process already runs the next query.
-LOOKAHEAD = 1
+#: Instances in flight ahead of the comparator with one job: while the scoring process
+#: compares one result, one query process runs the next answer's query and another
+#: parses (extraction, guard, logical form) the one after it.
+LOOKAHEAD = 2
 
 
 def score_predictions(
@@ -244,14 +312,12 @@ def score_predictions(
     """Score every instance of ``tasks`` not in ``skip``, yielding records in task order.
 
     The denominator is the whole task set: instances without a prediction are yielded
-    as ``missing``.  With one job, one query process runs the queries while this
-    process compares the previous result; with ``jobs`` > 1, that many instances are
-    scored at once, each in its own query process.
+    as ``missing``.  With one job, scoring is a pipeline: one query process parses an
+    answer (:func:`_prepare_phase`) while another runs the previous answer's query
+    (:func:`_run_phase`) and this process compares the one before; with ``jobs`` > 1,
+    that many instances are scored at once, each in its own query process.
     """
     todo = [i for i in instances(tasks) if i.key not in skip]
-
-    def first(instance: Instance) -> _Pending:
-        return _query_phase(instance, predictions.get(instance.key), ctx)
 
     def emit(record: dict[str, Any]) -> dict[str, Any]:
         if on_record:
@@ -259,10 +325,15 @@ def score_predictions(
         return record
 
     if jobs <= 1:
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlgold-query") as ahead:
+        with (
+            ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlgold-prepare") as parse,
+            ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlgold-query") as run,
+        ):
             queued: deque[Future[_Pending]] = deque()
             for instance in todo:
-                queued.append(ahead.submit(first, instance))
+                prediction = predictions.get(instance.key)
+                prepared = parse.submit(_prepare_phase, instance, prediction, ctx)
+                queued.append(run.submit(_run_phase, prepared, ctx))
                 if len(queued) > LOOKAHEAD:
                     yield emit(_compare_phase(queued.popleft().result(), ctx))
             while queued:

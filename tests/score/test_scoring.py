@@ -19,6 +19,7 @@ from score import outcomes as oc
 from score.executor import Executor, ExecutorSettings
 from score.gold_cache import GoldCache
 from score.predictions import Prediction
+from score.result import QueryError
 from score.run_dir import read_run
 from score.runner import run_scoring
 from score.scorer import ScoringContext, score_predictions
@@ -142,6 +143,54 @@ def test_jobs_give_the_same_outcomes(small_executor):
         (r["task_id"], r["outcome"]) for r in score_predictions(tasks, preds, ctx, jobs=4)
     )
     assert one == four and {o for _, o in one} == {"correct"}
+
+
+def test_the_pipeline_and_parallel_jobs_give_the_same_records(small_executor):
+    """With one job an answer is parsed in one query process and run in another; with
+    more, each answer is handled whole in one: every outcome class, reason and recorded
+    SQL comes out the same."""
+    tasks = [make_task(name) for name, _, _ in CASES]
+    preds = {(name, "en"): pred(name, **dict(fields)) for name, fields, _ in CASES}
+    ctx = ScoringContext(small_executor, GoldCache(None, small_executor))
+
+    def seen(records):
+        keep = ("task_id", "outcome", "reason", "sql", "executed_sql", "lf_match")
+        return sorted(tuple(r[k] for k in keep) for r in records)
+
+    one = seen(score_predictions(tasks, preds, ctx))
+    two = seen(score_predictions(tasks, preds, ctx, jobs=2))
+    assert one == two
+    assert [o for _, o, *_ in one] == [o for _, _, o in sorted(CASES)]
+
+
+def test_a_run_gets_what_its_parse_left_of_the_time_limit(omop_db):
+    """The pipeline's run of an answer is given the rest of the answer's time limit, not
+    a whole one: a query that would run for minutes stops at what was left."""
+    from score.answer import RunAnswer
+
+    with Executor(omop_db, settings=ExecutorSettings(timeout_seconds=60.0)) as ex:
+        cross = "SELECT count(*) FROM cdm.measurement a CROSS JOIN cdm.measurement b"
+        stopped = ex.call(RunAnswer(cross, 0.2))
+        assert isinstance(stopped, QueryError) and stopped.kind == "timeout"
+        assert ex.workers_replaced == 0  # interrupted in time, not killed
+        assert ex.call(RunAnswer(COUNT, 0.2)).rows() == [(1130,)]
+
+
+def test_an_answer_whose_parse_used_up_its_time_limit_is_a_timeout(small_executor):
+    from concurrent.futures import Future
+
+    from score.answer import AnswerReply
+    from score.scorer import _Pending, _run_phase
+
+    ctx = ScoringContext(small_executor, GoldCache(None, small_executor))
+    pending = _Pending({"outcome": None, "reason": "", "timings": {}}, make_task("t"))
+    pending.prediction = pred("t", sql=COUNT)
+    pending.prepared = AnswerReply("sql", "", COUNT, COUNT, True, seconds_left=0.0)
+    done: Future = Future()
+    done.set_result(pending)
+    record = _run_phase(done, ctx).record
+    assert record["outcome"] == oc.EXECUTE_ERROR and "time limit" in record["reason"]
+    assert record["executed_sql"] == COUNT  # what would have run is still recorded
 
 
 def test_gold_cache_serves_a_second_run_without_gold_queries(omop_db, tmp_path):

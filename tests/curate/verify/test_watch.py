@@ -45,6 +45,26 @@ def _until(lines: queue.Queue, marker: str, seen: list[str], timeout: float = 60
     raise AssertionError(f"no {marker!r} within {timeout} s:\n" + "\n".join(seen))
 
 
+def _exit_code(proc: subprocess.Popen, seen: list[str], timeout: float = 30) -> int:
+    """The exit code after Ctrl-C; a process still running then is killed and the test
+    fails with what it printed and where its threads were waiting."""
+    try:
+        return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        waits = []
+        for task in sorted(Path(f"/proc/{proc.pid}/task").glob("*")):
+            try:
+                waits.append(f"{task.name}: {(task / 'wchan').read_text()}")
+            except OSError:
+                pass
+        proc.kill()
+        _, err = proc.communicate(timeout=10)
+        raise AssertionError(
+            f"verify --watch still running {timeout:g} s after Ctrl-C; threads waiting in "
+            f"{waits}\nstdout:\n" + "\n".join(seen) + f"\nstderr:\n{err}"
+        ) from None
+
+
 def test_watch_checks_again_on_every_save_and_stops_on_ctrl_c(omop_db, tmp_path):
     gold, answer = tmp_path / "gold.sql", tmp_path / "answer.sql"
     gold.write_text("SELECT COUNT(*) AS n FROM cdm.person", encoding="utf-8")
@@ -78,7 +98,7 @@ def test_watch_checks_again_on_every_save_and_stops_on_ctrl_c(omop_db, tmp_path)
         _until(lines, "=== watching", seen)
     finally:
         proc.send_signal(signal.SIGINT)
-        code = proc.wait(timeout=30)
+        code = _exit_code(proc, seen)
     checks = [line for line in seen if line.startswith("=== check")]
     verdicts = [line for line in seen if line.startswith("verdict")]
     assert len(checks) == 3 and str(answer) in checks[1]
