@@ -45,6 +45,10 @@ def _until(lines: queue.Queue, marker: str, seen: list[str], timeout: float = 60
     raise AssertionError(f"no {marker!r} within {timeout} s:\n" + "\n".join(seen))
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _exit_code(proc: subprocess.Popen, seen: list[str], timeout: float = 30) -> int:
     """The exit code after Ctrl-C; a process still running then is killed and the test
     fails with what it printed and where its threads were waiting."""
@@ -86,6 +90,10 @@ def test_watch_checks_again_on_every_save_and_stops_on_ctrl_c(omop_db, tmp_path)
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # Ctrl-C as a terminal delivers it: a test run started in the background (`cmd &`,
+        # nohup) has SIGINT ignored, and a child inherits that, so Python would never
+        # raise KeyboardInterrupt in it
+        preexec_fn=_default_sigint,
     )
     lines, seen = _lines(proc), []
     try:
