@@ -102,38 +102,29 @@ def score_instance(
 
 
 def _query_phase(
-    instance: Instance, prediction: Prediction | None, ctx: ScoringContext
+    instance: Instance,
+    prediction: Prediction | None,
+    ctx: ScoringContext,
+    *,
+    prepare_only: bool = False,
 ) -> _Pending:
     """What needs a query process: the answer's extraction, guard and run, and the gold
-    result (cached)."""
+    result (cached).  With ``prepare_only`` (the pipeline's first phase) the answer is
+    only prepared (:class:`~score.answer.PrepareAnswer`: extraction, guard, logical form)
+    while another query process runs the previous answer's query; :func:`_run_phase`
+    completes it."""
     start = time.perf_counter()
     pending = _Pending(_base_record(instance, ctx.run, prediction), instance.task, prediction)
     try:
-        _decide(instance, prediction, ctx, pending)
+        _decide(instance, prediction, ctx, pending, prepare_only=prepare_only)
     except Exception as e:  # noqa: BLE001 - one instance never ends the run
         _failed_in_sqlgold(pending, e)
     pending.seconds = time.perf_counter() - start
     return pending
 
 
-def _prepare_phase(
-    instance: Instance, prediction: Prediction | None, ctx: ScoringContext
-) -> _Pending:
-    """The pipeline's first phase: the answer's extraction, guard and logical-form match
-    in one query process (:class:`~score.answer.PrepareAnswer`), while another runs the
-    previous answer's query; :func:`_run_phase` completes it."""
-    start = time.perf_counter()
-    pending = _Pending(_base_record(instance, ctx.run, prediction), instance.task, prediction)
-    try:
-        _decide(instance, prediction, ctx, pending, prepare_only=True)
-    except Exception as e:  # noqa: BLE001
-        _failed_in_sqlgold(pending, e)
-    pending.seconds = time.perf_counter() - start
-    return pending
-
-
 def _run_phase(prepared: Future[_Pending], ctx: ScoringContext) -> _Pending:
-    """The pipeline's second phase: run what :func:`_prepare_phase` admitted, in what is
+    """The pipeline's second phase: run what :func:`_query_phase` prepared, in what is
     left of its time limit, then take the gold result."""
     pending = prepared.result()
     if pending.prepared is None:
@@ -313,7 +304,7 @@ def score_predictions(
 
     The denominator is the whole task set: instances without a prediction are yielded
     as ``missing``.  With one job, scoring is a pipeline: one query process parses an
-    answer (:func:`_prepare_phase`) while another runs the previous answer's query
+    answer (:func:`_query_phase`) while another runs the previous answer's query
     (:func:`_run_phase`) and this process compares the one before; with ``jobs`` > 1,
     that many instances are scored at once, each in its own query process.
     """
@@ -332,7 +323,9 @@ def score_predictions(
             queued: deque[Future[_Pending]] = deque()
             for instance in todo:
                 prediction = predictions.get(instance.key)
-                prepared = parse.submit(_prepare_phase, instance, prediction, ctx)
+                prepared = parse.submit(
+                    _query_phase, instance, prediction, ctx, prepare_only=True
+                )
                 queued.append(run.submit(_run_phase, prepared, ctx))
                 if len(queued) > LOOKAHEAD:
                     yield emit(_compare_phase(queued.popleft().result(), ctx))
