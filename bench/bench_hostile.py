@@ -13,8 +13,8 @@ then the honest run and the hostile run, timed.  Reported: hostile wall / honest
 the longest time any attack instance took over the timeout (``total_s`` of its record:
 everything from sending it to its query process to its outcome), the outcomes of the
 attacks, and the peak RSS of the run's processes (the scoring process, the fork server
-and the two largest query processes, summed: with one job one parses while the other
-runs).
+and the query processes, summed: with one job, the largest process that parsed answers
+and the largest that ran their queries, which the executor keeps apart).
 """
 
 from __future__ import annotations
@@ -163,8 +163,11 @@ def hostile_cost(
         "max_attack_over_timeout": max(f["max_attack_s"] for f in found) / TIMEOUT_SECONDS,
         "peak_rss_mb": max(f["peak_rss_kib"] for f in found) / 1024,
         "parts_mb": {
-            part: max(f[f"{part}_kib"] for f in found) / 1024
-            for part in ("scoring_process", "fork_server", "query_process")
+            part: max(f.get(f"{part}_kib", 0) for f in found) / 1024
+            for part in (
+                "scoring_process", "fork_server", "query_process", "parse_lane",
+                "query_lane",
+            )
         },
         "workers_replaced": median(f["workers_replaced"] for f in found),
         "outcomes_by_attack": {k: dict(v) for k, v in by_attack.items()},

@@ -243,20 +243,18 @@ def _vm(field: str) -> int:
     raise RuntimeError(f"no {field} in /proc/self/status")
 
 
-#: Query processes a one-job scoring run has at once (the pipeline's parse and run).
-QUERY_PROCESSES_AT_ONCE = 2
-
-
 def run_peaks(ex: Executor) -> dict[str, int]:
     """Peak RSS in KiB of the processes of a scoring run: this one, the fork server its
-    query processes come from, and the two largest query processes; ``peak_rss_kib`` is
-    their sum, a bound on the run's peak (with one job, two query processes at a time:
-    one parses an answer while the other runs the previous one's query)."""
-    if hasattr(ex, "peak_worker_rss_kib"):
-        try:
-            worker = ex.peak_worker_rss_kib(QUERY_PROCESSES_AT_ONCE)
-        except TypeError:  # a commit before the parse/run pipeline: one at a time
-            worker = ex.peak_worker_rss_kib()
+    query processes come from, and the query processes; ``peak_rss_kib`` is their sum, a
+    bound on the run's peak.  The query processes count as the executor bounds them:
+    per lane, as many of the largest as were alive at once (with one job, one process
+    that parses answers and one that runs their queries)."""
+    lanes: dict[str, int] = {}
+    if hasattr(ex, "workers_peak_rss_by_lane"):
+        lanes = ex.workers_peak_rss_by_lane()
+        worker = sum(lanes.values())
+    elif hasattr(ex, "peak_worker_rss_kib"):  # older commits: one process at a time
+        worker = ex.peak_worker_rss_kib()
     else:
         worker = 0
     parent, server = _vm("VmHWM"), fork_server_rss_kib()
@@ -265,6 +263,7 @@ def run_peaks(ex: Executor) -> dict[str, int]:
         "scoring_process_kib": parent,
         "fork_server_kib": server,
         "query_process_kib": worker,
+        **{f"{name}_lane_kib": kib for name, kib in lanes.items()},
     }
 
 
@@ -325,8 +324,9 @@ def peak_memory(
         "peak_rss_mb": median(f["peak_rss_kib"] for f in found) / 1024,
         "rss_before_scoring_mb": median(f["peak_rss_kib_before_scoring"] for f in found) / 1024,
         "parts_mb": {
-            part: median(f[f"{part}_kib"] for f in found) / 1024
-            for part in ("scoring_process", "fork_server", "query_process")
+            part: median(f.get(f"{part}_kib", 0) for f in found) / 1024
+            for part in ("scoring_process", "fork_server", "query_process", "parse_lane",
+                         "query_lane")
         },
         "seconds": median(f["seconds"] for f in found),
         "per_run": found,

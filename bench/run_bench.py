@@ -224,6 +224,13 @@ def headline(results: dict[str, Any], rows: list[int]) -> dict[str, Any]:
 # -- the table ----------------------------------------------------------------------------
 
 
+def _lanes(parts: dict[str, float]) -> str:
+    """How the query processes' bound splits between parsing answers and running them."""
+    if not parts.get("parse_lane"):
+        return ""
+    return f": parsing {parts['parse_lane']:.0f}, running {parts.get('query_lane', 0):.0f}"
+
+
 def _fmt(x: Any, digits: int = 3) -> str:
     if x is None:
         return "–"
@@ -317,8 +324,8 @@ def render(report: dict[str, Any], details: tuple[str, ...] = FIGURES) -> str:
     if me and me.get("peak_rss_mb") is not None:
         parts = me.get("parts_mb")
         split = (f" (scoring process {parts['scoring_process']:.0f}, fork server "
-                 f"{parts['fork_server']:.0f}, two query processes {parts['query_process']:.0f})"
-                 if parts else "")
+                 f"{parts['fork_server']:.0f}, query processes {parts['query_process']:.0f}"
+                 f"{_lanes(parts)})" if parts else "")
         row(5, f"peak RSS scoring {me['instances']:,} instances in a fresh process, query "
                f"processes included ({me['rss_before_scoring_mb']:.0f} MiB before scoring)",
             f"{me['peak_rss_mb']:.0f} MiB{split}", "peak_rss_mb")
@@ -331,10 +338,11 @@ def render(report: dict[str, Any], details: tuple[str, ...] = FIGURES) -> str:
         row(6, "slowest attack, from sending it to its outcome, over the timeout",
             f"{ho['max_attack_over_timeout']:.2f}", "hostile_max_attack_over_timeout")
         pm = ho["parts_mb"]
-        row(6, "peak RSS of the hostile run (scoring process + fork server + two largest "
-               "query processes)",
+        row(6, "peak RSS of the hostile run (scoring process + fork server + query "
+               "processes)",
             f"{ho['peak_rss_mb']:.0f} MiB ({pm['scoring_process']:.0f} + "
-            f"{pm['fork_server']:.0f} + {pm['query_process']:.0f})", "hostile_peak_rss_mb")
+            f"{pm['fork_server']:.0f} + {pm['query_process']:.0f}{_lanes(pm)})",
+            "hostile_peak_rss_mb")
     st = r.get("startup")
     if st:
         row(7, "`sqlgold --help`, fresh process",

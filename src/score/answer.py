@@ -129,6 +129,7 @@ class PrepareAnswer:
 
     answer: Answer
     timed: ClassVar[bool] = True
+    lane: ClassVar[str] = "parse"  # its workers run no query: their memory stays small
 
     def handle(self, session: Session) -> AnswerReply:
         decided, sql, statement = self.answer._statement(session)

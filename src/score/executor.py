@@ -40,7 +40,7 @@ from typing import Any
 from .engines import database_label, is_database_url
 from .errors import DatabaseError
 from .fingerprint_check import FingerprintCheck
-from .requests import Execute, Fingerprint, Prepare, ReadCsv, Run, RunUnguarded, time_limit
+from .requests import Execute, Fingerprint, Prepare, ReadCsv, Run, RunUnguarded, lane, time_limit
 from .result import QueryError, QueryResult
 from .sandbox import WorkerDied, WorkerKilled, WorkerPool, WorkerSpec
 from .settings import ExecutorSettings
@@ -137,7 +137,7 @@ class Executor:
         kill_after = settings.kill_after_seconds - settings.timeout_seconds
         kill_after += time_limit(request, settings)
         try:
-            return self._pool.call(request, kill_after, fresh=fresh)
+            return self._pool.call(request, kill_after, lane=lane(request), fresh=fresh)
         except WorkerKilled:
             raise QueryError(
                 "timeout",
@@ -211,10 +211,14 @@ class Executor:
         """Workers killed at their time limit or lost, and replaced."""
         return self._pool.replaced
 
-    def peak_worker_rss_kib(self, largest: int = 1) -> int:
-        """The largest peak resident set of any worker process so far, in KiB (with
-        ``largest`` n: the sum of the n largest, a bound on n workers at once)."""
-        return self._pool.peak_rss_kib(largest)
+    def workers_peak_rss_kib(self) -> int:
+        """A bound, in KiB, on the resident memory this executor's worker processes have
+        held at once so far (see :meth:`score.sandbox.WorkerPool.peak_rss_kib`)."""
+        return self._pool.peak_rss_kib()
+
+    def workers_peak_rss_by_lane(self) -> dict[str, int]:
+        """:meth:`workers_peak_rss_kib` per lane of workers (see :mod:`score.sandbox`)."""
+        return self._pool.peak_rss_by_lane()
 
     def worker_cpu_seconds(self) -> float:
         """CPU seconds used by this executor's worker processes so far."""

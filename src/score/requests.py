@@ -5,6 +5,7 @@ worker's :class:`Session` (its engine, its settings and the deadline of this req
 Requests with ``timed = True`` run under the query time limit, which starts when the
 worker receives them: everything they do, parsing included, counts.  Other modules add
 their own requests the same way (the scorer's is :class:`score.answer.Answer`).
+A request's ``lane`` (default :data:`QUERY_LANE`) says which workers may handle it.
 """
 
 from __future__ import annotations
@@ -57,6 +58,16 @@ class Session:
         """Run ``sql`` (``tree``: sqlglot's parse of it, which an engine may check
         instead of parsing again)."""
         return self.engine.run(sql, self.limits(), check=check, tree=tree)
+
+
+#: The lane of requests that may run queries: every request unless its class names another.
+QUERY_LANE = "query"
+
+
+def lane(request: Any) -> str:
+    """The workers that may handle ``request`` (:mod:`score.sandbox`): a worker keeps to
+    one lane, so one that only parses never grows by running a query."""
+    return getattr(type(request), "lane", QUERY_LANE)
 
 
 def time_limit(request: Any, settings: ExecutorSettings) -> float:

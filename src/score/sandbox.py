@@ -20,7 +20,11 @@ Workers are forked from multiprocessing's fork server (:mod:`score.fork_server`)
 imports sqlgold's scoring modules once, so a replacement costs the engine's open (tens
 of ms) rather than a Python start.  Workers never import the parent's ``__main__``.  A pool holds
 the workers of one executor: a thread takes an idle worker or starts one, so N
-threads use N workers.
+threads use N workers.  A worker belongs to one **lane** (a kind of request: see
+:func:`score.requests.lane`) for its whole life, so the process that parsed an answer
+never becomes the one that ran a memory-hungry query, and a bound on the memory held
+at once is the sum, per lane, of the largest peaks of as many workers as that lane ever
+had alive together.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from . import fork_server
 from .engines import database_label
 from .errors import DatabaseError
 from .query_worker import EngineInfo, WorkerSpec, serve
+from .requests import QUERY_LANE
 
 #: Seconds a new worker may take to open its engine before it counts as failed.
 START_TIMEOUT = 300.0
@@ -214,46 +219,60 @@ class Worker:
         self._conn.close()
 
 
+class _Lane:
+    """The workers of one lane: the idle ones, how many are alive, the most alive at
+    once, and the largest peak resident sets of those gone."""
+
+    def __init__(self) -> None:
+        self.idle: list[Worker] = []
+        self.alive = 0
+        self.most_alive = 0
+        self.retired_peaks_kib: list[int] = []
+
+
 class WorkerPool:
-    """The workers of one executor; thread-safe.  A thread takes an idle worker or
-    starts a new one, and gives it back after its request."""
+    """The workers of one executor; thread-safe.  A thread takes an idle worker of the
+    request's lane or starts a new one, and gives it back after its request."""
 
     def __init__(self, spec: WorkerSpec) -> None:
         self.spec = spec
-        self._idle: list[Worker] = []
-        self._live: set[Worker] = set()
+        self._lanes: dict[str, _Lane] = {}
+        self._lane_of: dict[Worker, str] = {}  # the live workers
         self._lock = threading.Lock()
         self._closed = False
         self.started = 0
         self.replaced = 0  # workers killed or lost and replaced
-        self.retired_peak_rss_kib: list[int] = []  # the largest few, of workers gone
         self.retired_cpu_seconds = 0.0
         self.first_info: EngineInfo | None = None
 
-    def _start(self) -> Worker:
+    def _start(self, lane: str) -> Worker:
         worker = Worker(self.spec)
         with self._lock:
             self.started += 1
-            self._live.add(worker)
+            self._lane_of[worker] = lane
+            held = self._lanes.setdefault(lane, _Lane())
+            held.alive += 1
+            held.most_alive = max(held.most_alive, held.alive)
             if self.first_info is None:
                 self.first_info = worker.info
         return worker
 
-    def acquire(self) -> Worker:
+    def acquire(self, lane: str = QUERY_LANE) -> Worker:
         with self._lock:
             if self._closed:
                 raise RuntimeError("the executor is closed")
-            while self._idle:
-                worker = self._idle.pop()
+            idle = self._lanes.setdefault(lane, _Lane()).idle
+            while idle:
+                worker = idle.pop()
                 if worker.alive:
                     return worker
                 self._retire_locked(worker)
-        return self._start()
+        return self._start(lane)
 
     def release(self, worker: Worker) -> None:
         with self._lock:
-            if worker.alive and not self._closed:
-                self._idle.append(worker)
+            if worker.alive and not self._closed and worker in self._lane_of:
+                self._lanes[self._lane_of[worker]].idle.append(worker)
                 return
         if worker.alive:
             worker.close()
@@ -261,20 +280,25 @@ class WorkerPool:
             self._retire_locked(worker)
 
     def _retire_locked(self, worker: Worker) -> None:
-        if worker in self._live:
-            self._live.discard(worker)
-            self.retired_cpu_seconds += worker.used_cpu_seconds
-        peaks = sorted([*self.retired_peak_rss_kib, worker.peak_rss_kib], reverse=True)
-        self.retired_peak_rss_kib = peaks[:_PEAKS_KEPT]
+        lane = self._lane_of.pop(worker, None)
+        if lane is None:
+            return
+        held = self._lanes[lane]
+        held.alive -= 1
+        self.retired_cpu_seconds += worker.used_cpu_seconds
+        peaks = sorted([*held.retired_peaks_kib, worker.peak_rss_kib], reverse=True)
+        held.retired_peaks_kib = peaks[:_PEAKS_KEPT]
 
-    def call(self, request: Any, kill_after: float | None, *, fresh: bool = False) -> Any:
-        """Handle ``request`` on a worker (a newly started one with ``fresh``)."""
-        worker = self.acquire()
+    def call(
+        self, request: Any, kill_after: float | None, *, lane: str = QUERY_LANE, fresh: bool = False
+    ) -> Any:
+        """Handle ``request`` on a worker of ``lane`` (a newly started one with ``fresh``)."""
+        worker = self.acquire(lane)
         if fresh:
             worker.close()
             with self._lock:
                 self._retire_locked(worker)
-            worker = self._start()
+            worker = self._start(lane)
         try:
             return worker.call(request, kill_after)
         except (WorkerKilled, WorkerDied):
@@ -284,27 +308,41 @@ class WorkerPool:
         finally:
             self.release(worker)
 
-    def peak_rss_kib(self, largest: int = 1) -> int:
-        """The sum of the ``largest`` biggest peak resident sets of the workers this pool
-        has had, in KiB: a bound on what that many workers at once can have held."""
+    def peak_rss_kib(self) -> int:
+        """A bound, in KiB, on the resident memory this pool's workers held at once: the
+        sum of :meth:`peak_rss_by_lane`."""
+        return sum(self.peak_rss_by_lane().values())
+
+    def peak_rss_by_lane(self) -> dict[str, int]:
+        """Per lane, in KiB, the sum of the largest peak resident sets of as many of its
+        workers (live or gone) as it ever had alive together: a bound on what that lane
+        held at once."""
         with self._lock:
-            live = list(self._live)
-            peaks = list(self.retired_peak_rss_kib)
-        peaks += [max(w.rss_kib(), w.peak_rss_kib) for w in live]
-        return sum(sorted(peaks, reverse=True)[:largest])
+            lanes = {
+                name: (held.most_alive, list(held.retired_peaks_kib))
+                for name, held in self._lanes.items()
+            }
+            live = list(self._lane_of.items())
+        for worker, name in live:
+            lanes[name][1].append(max(worker.rss_kib(), worker.peak_rss_kib))
+        return {
+            name: sum(sorted(peaks, reverse=True)[:most])
+            for name, (most, peaks) in sorted(lanes.items())
+        }
 
     def cpu_seconds(self) -> float:
         """CPU seconds used by every worker this pool has had."""
         with self._lock:
-            live = list(self._live)
+            live = list(self._lane_of)
             done = self.retired_cpu_seconds
         return done + sum(w.cpu_seconds() for w in live)
 
     def close(self) -> None:
         with self._lock:
             self._closed = True
-            workers = list(self._live)
-            self._idle.clear()
+            workers = list(self._lane_of)
+            for held in self._lanes.values():
+                held.idle.clear()
         for worker in workers:
             worker.close()
         with self._lock:

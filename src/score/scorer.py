@@ -81,13 +81,15 @@ def _base_record(instance: Instance, run: str, prediction: Prediction | None) ->
 
 @dataclass
 class _Pending:
-    """An instance between its phases: its record, the prepared answer still to run
-    (in the pipeline with one job), and the results to compare."""
+    """An instance between its phases: its record, what the pipeline (one job) left
+    for its query process (an answer's query to run, a result CSV to read), and the
+    results to compare."""
 
     record: dict[str, Any]
     task: dict[str, Any]
     prediction: Prediction | None = None
     prepared: AnswerReply | None = None
+    csv_to_read: bool = False
     predicted: QueryResult | None = None
     gold: QueryResult | None = None
     seconds: float = 0.0
@@ -112,7 +114,7 @@ def _query_phase(
     result (cached).  With ``prepare_only`` (the pipeline's first phase) the answer is
     only prepared (:class:`~score.answer.PrepareAnswer`: extraction, guard, logical form)
     while another query process runs the previous answer's query; :func:`_run_phase`
-    completes it."""
+    completes it (and reads a result CSV: only the query process runs queries)."""
     start = time.perf_counter()
     pending = _Pending(_base_record(instance, ctx.run, prediction), instance.task, prediction)
     try:
@@ -125,13 +127,19 @@ def _query_phase(
 
 def _run_phase(prepared: Future[_Pending], ctx: ScoringContext) -> _Pending:
     """The pipeline's second phase: run what :func:`_query_phase` prepared, in what is
-    left of its time limit, then take the gold result."""
+    left of its time limit (or read the result CSV), then take the gold result."""
     pending = prepared.result()
-    if pending.prepared is None:
+    if pending.prepared is None and not pending.csv_to_read:
         return pending
     start = time.perf_counter()
     reply, pending.prepared = pending.prepared, None
     try:
+        if pending.csv_to_read:
+            pending.csv_to_read = False
+            assert pending.prediction is not None
+            _decide_relation(pending.task, pending.prediction, ctx, pending)
+            return pending
+        assert reply is not None
         left = reply.seconds_left
         if left is not None and left <= 0:
             limit = ctx.executor.settings.timeout_seconds
@@ -147,12 +155,14 @@ def _run_phase(prepared: Future[_Pending], ctx: ScoringContext) -> _Pending:
         _set(pending.record, oc.outcome_for_error(e.kind), e.message)
     except Exception as e:  # noqa: BLE001
         _failed_in_sqlgold(pending, e)
-    pending.seconds += time.perf_counter() - start
+    finally:
+        pending.seconds += time.perf_counter() - start
     return pending
 
 
 def _failed_in_sqlgold(pending: _Pending, e: Exception) -> None:
     pending.predicted = pending.prepared = None
+    pending.csv_to_read = False
     _set(pending.record, oc.EXECUTE_ERROR, f"scoring failed: {_describe(e)}")
 
 
@@ -204,6 +214,9 @@ def _decide(
             record, oc.GENERATION_ERROR, "the generator reported that the model call failed"
         )
     if prediction.kind == "csv":
+        if prepare_only:
+            pending.csv_to_read = True
+            return None
         return _decide_relation(task, prediction, ctx, pending)
     answerable_gold = task["gold_sql"] if task["answerable"] and task["gold_sql"] else None
     request = Answer(

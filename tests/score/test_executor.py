@@ -348,7 +348,7 @@ def test_a_query_that_cannot_be_interrupted_is_killed_and_replaced(omop_db: Path
 def test_a_worker_that_dies_is_that_query_s_runtime_error(omop_db: Path):
     settings = ExecutorSettings(timeout_seconds=20)
     with Executor(omop_db, settings=settings) as ex:
-        (worker,) = ex._pool._live
+        (worker,) = ex._pool._lane_of
         timer = threading.Timer(0.5, lambda: os.kill(worker.process.pid, signal.SIGKILL))
         timer.start()
         result = ex.try_execute(
@@ -367,4 +367,4 @@ def test_memory_that_duckdb_does_not_track_is_bounded_by_the_worker(omop_db: Pat
             result = ex.try_execute(sql)
             assert isinstance(result, QueryError) and result.kind == "runtime_error", sql
             assert "memory" in result.message.lower()
-        assert ex.peak_worker_rss_kib() * 1024 < ex.address_limit
+        assert ex.workers_peak_rss_kib() * 1024 < ex.address_limit

@@ -163,6 +163,29 @@ def test_the_pipeline_and_parallel_jobs_give_the_same_records(small_executor):
     assert [o for _, o, *_ in one] == [o for _, _, o in sorted(CASES)]
 
 
+def test_the_pipeline_s_parsing_process_never_runs_a_query(omop_db, tmp_path):
+    """The process that parses answers never runs one: after a query that takes
+    hundreds of MB, the parser stays small, and the run's memory bound counts one
+    process of each kind rather than two of the largest."""
+    big = "SELECT length(repeat('x', 400000000)) AS n"
+    tasks = [make_task(f"t{i}") for i in range(6)]
+    answers = [COUNT, big, "SELECT 1130", big, COUNT, None]
+    preds = {
+        (f"t{i}", "en"): pred(f"t{i}", sql=sql) for i, sql in enumerate(answers) if sql
+    }
+    (tmp_path / "t5.csv").write_text("persons\n1130\n")
+    preds[("t5", "en")] = Prediction("t5", csv="t5.csv", csv_folder=str(tmp_path), kind="csv")
+    with Executor(omop_db) as ex:
+        ctx = ScoringContext(ex, GoldCache(None, ex))
+        outcomes = [r["outcome"] for r in score_predictions(tasks, preds, ctx)]
+        lanes = ex.workers_peak_rss_by_lane()
+        assert {n: h.most_alive for n, h in ex._pool._lanes.items()} == {"query": 1, "parse": 1}
+        assert ex.workers_peak_rss_kib() == sum(lanes.values())
+    assert outcomes == ["correct", "mismatch", "correct", "mismatch", "correct", "correct"]
+    assert lanes["query"] > 400_000  # KiB: it held the 400 MB string
+    assert lanes["parse"] < lanes["query"] - 300_000
+
+
 def test_a_run_gets_what_its_parse_left_of_the_time_limit(omop_db):
     """The pipeline's run of an answer is given the rest of the answer's time limit, not
     a whole one: a query that would run for minutes stops at what was left."""
