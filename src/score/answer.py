@@ -48,6 +48,7 @@ class AnswerReply:
     result: QueryResult | None = None
     error: QueryError | None = None
     seconds_left: float | None = None  # of the time limit, after a PrepareAnswer
+    checked: bool = False  # a PrepareAnswer did the engine's check ahead (see RunAnswer)
 
 
 @dataclass(frozen=True)
@@ -124,8 +125,10 @@ class Answer:
 class PrepareAnswer:
     """An :class:`Answer` up to its run: extraction, guard and logical-form match.  The
     reply is final unless its ``executed_sql`` is set and it has neither ``result`` nor
-    ``error``: that SQL is then the :class:`RunAnswer` to send (the engine's own check
-    reads it there, as it reads every query it runs)."""
+    ``error``: that SQL is then the :class:`RunAnswer` to send.  The engine's own check
+    reads it there, as it reads every query it runs, unless the check reads nothing but
+    the guard's tree (PostgreSQL's): it is then done here, on the tree the guard made,
+    and the reply says so (``checked``)."""
 
     answer: Answer
     timed: ClassVar[bool] = True
@@ -135,9 +138,15 @@ class PrepareAnswer:
         decided, sql, statement = self.answer._statement(session)
         if decided is not None:
             return decided
-        lf = self.answer._lf(sql, statement, session.settings.max_sql_bytes)
+        max_bytes = session.settings.max_sql_bytes
+        try:  # before the logical form, which may write the tree in place
+            checked = session.engine.check_ahead(statement.checked_tree)
+        except QueryError as e:
+            lf = self.answer._lf(sql, statement, max_bytes)
+            return AnswerReply(SQL, "", sql, statement.sql, lf, error=e)
+        lf = self.answer._lf(sql, statement, max_bytes)
         left = None if session.deadline is None else session.deadline - time.monotonic()
-        return AnswerReply(SQL, "", sql, statement.sql, lf, seconds_left=left)
+        return AnswerReply(SQL, "", sql, statement.sql, lf, seconds_left=left, checked=checked)
 
 
 def needs_run(reply: AnswerReply) -> bool:
@@ -153,17 +162,19 @@ def needs_run(reply: AnswerReply) -> bool:
 @dataclass(frozen=True)
 class RunAnswer:
     """Run what a :class:`PrepareAnswer` admitted, within ``seconds`` (what is left of the
-    answer's time limit after its preparation)."""
+    answer's time limit after its preparation); ``checked``: its reply said the engine's
+    check was done there, on this very text, so it is not done again."""
 
     sql: str
     seconds: float
+    checked: bool = False
     timed: ClassVar[bool] = True
 
     def handle(self, session: Session) -> QueryResult | QueryError:
         """The result, or the query's error as a value (so that a raised QueryError
         means the worker itself was lost, as with :class:`Answer`)."""
         try:
-            return session.run(self.sql)
+            return session.run(self.sql, check=not self.checked)
         except QueryError as e:
             return e
 

@@ -149,7 +149,9 @@ def _run_phase(prepared: Future[_Pending], ctx: ScoringContext) -> _Pending:
         else:
             assert reply.executed_sql is not None
             seconds = ctx.executor.settings.timeout_seconds if left is None else left
-            ran = ctx.executor.call(RunAnswer(reply.executed_sql, seconds))
+            ran = ctx.executor.call(
+                RunAnswer(reply.executed_sql, seconds, checked=reply.checked)
+            )
         _with_reply(with_run(reply, ran), pending.prediction, ctx, pending)
     except QueryError as e:  # its process had to be ended: past the time limit, or died
         _set(pending.record, oc.outcome_for_error(e.kind), e.message)

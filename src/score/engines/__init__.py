@@ -62,6 +62,12 @@ class Engine(Protocol):
     def check(self, sql: str) -> None:
         """The engine's own parser must agree: exactly one read-only SELECT."""
 
+    def check_ahead(self, tree: Any) -> bool:
+        """Do now what :meth:`run` would check, if that check reads nothing but
+        ``tree`` (sqlglot's parse of the SQL in the engine's dialect): True when done, so
+        a :meth:`run` of that SQL in another process may leave its check off; False when
+        the check needs the engine itself (its own parser, or a translation) at run."""
+
     def references(self, sql: str) -> list[Reference] | None:
         """Every function and table ``sql`` names, by the engine's own parser (None if
         the engine cannot tell); used when sqlglot cannot read a query."""
@@ -70,10 +76,11 @@ class Engine(Protocol):
         self, sql: str, limits: Limits, *, check: bool = True, tree: Any = None
     ) -> QueryResult:
         """Run guarded SQL and return its result; nothing it does outlives it.  With
-        ``check`` (always, except in tests of the deeper layers) the engine's own parser
-        must first agree that it is exactly one read-only SELECT.  ``tree`` is sqlglot's
-        parse of exactly ``sql`` in the engine's dialect when the caller has one: an
-        engine whose check reads sqlglot's tree checks it instead of parsing again."""
+        ``check`` (always, except when :meth:`check_ahead` did it, and in tests of the
+        deeper layers) the engine's own parser must first agree that it is exactly one
+        read-only SELECT.  ``tree`` is sqlglot's parse of exactly ``sql`` in the
+        engine's dialect when the caller has one: an engine whose check reads sqlglot's
+        tree checks it instead of parsing again."""
 
     def read_csv(self, path: str, folder: str, limits: Limits) -> QueryResult:
         """A CSV file inside ``folder`` read as a result relation (types detected)."""

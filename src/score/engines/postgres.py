@@ -138,6 +138,13 @@ class PostgresEngine:
         """One read-only SELECT by sqlglot's PostgreSQL reading, nothing refused by name."""
         check_postgres_tree(parse(sql))
 
+    def check_ahead(self, tree: object) -> bool:
+        """The check reads sqlglot's tree only, so it can be done where the guard parsed."""
+        if not isinstance(tree, exp.Expression):
+            return False
+        check_postgres_tree(tree)
+        return True
+
     def references(self, sql: str) -> list[Reference] | None:
         return None  # no parser of PostgreSQL's own runs in the client
 
@@ -146,9 +153,10 @@ class PostgresEngine:
         self, sql: str, limits: Limits, *, check: bool = True, tree: object = None
     ) -> QueryResult:
         """Run already-guarded SQL in a READ ONLY transaction that is always rolled back;
-        the PostgreSQL guard (:meth:`check`) reads it first unless ``check`` is off, which
-        only tests of the deeper layers do (on ``tree``, sqlglot's PostgreSQL parse of
-        ``sql``, when the caller has it: the text is then not parsed twice)."""
+        the PostgreSQL guard (:meth:`check`) reads it first unless ``check`` is off (it was
+        done ahead, :meth:`check_ahead`, or a test of the deeper layers); it reads
+        ``tree``, sqlglot's PostgreSQL parse of ``sql``, when the caller has it: the text
+        is then not parsed twice."""
         import psycopg
 
         if check:
@@ -160,21 +168,23 @@ class PostgresEngine:
         start = time.perf_counter()
         if self.schema != DEFAULT_SCHEMA:
             sql = _requalify(sql, self.schema)
+        cur = conn.cursor(name=_CURSOR)
         try:
             conn.execute(
                 f"SET LOCAL statement_timeout = {_timeout_ms(limits)}; "
                 "SELECT pg_advisory_unlock_all()"
             )
-            with conn.cursor(name=_CURSOR) as cur:
-                cur.execute(sql)
-                names, types = _columns(cur)
-                rows: list[tuple] = []
-                while batch := cur.fetchmany(_BATCH_ROWS):
-                    rows.extend(batch)
-                    if len(rows) > limits.max_rows:
-                        raise QueryError(
-                            "row_cap", f"more than {limits.max_rows} rows (the row cap)"
-                        )
+            cur.execute(sql)
+            names, types = _columns(cur)
+            rows: list[tuple] = []
+            while batch := cur.fetchmany(_BATCH_ROWS):
+                rows.extend(batch)
+                if len(rows) > limits.max_rows:
+                    raise QueryError(
+                        "row_cap", f"more than {limits.max_rows} rows (the row cap)"
+                    )
+                if len(batch) < _BATCH_ROWS:
+                    break  # the last batch: no FETCH for an empty one
             table = _to_arrow(names, types, rows)
             if table.nbytes > limits.max_bytes:
                 raise QueryError(
@@ -189,7 +199,8 @@ class PostgresEngine:
             raise QueryError("runtime_error", f"{type(e).__name__}: {e}"[:500]) from None
         finally:
             try:
-                conn.rollback()
+                conn.rollback()  # which ends the cursor too: its close sends nothing
+                cur.close()
             except Exception:
                 self.broken = True  # the next query must not see what this one left
         result = QueryResult.from_arrow(table)

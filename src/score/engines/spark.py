@@ -108,6 +108,9 @@ class SparkEngine:
     def check(self, sql: str) -> None:
         check_spark(to_spark(sql), self.tables)
 
+    def check_ahead(self, tree: object) -> bool:
+        return False  # the translation is judged at run, always (see run)
+
     def references(self, sql: str) -> list[Reference] | None:
         return None  # only SQL sqlglot can read is translated, so nothing to report
 

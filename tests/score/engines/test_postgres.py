@@ -97,44 +97,77 @@ def test_fingerprint_sql_gives_the_same_digest_on_both_engines(pg_server, kind):
     assert int(count) == len(values)
 
 
-@pytest.mark.parametrize(
-    "sql, reason",
-    [
-        ("COPY cdm.person TO STDOUT", "COPY"),
-        ("COPY (SELECT 1) TO PROGRAM 'id'", "COPY"),
-        ("SELECT pg_read_file('/etc/passwd')", "pg_read_file"),
-        ("SELECT pg_read_binary_file('/etc/passwd')", "pg_read_binary_file"),
-        ("SELECT * FROM pg_ls_dir('.')", "pg_ls_dir"),
-        ("SELECT lo_import('/etc/passwd')", "lo_import"),
-        ("SELECT lo_export(1, '/tmp/x')", "lo_export"),
-        ("SELECT set_config('search_path', 'public', false)", "set_config"),
-        ("SELECT pg_catalog.set_config('work_mem', '1TB', false)", "set_config"),
-        ("SELECT current_setting('data_directory')", "current_setting"),
-        ("SELECT pg_terminate_backend(pid) FROM pg_stat_activity", "pg_terminate_backend"),
-        ("SELECT pg_cancel_backend(1)", "pg_cancel_backend"),
-        ("SELECT pg_advisory_lock(42)", "advisory"),
-        ("SELECT pg_try_advisory_lock(42)", "advisory"),
-        ("SELECT pg_advisory_xact_lock(42)", "advisory"),
-        ("SELECT * FROM dblink('dbname=postgres', 'SELECT 1') AS t(a int)", "dblink"),
-        ("SELECT query_to_xml('SELECT 1', true, false, '')", "query_to_xml"),
-        ("SELECT * FROM cdm.person FOR UPDATE", "FOR UPDATE"),
-        ("SELECT * FROM cdm.person FOR SHARE", "FOR UPDATE"),
-        ("SELECT * FROM pg_stat_activity", "pg_stat_activity"),
-        ("SELECT * FROM pg_settings", "pg_settings"),
-        ("DELETE FROM cdm.person", "DELETE"),
-        ("CREATE TABLE cdm.x AS SELECT 1", "CREATE"),
-        ("SELECT 1 INTO x", "INTO"),
-        ("SET search_path = public", "SET"),
-        ("SELECT 1; DROP TABLE cdm.person", "2 statements"),
-        ("SELECT nextval('s')", "nextval"),
-        ("WITH d AS (DELETE FROM cdm.person RETURNING *) SELECT * FROM d", "DELETE"),
-    ],
-)
+REFUSED = [
+    ("COPY cdm.person TO STDOUT", "COPY"),
+    ("COPY (SELECT 1) TO PROGRAM 'id'", "COPY"),
+    ("SELECT pg_read_file('/etc/passwd')", "pg_read_file"),
+    ("SELECT pg_read_binary_file('/etc/passwd')", "pg_read_binary_file"),
+    ("SELECT * FROM pg_ls_dir('.')", "pg_ls_dir"),
+    ("SELECT lo_import('/etc/passwd')", "lo_import"),
+    ("SELECT lo_export(1, '/tmp/x')", "lo_export"),
+    ("SELECT set_config('search_path', 'public', false)", "set_config"),
+    ("SELECT pg_catalog.set_config('work_mem', '1TB', false)", "set_config"),
+    ("SELECT current_setting('data_directory')", "current_setting"),
+    ("SELECT pg_terminate_backend(pid) FROM pg_stat_activity", "pg_terminate_backend"),
+    ("SELECT pg_cancel_backend(1)", "pg_cancel_backend"),
+    ("SELECT pg_advisory_lock(42)", "advisory"),
+    ("SELECT pg_try_advisory_lock(42)", "advisory"),
+    ("SELECT pg_advisory_xact_lock(42)", "advisory"),
+    ("SELECT * FROM dblink('dbname=postgres', 'SELECT 1') AS t(a int)", "dblink"),
+    ("SELECT query_to_xml('SELECT 1', true, false, '')", "query_to_xml"),
+    ("SELECT * FROM cdm.person FOR UPDATE", "FOR UPDATE"),
+    ("SELECT * FROM cdm.person FOR SHARE", "FOR UPDATE"),
+    ("SELECT * FROM pg_stat_activity", "pg_stat_activity"),
+    ("SELECT * FROM pg_settings", "pg_settings"),
+    ("DELETE FROM cdm.person", "DELETE"),
+    ("CREATE TABLE cdm.x AS SELECT 1", "CREATE"),
+    ("SELECT 1 INTO x", "INTO"),
+    ("SET search_path = public", "SET"),
+    ("SELECT 1; DROP TABLE cdm.person", "2 statements"),
+    ("SELECT nextval('s')", "nextval"),
+    ("WITH d AS (DELETE FROM cdm.person RETURNING *) SELECT * FROM d", "DELETE"),
+]
+
+
+@pytest.mark.parametrize("sql, reason", REFUSED)
 def test_hostile_sql_is_refused_by_the_guard(pg_executor, sql, reason):
     outcome = pg_executor.try_execute(sql)
     assert isinstance(outcome, QueryError)
     assert outcome.kind == "guard_rejected", outcome
     assert reason.lower() in outcome.message.lower()
+
+
+def test_the_scoring_pipeline_refuses_the_same_before_any_run(pg_executor):
+    """With one job, PostgreSQL's own check is done where the answer was parsed (on the
+    guard's tree, not a second parse in the process that runs it): each refusal above is
+    the prediction's build_error there, and an admitted query runs without a re-check."""
+    from score.answer import Answer, PrepareAnswer, RunAnswer
+    from score.gold_cache import GoldCache
+    from score.predictions import Prediction
+    from score.scorer import ScoringContext, score_predictions
+    from tests.task_factory import make_task
+
+    for sql, reason in REFUSED:
+        reply = pg_executor.call(PrepareAnswer(Answer(sql=sql, ready_sql=True)))
+        assert reply.error is not None and reason.lower() in reply.error.message.lower(), sql
+    admitted = pg_executor.call(PrepareAnswer(Answer(sql="SELECT count(*) FROM person",
+                                                     ready_sql=True)))
+    assert admitted.checked and admitted.error is None and admitted.result is None
+    ran = pg_executor.call(RunAnswer(admitted.executed_sql, 3.0, checked=True))
+    assert ran.rows() == [(1130,)]
+
+    tasks = [make_task(f"t{i}") for i in range(len(REFUSED) + 1)]
+    preds = {(f"t{i}", "en"): Prediction(f"t{i}", sql=sql, kind="sql")
+             for i, (sql, _) in enumerate(REFUSED)}
+    preds[(f"t{len(REFUSED)}", "en")] = Prediction(
+        f"t{len(REFUSED)}", sql="SELECT count(*) AS n FROM person", kind="sql"
+    )
+    ctx = ScoringContext(pg_executor, GoldCache(None, pg_executor))
+    records = list(score_predictions(tasks, preds, ctx))
+    for record, (sql, reason) in zip(records, REFUSED, strict=False):
+        assert record["outcome"] == "build_error", sql
+        assert reason.lower() in record["reason"].lower(), sql
+    assert records[-1]["outcome"] == "correct"
 
 
 @pytest.mark.parametrize(
