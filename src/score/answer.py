@@ -138,13 +138,14 @@ class PrepareAnswer:
         decided, sql, statement = self.answer._statement(session)
         if decided is not None:
             return decided
-        max_bytes = session.settings.max_sql_bytes
+        checked, error = False, None
         try:  # before the logical form, which may write the tree in place
             checked = session.engine.check_ahead(statement.checked_tree)
         except QueryError as e:
-            lf = self.answer._lf(sql, statement, max_bytes)
-            return AnswerReply(SQL, "", sql, statement.sql, lf, error=e)
-        lf = self.answer._lf(sql, statement, max_bytes)
+            error = e
+        lf = self.answer._lf(sql, statement, session.settings.max_sql_bytes)
+        if error is not None:
+            return AnswerReply(SQL, "", sql, statement.sql, lf, error=error)
         left = None if session.deadline is None else session.deadline - time.monotonic()
         return AnswerReply(SQL, "", sql, statement.sql, lf, seconds_left=left, checked=checked)
 

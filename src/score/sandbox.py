@@ -49,7 +49,7 @@ from .requests import QUERY_LANE
 #: Seconds a new worker may take to open its engine before it counts as failed.
 START_TIMEOUT = 300.0
 
-#: Retired workers' peak resident sets a pool remembers (the largest ones).
+#: Retired workers' peak resident sets a pool remembers per lane (the largest ones).
 _PEAKS_KEPT = 8
 
 
@@ -250,7 +250,7 @@ class WorkerPool:
         with self._lock:
             self.started += 1
             self._lane_of[worker] = lane
-            held = self._lanes.setdefault(lane, _Lane())
+            held = self._lane_locked(lane)
             held.alive += 1
             held.most_alive = max(held.most_alive, held.alive)
             if self.first_info is None:
@@ -261,13 +261,19 @@ class WorkerPool:
         with self._lock:
             if self._closed:
                 raise RuntimeError("the executor is closed")
-            idle = self._lanes.setdefault(lane, _Lane()).idle
+            idle = self._lane_locked(lane).idle
             while idle:
                 worker = idle.pop()
                 if worker.alive:
                     return worker
                 self._retire_locked(worker)
         return self._start(lane)
+
+    def _lane_locked(self, lane: str) -> _Lane:
+        held = self._lanes.get(lane)
+        if held is None:
+            held = self._lanes[lane] = _Lane()
+        return held
 
     def release(self, worker: Worker) -> None:
         with self._lock:

@@ -133,33 +133,31 @@ def _run_phase(prepared: Future[_Pending], ctx: ScoringContext) -> _Pending:
         return pending
     start = time.perf_counter()
     reply, pending.prepared = pending.prepared, None
+    csv_to_read, pending.csv_to_read = pending.csv_to_read, False
+    assert pending.prediction is not None
     try:
-        if pending.csv_to_read:
-            pending.csv_to_read = False
-            assert pending.prediction is not None
+        if csv_to_read:
             _decide_relation(pending.task, pending.prediction, ctx, pending)
-            return pending
-        assert reply is not None
-        left = reply.seconds_left
-        if left is not None and left <= 0:
-            limit = ctx.executor.settings.timeout_seconds
-            ran: QueryResult | QueryError = QueryError(
-                "timeout", f"stopped after {limit:g} s (the time limit)"
-            )
         else:
-            assert reply.executed_sql is not None
-            seconds = ctx.executor.settings.timeout_seconds if left is None else left
-            ran = ctx.executor.call(
-                RunAnswer(reply.executed_sql, seconds, checked=reply.checked)
-            )
-        _with_reply(with_run(reply, ran), pending.prediction, ctx, pending)
+            assert reply is not None
+            _with_reply(with_run(reply, _run(reply, ctx)), pending.prediction, ctx, pending)
     except QueryError as e:  # its process had to be ended: past the time limit, or died
         _set(pending.record, oc.outcome_for_error(e.kind), e.message)
     except Exception as e:  # noqa: BLE001
         _failed_in_sqlgold(pending, e)
-    finally:
-        pending.seconds += time.perf_counter() - start
+    pending.seconds += time.perf_counter() - start
     return pending
+
+
+def _run(reply: AnswerReply, ctx: ScoringContext) -> QueryResult | QueryError:
+    """A prepared answer's run, in what its preparation left of the time limit."""
+    left = reply.seconds_left
+    if left is not None and left <= 0:
+        limit = ctx.executor.settings.timeout_seconds
+        return QueryError("timeout", f"stopped after {limit:g} s (the time limit)")
+    assert reply.executed_sql is not None
+    seconds = ctx.executor.settings.timeout_seconds if left is None else left
+    return ctx.executor.call(RunAnswer(reply.executed_sql, seconds, checked=reply.checked))
 
 
 def _failed_in_sqlgold(pending: _Pending, e: Exception) -> None:

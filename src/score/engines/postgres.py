@@ -159,11 +159,8 @@ class PostgresEngine:
         is then not parsed twice."""
         import psycopg
 
-        if check:
-            if isinstance(tree, exp.Expression):
-                check_postgres_tree(tree)
-            else:
-                self.check(sql)
+        if check and not self.check_ahead(tree):
+            self.check(sql)
         conn = self._conn
         start = time.perf_counter()
         if self.schema != DEFAULT_SCHEMA:
