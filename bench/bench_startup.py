@@ -28,7 +28,8 @@ from typing import Any
 from bench_common import MEASURED_SRC, log
 
 TRIVIAL = "SELECT COUNT(*) AS n FROM cdm.person"
-LAUNCH = "import sys; from curate.cli import main; sys.argv[0] = 'sqlgold'; main()"
+#: What the installed ``sqlgold`` script runs (``curate.cli:run``), from the measured copy.
+LAUNCH = "import sys; from curate.cli import run; sys.argv[0] = 'sqlgold'; run()"
 
 
 def _timed(args: list[str], env: dict[str, str]) -> tuple[float, float, int]:

@@ -9,12 +9,14 @@ command imports its machinery (DuckDB, sqlglot, pyarrow, scipy, datasets) when i
 
 from __future__ import annotations
 
+import os
 import sys
 from contextlib import closing
 from pathlib import Path
 
 import click
 
+from curate import quick_exit
 from curate.cli_options import source_format_option
 from curate.database.cli import db
 from curate.grounding.cli import grounding
@@ -256,5 +258,21 @@ main.add_command(generate_command)
 main.add_command(prompt_command)
 
 
+def run() -> None:
+    """The installed ``sqlgold`` script: :func:`main`, ending without Python's teardown
+    when the command allowed it (:mod:`curate.quick_exit`).  NumPy's BLAS gets one
+    thread unless the caller chose (see :data:`score.fork_server.BLAS_THREADS`): no
+    command does linear algebra that a second thread would speed up, and the threads
+    OpenBLAS starts at import spin on the cores the query processes need."""
+    from score.fork_server import BLAS_THREADS
+
+    os.environ.setdefault(BLAS_THREADS, "1")
+    try:
+        main()
+    except SystemExit as e:
+        quick_exit.end(e.code)
+        raise
+
+
 if __name__ == "__main__":
-    main()
+    run()

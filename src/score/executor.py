@@ -223,3 +223,51 @@ class Executor:
     def worker_cpu_seconds(self) -> float:
         """CPU seconds used by this executor's worker processes so far."""
         return self._pool.cpu_seconds()
+
+
+class OpeningExecutor:
+    """An :class:`Executor` being opened in a background thread, so a command can import
+    its own machinery while the query process opens the database (the thread only waits
+    on the fork server and the worker, so it holds the GIL for well under a millisecond).
+    A context manager: leaving it closes the executor, opened or still opening.
+
+    >>> with OpeningExecutor("data/omop/synthea1k.duckdb") as opening:  # doctest: +SKIP
+    ...     import heavy_module  # meanwhile, the database opens
+    ...     opening.result().execute("SELECT 1 AS x").rows()
+    [(1,)]
+    """
+
+    def __init__(
+        self,
+        db_path: str | Path,
+        schema: str | None = None,
+        settings: ExecutorSettings | None = None,
+    ) -> None:
+        self._opened: Executor | None = None
+        self._failed: BaseException | None = None
+        self._thread = threading.Thread(
+            target=self._open, args=(db_path, schema, settings), name="sqlgold-open", daemon=True
+        )
+        self._thread.start()
+
+    def _open(self, db_path: str | Path, schema: str | None, settings: Any) -> None:
+        try:
+            self._opened = Executor(db_path, schema, settings)
+        except BaseException as e:  # noqa: BLE001 - raised by result() in the caller's thread
+            self._failed = e
+
+    def result(self) -> Executor:
+        """The open executor, once it is open; the error opening it raised, if any."""
+        self._thread.join()
+        if self._failed is not None:
+            raise self._failed
+        assert self._opened is not None
+        return self._opened
+
+    def __enter__(self) -> OpeningExecutor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._thread.join()
+        if self._opened is not None:
+            self._opened.close()

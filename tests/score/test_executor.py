@@ -368,3 +368,55 @@ def test_memory_that_duckdb_does_not_track_is_bounded_by_the_worker(omop_db: Pat
             assert isinstance(result, QueryError) and result.kind == "runtime_error", sql
             assert "memory" in result.message.lower()
         assert ex.workers_peak_rss_kib() * 1024 < ex.address_limit
+
+
+def test_an_executor_opened_in_the_background_is_the_same_and_is_closed(omop_db: Path):
+    from score.executor import OpeningExecutor
+
+    with OpeningExecutor(omop_db) as opening:
+        executor = opening.result()
+        assert executor.execute("SELECT count(*) AS n FROM cdm.person").rows() == [(1130,)]
+        workers = [w.process for w in executor._pool._lane_of]
+    assert workers and not any(p.is_alive() for p in workers)
+
+
+def test_an_executor_that_cannot_open_in_the_background_raises_where_it_is_asked_for(
+    tmp_path: Path,
+):
+    from score.executor import OpeningExecutor
+
+    with OpeningExecutor(tmp_path / "none.duckdb") as opening:
+        with pytest.raises(DatabaseError, match="no database file"):
+            opening.result()
+
+
+def test_query_processes_start_with_one_blas_thread_and_the_caller_keeps_its_environment(
+    omop_db: Path,
+):
+    """NumPy's OpenBLAS spins a thread per core at import (score.fork_server); the
+    fork server, and so every worker, gets one unless the caller set the variable."""
+    import subprocess
+    import sys
+
+    code = (
+        "import os, sys\n"
+        "from pathlib import Path\n"
+        "from score.executor import Executor\n"
+        "with Executor(sys.argv[1]) as ex:\n"
+        "    pid = next(iter(ex._pool._lane_of)).process.pid\n"
+        "    env = Path(f'/proc/{pid}/environ').read_bytes().split(b'\\0')\n"
+        "    print([v.decode() for v in env if v.startswith(b'OPENBLAS_NUM_THREADS=')])\n"
+        "    print(os.environ.get('OPENBLAS_NUM_THREADS'))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    found = subprocess.run(
+        [sys.executable, "-c", code, str(omop_db)], env=env, capture_output=True, text=True
+    )
+    assert found.stdout.split("\n")[:2] == ["['OPENBLAS_NUM_THREADS=1']", "None"], found.stderr
+    chosen = subprocess.run(
+        [sys.executable, "-c", code, str(omop_db)],
+        env={**env, "OPENBLAS_NUM_THREADS": "2"},
+        capture_output=True,
+        text=True,
+    )
+    assert chosen.stdout.split("\n")[:2] == ["['OPENBLAS_NUM_THREADS=2']", "2"], chosen.stderr

@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import sqlglot
+import sqlglot.dialects.duckdb  # noqa: F401 - the target: loaded now, not by the first transpile
 from sqlglot import exp
 from sqlglot.errors import ErrorLevel, ParseError, SqlglotError, TokenError
 from sqlglot.schema import Schema

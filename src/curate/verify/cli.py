@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from curate import quick_exit
 from curate.cli_options import source_format_option
 from curate.sources import READ_DIALECT
 from score.cli_options import (
@@ -226,27 +227,31 @@ def verify(
 
     fork_server.start(db_path)  # the query process's imports overlap with this process's
     answer_without_pandas()  # no pandas object is ever made here: spare its import
-    # the checking machinery is imported while the fork server imports the engine, so
-    # that opening the executor below finds it ready instead of waiting for it
-    import curate.verify.pair  # noqa: F401
-    from score.executor import Executor
+    from score.executor import OpeningExecutor
 
     settings = executor_settings(timeout, max_rows, memory_limit, threads, today)
-    with Executor(db_path, schema, settings) as executor:
-        if not watch:
-            if not _check(pair, executor, profile, rows):
-                sys.exit(FOUND_DIFFERENT)
+    # the query process opens the database while this one imports the checking machinery
+    with OpeningExecutor(db_path, schema, settings) as opening:
+        import curate.verify.pair  # noqa: F401
+
+        if watch:
+            paths = pair.watched()
+            if not paths:
+                raise click.UsageError(
+                    "--watch needs --gold/--answer files or --id with --source"
+                )
+            _watch(pair, paths, opening.result(), profile, rows)
             return
-        paths = pair.watched()
-        if not paths:
-            raise click.UsageError("--watch needs --gold/--answer files or --id with --source")
-        _watch(pair, paths, executor, profile, rows)
+        loaded = pair.load()  # the files (or the source record) are read meanwhile too
+        same = _check(loaded, opening.result(), profile, rows)
+    quick_exit.allow()  # the report is printed and the executor closed: nothing to tear down
+    if not same:
+        sys.exit(FOUND_DIFFERENT)
 
 
-def _check(pair: PairSource, executor, profile: str, rows: int) -> bool:
+def _check(loaded: Loaded, executor, profile: str, rows: int) -> bool:
     """Run the check once and print it; True when the pair gives the same, non-empty result
     (a gold alone: runs and is not empty; an unanswerable record: its claims hold)."""
-    loaded = pair.load()
     if loaded.empty_tables is not None:
         from curate.verify.alone import check_claims, render_claims
 
@@ -285,7 +290,7 @@ def _watch(pair: PairSource, paths: list[Path], executor, profile: str, rows: in
         what = ", ".join(str(p) for p in changed) if changed else "start"
         click.echo(f"=== check {count['n']} ({what}) ===")
         try:
-            _check(pair, executor, profile, rows)
+            _check(pair.load(), executor, profile, rows)
         except SqlgoldError as e:  # a half-edited file: say so and keep watching
             click.echo(f"error: {e}")
         click.echo(f"=== watching {', '.join(str(p) for p in paths)} (Ctrl-C ends) ===")

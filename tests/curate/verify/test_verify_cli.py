@@ -87,3 +87,63 @@ def test_parse_errors_say_where(omop_db):
     )
     assert duck.exit_code == FOUND_DIFFERENT
     assert "(line 2, column" in duck.output and "FROM cdm.person WHERE WHERE" in duck.output
+
+
+# -- the installed script: what `sqlgold verify` does as a process of its own ----------
+
+#: The installed ``sqlgold`` script's own code (pyproject's entry point).
+SCRIPT = "import sys; from curate.cli import run; sys.argv[0] = 'sqlgold'; run()"
+#: A pair with 1,000 rows each (the most a gold may have), shown in full: far more output
+#: than a pipe holds.
+MANY_ROWS = "SELECT person_id, year_of_birth FROM cdm.person ORDER BY person_id LIMIT 1000"
+
+
+def _script(*args: str):
+    import subprocess
+    import sys
+
+    return subprocess.run(
+        [sys.executable, "-c", SCRIPT, *args], capture_output=True, text=True, timeout=120
+    )
+
+
+def test_the_script_ends_verify_at_once_with_all_its_output_and_its_exit_code(omop_db):
+    """`verify` skips Python's teardown once its executor is closed (curate.quick_exit):
+    everything it printed still arrives, and the exit code is the verdict's."""
+    for answer, code in ((MANY_ROWS, 0), (MANY_ROWS.replace("year_of_birth", "-year_of_birth"), 3)):
+        args = ["verify", "--db", str(omop_db), "--gold-dialect", "duckdb", "--rows", "2000",
+                "--gold", MANY_ROWS, "--answer", answer]  # fmt: skip
+        alone = _script(*args)
+        in_process = CliRunner().invoke(main, args)
+        assert (alone.returncode, in_process.exit_code) == (code, code), alone.stderr
+        assert len(alone.stdout) > 65536
+        assert _untimed(alone.stdout) == _untimed(in_process.output)
+
+
+def _untimed(text: str) -> str:
+    import re
+
+    return re.sub(r"[\d.]+ ms", "- ms", text)
+
+
+def test_the_script_exits_as_python_does_where_verify_did_not_finish(omop_db, tmp_path):
+    usage = _script("verify", "--db", str(omop_db))
+    assert usage.returncode == 2 and "give --gold" in usage.stderr
+    missing = _script("verify", "--db", str(tmp_path / "none.duckdb"), "--gold", "SELECT 1")
+    assert missing.returncode == 1 and "no database file" in missing.stderr
+
+
+def test_quick_exit_does_nothing_unless_allowed_and_given_a_number(monkeypatch):
+    from curate import quick_exit
+
+    ended = []
+    monkeypatch.setattr(quick_exit.os, "_exit", ended.append)
+    monkeypatch.setattr(quick_exit, "_allowed", False)
+    quick_exit.end(0)
+    assert ended == []
+    quick_exit.allow()
+    quick_exit.end("a message, which Python prints")
+    assert ended == []
+    quick_exit.end(None)
+    quick_exit.end(3)
+    assert ended == [0, 3]
