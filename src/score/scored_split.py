@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from .errors import ScoringError
@@ -40,8 +41,9 @@ class ScoredSplit:
     test_fraction: float | None = None
     seed: int | None = None
 
-    @property
+    @cached_property
     def ids(self) -> frozenset[str]:
+        """The split's task ids, made once (the runner asks for each prediction)."""
         return frozenset(t["id"] for t in self.tasks)
 
     def describe(self) -> str:

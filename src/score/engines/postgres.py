@@ -12,10 +12,16 @@ the CDM schema or write any of its tables.  ``sqlgold db load`` makes such a rol
   ``temp_file_limit`` from the memory limit, ``idle_in_transaction_session_timeout``;
 
 and runs each query in a ``READ ONLY`` transaction that is always rolled back, through
-a server-side cursor fetched in batches (reading stops at the row cap), converted to
-Arrow.  Session-level advisory locks, the one thing a rollback does not undo, are
-released before the next query (the guard refuses taking them as well:
+a server-side cursor from which one FETCH reads at most one row past the row cap,
+converted to Arrow.  Session-level advisory locks, the one thing a rollback does not
+undo, are released before the next query (the guard refuses taking them as well:
 :mod:`score.engines.postgres_guard`).  Errors become the QueryError kinds by SQLSTATE.
+
+A query's six statements (``BEGIN READ ONLY``, ``SET LOCAL statement_timeout``, the
+advisory unlock, ``DECLARE``, ``FETCH``, ``ROLLBACK``) go to the server in one round trip,
+in libpq's pipeline mode, where every statement is sent by the extended protocol: the
+server itself refuses a text holding more than one command.  An error ends the first
+pipeline segment there, and a ``ROLLBACK`` of its own ends the transaction.
 """
 
 from __future__ import annotations
@@ -36,7 +42,6 @@ from .postgres_guard import DIALECT, check_postgres_tree, parse
 
 DEFAULT_SCHEMA = "cdm"
 URL_SCHEMES = ("postgresql://", "postgres://")
-_BATCH_ROWS = 2000
 _CURSOR = "sqlgold_query"
 _DANGEROUS_ROLES = (
     "pg_read_server_files",
@@ -83,8 +88,17 @@ class PostgresEngine:
         self.schema = schema or DEFAULT_SCHEMA
         self.broken = False
         try:
+            # prepare_threshold None: psycopg would prepare the statements every query
+            # repeats (BEGIN, the unlock, FETCH, ROLLBACK) server-side after five uses;
+            # a pipeline whose DECLARE fails skips such a PREPARE that psycopg records
+            # as done, and every later query failed ('prepared statement "_pg3_4" does
+            # not exist')
             conn = psycopg.connect(
-                url, autocommit=True, connect_timeout=10, application_name="sqlgold"
+                url,
+                autocommit=True,
+                connect_timeout=10,
+                application_name="sqlgold",
+                prepare_threshold=None,
             )
         except psycopg.Error as e:
             raise DatabaseError(
@@ -95,8 +109,8 @@ class PostgresEngine:
             _refuse_unsafe_role(conn, self.schema, redact(url))
             self.tables = _cdm_tables(conn, self.schema, redact(url))
             _pin_session(conn, self.schema, settings, redact(url))
-            conn.autocommit = False
-            conn.read_only = True
+            # transactions are begun and ended by the statements sent (autocommit stays
+            # on, so psycopg adds no BEGIN of its own): each is READ ONLY, rolled back
         except BaseException:
             conn.close()
             raise
@@ -125,12 +139,13 @@ class PostgresEngine:
                 ).fetchall()
                 yield name, qualified, columns
 
+        self._conn.execute("BEGIN READ ONLY")
         try:
             self._conn.execute("SET LOCAL statement_timeout = 0")
             self._conn.execute("SET LOCAL extra_float_digits = 1")  # shortest float text
             digests = POSTGRES.digests(tables(), lambda _, sql: self._conn.execute(sql).fetchone())
         finally:
-            self._conn.rollback()
+            self._conn.execute("ROLLBACK")
         return fingerprint_of(digests)
 
     # -- checking ----------------------------------------------------------------
@@ -165,23 +180,20 @@ class PostgresEngine:
         start = time.perf_counter()
         if self.schema != DEFAULT_SCHEMA:
             sql = _requalify(sql, self.schema)
-        cur = conn.cursor(name=_CURSOR)
+        setup, fetch, end = conn.cursor(), conn.cursor(), conn.cursor()
         try:
-            conn.execute(
-                f"SET LOCAL statement_timeout = {_timeout_ms(limits)}; "
-                "SELECT pg_advisory_unlock_all()"
-            )
-            cur.execute(sql)
-            names, types = _columns(cur)
-            rows: list[tuple] = []
-            while batch := cur.fetchmany(_BATCH_ROWS):
-                rows.extend(batch)
-                if len(rows) > limits.max_rows:
-                    raise QueryError(
-                        "row_cap", f"more than {limits.max_rows} rows (the row cap)"
-                    )
-                if len(batch) < _BATCH_ROWS:
-                    break  # the last batch: no FETCH for an empty one
+            with conn.pipeline() as pipeline:
+                setup.execute("BEGIN READ ONLY")
+                setup.execute(f"SET LOCAL statement_timeout = {_timeout_ms(limits)}")
+                setup.execute("SELECT pg_advisory_unlock_all()")
+                setup.execute(f"DECLARE {_CURSOR} NO SCROLL CURSOR FOR {sql}")
+                fetch.execute(f"FETCH FORWARD {limits.max_rows + 1} FROM {_CURSOR}")
+                pipeline.sync()  # the segment's first error, if any, is raised here
+                end.execute("ROLLBACK")
+            names, types = _columns(fetch)
+            rows = fetch.fetchall()
+            if len(rows) > limits.max_rows:
+                raise QueryError("row_cap", f"more than {limits.max_rows} rows (the row cap)")
             table = _to_arrow(names, types, rows)
             if table.nbytes > limits.max_bytes:
                 raise QueryError(
@@ -195,13 +207,23 @@ class PostgresEngine:
         except (pa.ArrowException, ValueError, OverflowError) as e:
             raise QueryError("runtime_error", f"{type(e).__name__}: {e}"[:500]) from None
         finally:
-            try:
-                conn.rollback()  # which ends the cursor too: its close sends nothing
-                cur.close()
-            except Exception:
-                self.broken = True  # the next query must not see what this one left
+            self._end_transaction()
         result = QueryResult.from_arrow(table)
         return QueryResult(result.columns, result.types, table, time.perf_counter() - start)
+
+    def _end_transaction(self) -> None:
+        """Roll back what an error left open (the pipeline's own ROLLBACK did not run);
+        a connection that cannot be brought back to idle is not used again."""
+        import psycopg
+
+        conn = self._conn
+        try:
+            if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                conn.execute("ROLLBACK")
+            if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                self.broken = True
+        except Exception:  # noqa: BLE001 - the next query must not see what this one left
+            self.broken = True
 
     def read_csv(self, path: str, folder: str, limits: Limits) -> QueryResult:
         """A CSV file read by a sandboxed in-memory DuckDB (as the DuckDB engine does)."""
@@ -243,7 +265,6 @@ def describe_postgres(url: str, schema: str | None = None) -> PostgresInfo:
             sql = f"SELECT count(*) FROM {_ident(engine.schema)}.{_ident(engine.tables[name])}"
             (rows,) = engine._conn.execute(sql).fetchone()
             counts.append((name, int(rows)))
-        engine._conn.rollback()
         fingerprint = engine.compute_fingerprint()
     finally:
         engine.close()

@@ -179,6 +179,8 @@ def test_the_scoring_pipeline_refuses_the_same_before_any_run(pg_executor):
         ("COPY cdm.person TO STDOUT", "parse_error"),  # only a SELECT can be a cursor
         ("DELETE FROM cdm.person", "parse_error"),
         ("SELECT * FROM pg_authid", "guard_rejected"),
+        # every statement goes by the extended protocol: the server runs one command only
+        ("SELECT 1; DELETE FROM cdm.person", "parse_error"),
     ],
 )
 def test_the_server_contains_what_slips_past_the_guard(pg_engine, sql, kind):
@@ -202,6 +204,44 @@ def test_nothing_a_query_does_outlives_it(pg_engine, pg_cdm):
             "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = 4242"
         ).fetchone()[0]
     assert held == 0
+
+
+def test_the_row_cap_is_exact_and_no_failure_leaves_a_transaction_or_a_setting(pg_engine):
+    """One FETCH reads one row past the cap; after every way a query can fail, the
+    session is idle again with its pinned settings (the SET LOCAL went with it)."""
+    import time
+
+    from score.engines import Limits
+
+    capped = Limits(None, 5, 2**26, 10.0)
+    assert len(pg_engine.run("SELECT person_id FROM person LIMIT 5", capped).rows()) == 5
+    with pytest.raises(QueryError, match="more than 5 rows"):
+        pg_engine.run("SELECT person_id FROM person LIMIT 6", capped)
+    setting = "SELECT current_setting('statement_timeout') AS t"  # refused by the guard
+    pinned = pg_engine.run(setting, LIMITS, check=False).rows()
+    soon = Limits(time.monotonic() + 0.3, 1000, 2**26, 0.3)
+    for sql in ("SELEC 1", "SELECT * FROM nosuch", "SELECT 1 / (person_id - person_id) "
+                "FROM person", "SELECT pg_sleep(5)", "SELECT 1; SELECT 2"):
+        with pytest.raises(QueryError):
+            pg_engine.run(sql, soon, check=False)
+        assert pg_engine._conn.info.transaction_status.name == "IDLE", sql
+        assert not pg_engine.broken, sql
+        assert pg_engine.run(setting, LIMITS, check=False).rows() == pinned, sql
+
+
+def test_a_run_of_failed_queries_leaves_no_half_prepared_statement(pg_cdm):
+    """Every query sends the same BEGIN, unlock, FETCH and ROLLBACK texts; psycopg would
+    prepare them server-side after five uses, and a pipeline whose DECLARE failed skips
+    such a PREPARE: from then on every good query failed with 'prepared statement
+    "_pg3_4" does not exist'."""
+    engine = PostgresEngine(pg_cdm.reader_url, None, ExecutorSettings(timeout_seconds=10))
+    try:
+        for _ in range(6):
+            assert engine.run("SELECT count(*) FROM person", LIMITS).rows() == [(1130,)]
+            with pytest.raises(QueryError, match="syntax error"):
+                engine.run("SELEC 1", LIMITS, check=False)
+    finally:
+        engine.close()
 
 
 def test_limits_and_error_kinds(pg_executor):
