@@ -247,6 +247,18 @@ def _rows_label(n: int) -> str:
     return f"{n // 1_000_000}M" if n >= 1_000_000 else f"{n // 1000}k" if n >= 1000 else str(n)
 
 
+def _remeasured(report: dict[str, Any]) -> str:
+    """The sentence saying which figures a later, partial run replaced (a report merged
+    from two runs: ``remeasured`` holds the later run's figures, date and machine)."""
+    again = report.get("remeasured")
+    if not again:
+        return ""
+    return (
+        f" Figures {', '.join(again['figures'])} were measured again on {again['date']}, "
+        f"commit {again['machine']['git_commit']}, {again['runs']} runs."
+    )
+
+
 def render(report: dict[str, Any], details: tuple[str, ...] = FIGURES) -> str:
     h, r, m = report["figures"], report["results"], report["machine"]
     t = h.get("targets", {})
@@ -259,7 +271,8 @@ def render(report: dict[str, Any], details: tuple[str, ...] = FIGURES) -> str:
         f"{m['versions']['sqlglot']}, pyarrow {m['versions']['pyarrow']}; commit "
         f"{m['git_commit']}{dirty}. "
         f"Every figure is the median of {report['settings']['runs']} runs; ratios are taken "
-        f"within one run. Bench time {report['bench_seconds'] / 60:.1f} min.",
+        f"within one run. Bench time {report['bench_seconds'] / 60:.1f} min."
+        + _remeasured(report),
         "",
         "| # | figure | measured | target | met |",
         "| --- | --- | --- | --- | --- |",
