@@ -26,10 +26,6 @@ def allow() -> None:
     _allowed = True
 
 
-def allowed() -> bool:
-    return _allowed
-
-
 def end(code: object) -> None:
     """End the process with ``code`` (a SystemExit's code) if a command allowed it and
     the code is a number (or None, meaning 0) and the streams flush; otherwise return,

@@ -180,7 +180,7 @@ class PostgresEngine:
         start = time.perf_counter()
         if self.schema != DEFAULT_SCHEMA:
             sql = _requalify(sql, self.schema)
-        setup, fetch, end = conn.cursor(), conn.cursor(), conn.cursor()
+        setup, fetch = conn.cursor(), conn.cursor()  # only the FETCH's rows are read
         try:
             with conn.pipeline() as pipeline:
                 setup.execute("BEGIN READ ONLY")
@@ -189,7 +189,7 @@ class PostgresEngine:
                 setup.execute(f"DECLARE {_CURSOR} NO SCROLL CURSOR FOR {sql}")
                 fetch.execute(f"FETCH FORWARD {limits.max_rows + 1} FROM {_CURSOR}")
                 pipeline.sync()  # the segment's first error, if any, is raised here
-                end.execute("ROLLBACK")
+                setup.execute("ROLLBACK")
             names, types = _columns(fetch)
             rows = fetch.fetchall()
             if len(rows) > limits.max_rows:
