@@ -43,6 +43,7 @@ from .postgres_guard import DIALECT, check_postgres_tree, parse
 DEFAULT_SCHEMA = "cdm"
 URL_SCHEMES = ("postgresql://", "postgres://")
 _CURSOR = "sqlgold_query"
+_ROLLBACK_TRIES = 3
 _DANGEROUS_ROLES = (
     "pg_read_server_files",
     "pg_write_server_files",
@@ -213,17 +214,26 @@ class PostgresEngine:
 
     def _end_transaction(self) -> None:
         """Roll back what an error left open (the pipeline's own ROLLBACK did not run);
-        a connection that cannot be brought back to idle is not used again."""
+        a connection that cannot be brought back to idle is not used again.
+
+        PostgreSQL may fail the first ROLLBACK with the error that ended the query: a
+        cursor whose FETCH overran ``temp_file_limit`` reports it again while the
+        rollback drops it, and the transaction stays aborted; the next ROLLBACK ends
+        it.  So it is tried up to :data:`_ROLLBACK_TRIES` times."""
         import psycopg
 
         conn = self._conn
-        try:
-            if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+        idle = psycopg.pq.TransactionStatus.IDLE
+        for _ in range(_ROLLBACK_TRIES):
+            if conn.info.transaction_status == idle:
+                return
+            try:
                 conn.execute("ROLLBACK")
-            if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
-                self.broken = True
-        except Exception:  # noqa: BLE001 - the next query must not see what this one left
-            self.broken = True
+            except psycopg.Error:
+                if conn.closed:
+                    break
+        if conn.info.transaction_status != idle:
+            self.broken = True  # the next query must not see what this one left
 
     def read_csv(self, path: str, folder: str, limits: Limits) -> QueryResult:
         """A CSV file read by a sandboxed in-memory DuckDB (as the DuckDB engine does)."""
