@@ -9,9 +9,11 @@ are capped at four first (each reserves 64 MiB of address space; one per DuckDB 
 on a many-core machine would outgrow the limit).
 
 Then it handles one request (:mod:`score.requests`) at a time until told to stop or its
-parent goes away.  Whatever a request raises becomes its reply (a
-:class:`~score.result.QueryError`), so nothing a query does ends the process except
-what cannot be caught, and that is the supervisor's to handle.  Ctrl-C is ignored (the
+parent goes away, or until its engine's connection cannot be trusted for another query
+(``broken``): that reply is marked the last, and the process ends after it.  Whatever
+a request raises becomes its reply (a :class:`~score.result.QueryError`), so nothing a
+query does ends the process except what cannot be caught, and that is the supervisor's
+to handle.  Ctrl-C is ignored (the
 scoring process handles it), and Linux kills the worker when its parent, the fork
 server, ends.
 """
@@ -104,23 +106,31 @@ def serve(conn: connection.Connection, spec: WorkerSpec) -> None:
             reply = ("error", QueryError("runtime_error", "nested too deeply to handle"))
         except Exception as e:  # noqa: BLE001 - any failure is this request's outcome
             reply = ("error", QueryError("runtime_error", f"{type(e).__name__}: {e}"[:500]))
-        _send(conn, reply)
-        if getattr(engine, "broken", False):
+        # a connection that cannot be trusted ends this process after the reply, which
+        # says so: the supervisor then hands this worker no further request
+        last = bool(getattr(engine, "broken", False))
+        _send(conn, (*reply, last))
+        if last:
             break
     engine.close()
 
 
-def _send(conn: connection.Connection, reply: tuple[str, Any]) -> None:
-    """Send a reply; one that cannot be pickled in the memory left becomes an error."""
+def _send(conn: connection.Connection, reply: tuple[Any, ...]) -> None:
+    """Send a message (a request's reply: kind, value, whether it is the last); one that
+    cannot be pickled in the memory left becomes an error, of the same shape."""
     try:
         data = reduction.ForkingPickler.dumps(reply)
     except MemoryError:
         data = reduction.ForkingPickler.dumps(
-            ("error", QueryError("runtime_error", "out of memory sending the result"))
+            ("error", QueryError("runtime_error", "out of memory sending the result"), *reply[2:])
         )
     except Exception as e:  # noqa: BLE001
         data = reduction.ForkingPickler.dumps(
-            ("error", QueryError("runtime_error", f"cannot send the result: {e}"[:500]))
+            (
+                "error",
+                QueryError("runtime_error", f"cannot send the result: {e}"[:500]),
+                *reply[2:],
+            )
         )
     with contextlib.suppress(OSError):
         conn.send_bytes(data)

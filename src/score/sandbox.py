@@ -131,6 +131,7 @@ class Worker:
         child.close()
         self.peak_rss_kib = 0
         self.used_cpu_seconds = 0.0
+        self.retiring = False  # its last reply said it ends: it takes no other request
         self.info = self._await_ready()
 
     def _await_ready(self) -> EngineInfo:
@@ -158,7 +159,8 @@ class Worker:
 
     @property
     def alive(self) -> bool:
-        return self.process.is_alive() and not self._conn.closed
+        """Can take a request: running, connected, and not ending after its last reply."""
+        return not self.retiring and self.process.is_alive() and not self._conn.closed
 
     def call(self, request: Any, kill_after: float | None) -> Any:
         """Send ``request``; its value, or the QueryError it raised.  Raises WorkerKilled
@@ -168,7 +170,7 @@ class Worker:
             if kill_after is not None and not self._conn.poll(kill_after):
                 self.kill()
                 raise WorkerKilled()
-            kind, value = self._conn.recv()
+            kind, value, self.retiring = self._conn.recv()
         except (EOFError, OSError, BrokenPipeError):
             self._note_rss()
             self._conn.close()

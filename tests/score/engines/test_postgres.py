@@ -244,6 +244,43 @@ def test_a_run_of_failed_queries_leaves_no_half_prepared_statement(pg_cdm):
         engine.close()
 
 
+def test_a_cursor_past_temp_file_limit_leaves_a_usable_session(pg_cdm):
+    """PostgreSQL fails the first ROLLBACK after a FETCH overran temp_file_limit, with
+    that same error: the session was left aborted (every later query "current
+    transaction is aborted") and the query process retired after each such attack."""
+    settings = ExecutorSettings(timeout_seconds=10, memory_limit="256MB")
+    engine = PostgresEngine(pg_cdm.reader_url, None, settings)
+    try:
+        with pytest.raises(QueryError, match="temp_file_limit"):
+            engine.run("SELECT repeat('x', 1000000) FROM generate_series(1, 400)", LIMITS,
+                       check=False)
+        assert not engine.broken
+        assert engine.run("SELECT count(*) FROM person", LIMITS).rows() == [(1130,)]
+    finally:
+        engine.close()
+
+
+def test_a_query_process_whose_connection_was_lost_takes_no_further_query(pg_cdm):
+    """A backend ended from outside (an administrator, a restart) fails the query that
+    finds it gone; that process retires after its reply, so the next query goes to a
+    new one instead of to a process already exiting ("exited with status 0")."""
+    backends = (
+        "SELECT pid FROM pg_stat_activity "
+        "WHERE usename = 'sqlgold_reader' AND application_name = 'sqlgold'"
+    )
+    with psycopg.connect(pg_cdm.admin_url, autocommit=True) as admin:
+        others = {pid for (pid,) in admin.execute(backends)}  # other tests' executors
+        with Executor(pg_cdm.reader_url, settings=ExecutorSettings(timeout_seconds=5)) as ex:
+            assert ex.execute("SELECT 1 AS one").rows() == [(1,)]
+            ours = {pid for (pid,) in admin.execute(backends)} - others
+            assert len(ours) == 1
+            admin.execute("SELECT pg_terminate_backend(%s)", [ours.pop()])
+            lost = ex.try_execute("SELECT 2 AS two")
+            assert isinstance(lost, QueryError) and "exited" not in lost.message
+            assert ex.execute("SELECT 3 AS three").rows() == [(3,)]
+            assert ex.workers_started == 2
+
+
 def test_limits_and_error_kinds(pg_executor):
     assert _kind(pg_executor, "SELECT pg_sleep(10)") == "timeout"
     assert _kind(pg_executor, "SELECT * FROM cdm.measurement") == "row_cap"
