@@ -183,14 +183,9 @@ class PostgresEngine:
             sql = _requalify(sql, self.schema)
         setup, fetch = conn.cursor(), conn.cursor()  # only the FETCH's rows are read
         try:
-            with conn.pipeline() as pipeline:
-                setup.execute("BEGIN READ ONLY")
-                setup.execute(f"SET LOCAL statement_timeout = {_timeout_ms(limits)}")
-                setup.execute("SELECT pg_advisory_unlock_all()")
-                setup.execute(f"DECLARE {_CURSOR} NO SCROLL CURSOR FOR {sql}")
-                fetch.execute(f"FETCH FORWARD {limits.max_rows + 1} FROM {_CURSOR}")
-                pipeline.sync()  # the segment's first error, if any, is raised here
-                setup.execute("ROLLBACK")
+            failed = self._send_pipelined(sql, limits, setup, fetch)
+            if failed is not None:
+                raise failed
             names, types = _columns(fetch)
             rows = fetch.fetchall()
             if len(rows) > limits.max_rows:
@@ -211,6 +206,33 @@ class PostgresEngine:
             self._end_transaction()
         result = QueryResult.from_arrow(table)
         return QueryResult(result.columns, result.types, table, time.perf_counter() - start)
+
+    def _send_pipelined(self, sql: str, limits: Limits, setup, fetch) -> Exception | None:
+        """Send the query's six statements in one round trip (the FETCH's rows land in
+        ``fetch``); the server's first error, or None.  The error is caught inside the
+        pipeline block, and the ROLLBACK is then left to :meth:`_end_transaction`: an
+        error raised through the block made psycopg's closing sync fail as well and log
+        "error ignored terminating <Pipeline>" on the query process's stderr."""
+        import psycopg
+
+        failed: Exception | None = None
+        try:
+            with self._conn.pipeline() as pipeline:
+                try:  # psycopg reads results that have arrived while it sends: an error
+                    # can be raised by any of these, or at the sync at the latest
+                    setup.execute("BEGIN READ ONLY")
+                    setup.execute(f"SET LOCAL statement_timeout = {_timeout_ms(limits)}")
+                    setup.execute("SELECT pg_advisory_unlock_all()")
+                    setup.execute(f"DECLARE {_CURSOR} NO SCROLL CURSOR FOR {sql}")
+                    fetch.execute(f"FETCH FORWARD {limits.max_rows + 1} FROM {_CURSOR}")
+                    pipeline.sync()
+                except psycopg.Error as e:
+                    failed = e
+                else:
+                    setup.execute("ROLLBACK")
+        except psycopg.Error as e:  # the pipeline's closing sync
+            failed = failed or e
+        return failed
 
     def _end_transaction(self) -> None:
         """Roll back what an error left open (the pipeline's own ROLLBACK did not run);

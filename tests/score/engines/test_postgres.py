@@ -206,10 +206,16 @@ def test_nothing_a_query_does_outlives_it(pg_engine, pg_cdm):
     assert held == 0
 
 
-def test_the_row_cap_is_exact_and_no_failure_leaves_a_transaction_or_a_setting(pg_engine):
+def test_the_row_cap_is_exact_and_no_failure_leaves_a_transaction_or_a_setting(
+    pg_engine, caplog
+):
     """One FETCH reads one row past the cap; after every way a query can fail, the
-    session is idle again with its pinned settings (the SET LOCAL went with it)."""
+    session is idle again with its pinned settings (the SET LOCAL went with it), and
+    psycopg logs nothing (a query process's log lines reach the user's terminal)."""
+    import logging
     import time
+
+    caplog.set_level(logging.WARNING, logger="psycopg")
 
     from score.engines import Limits
 
@@ -227,6 +233,7 @@ def test_the_row_cap_is_exact_and_no_failure_leaves_a_transaction_or_a_setting(p
         assert pg_engine._conn.info.transaction_status.name == "IDLE", sql
         assert not pg_engine.broken, sql
         assert pg_engine.run(setting, LIMITS, check=False).rows() == pinned, sql
+    assert [r.getMessage() for r in caplog.records if r.name.startswith("psycopg")] == []
 
 
 def test_a_run_of_failed_queries_leaves_no_half_prepared_statement(pg_cdm):
@@ -244,10 +251,13 @@ def test_a_run_of_failed_queries_leaves_no_half_prepared_statement(pg_cdm):
         engine.close()
 
 
-def test_a_cursor_past_temp_file_limit_leaves_a_usable_session(pg_cdm):
+def test_a_cursor_past_temp_file_limit_leaves_a_usable_session(pg_cdm, caplog):
     """PostgreSQL fails the first ROLLBACK after a FETCH overran temp_file_limit, with
     that same error: the session was left aborted (every later query "current
     transaction is aborted") and the query process retired after each such attack."""
+    import logging
+
+    caplog.set_level(logging.WARNING, logger="psycopg")
     settings = ExecutorSettings(timeout_seconds=10, memory_limit="256MB")
     engine = PostgresEngine(pg_cdm.reader_url, None, settings)
     try:
@@ -258,6 +268,7 @@ def test_a_cursor_past_temp_file_limit_leaves_a_usable_session(pg_cdm):
         assert engine.run("SELECT count(*) FROM person", LIMITS).rows() == [(1130,)]
     finally:
         engine.close()
+    assert [r.getMessage() for r in caplog.records if r.name.startswith("psycopg")] == []
 
 
 def test_a_query_process_whose_connection_was_lost_takes_no_further_query(pg_cdm):
