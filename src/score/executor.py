@@ -40,12 +40,23 @@ from typing import Any
 from .engines import database_label, is_database_url
 from .errors import DatabaseError
 from .fingerprint_check import FingerprintCheck
-from .requests import Execute, Fingerprint, Prepare, ReadCsv, Run, RunUnguarded, lane, time_limit
+from .requests import (
+    QUERY_LANE,
+    Execute,
+    Fingerprint,
+    Prepare,
+    ReadCsv,
+    Run,
+    RunUnguarded,
+    lane,
+    time_limit,
+)
 from .result import QueryError, QueryResult
 from .sandbox import WorkerDied, WorkerKilled, WorkerPool, WorkerSpec
 from .settings import ExecutorSettings
+from .worker_stream import WorkerStream
 
-__all__ = ["Executor", "ExecutorSettings", "PreparedQuery"]
+__all__ = ["Executor", "ExecutorSettings", "PreparedQuery", "QueryStream"]
 
 
 @dataclass(frozen=True)
@@ -131,23 +142,35 @@ class Executor:
         """Handle a worker request (:mod:`score.requests`) under the time limit; a
         worker that must be killed or dies is this request's QueryError.  With
         ``fresh`` the request runs in a newly started worker."""
-        settings = self.settings
+        try:
+            return self._pool.call(
+                request, self._kill_after(request), lane=lane(request), fresh=fresh
+            )
+        except (WorkerKilled, WorkerDied) as e:
+            raise self._ended(e) from None
+
+    def stream(self) -> QueryStream:
+        """Requests answered in order by one query process, each sent while the one
+        before runs (:class:`QueryStream`)."""
+        return QueryStream(self)
+
+    def _kill_after(self, request: Any) -> float:
         # a request given less than the time limit (the rest of an answer's) is killed
         # as much later than its own limit as a whole one would be
+        settings = self.settings
         kill_after = settings.kill_after_seconds - settings.timeout_seconds
-        kill_after += time_limit(request, settings)
-        try:
-            return self._pool.call(request, kill_after, lane=lane(request), fresh=fresh)
-        except WorkerKilled:
-            raise QueryError(
+        return kill_after + time_limit(request, settings)
+
+    def _ended(self, e: WorkerKilled | WorkerDied) -> QueryError:
+        """The QueryError of a request whose worker had to be ended, or died."""
+        settings = self.settings
+        if isinstance(e, WorkerKilled):
+            return QueryError(
                 "timeout",
                 f"stopped after {settings.timeout_seconds:g} s (the time limit; "
                 "the query could not be interrupted and its process was ended)",
-            ) from None
-        except WorkerDied as e:
-            raise QueryError(
-                "runtime_error", f"{e} (memory limit {settings.memory_limit})"
-            ) from None
+            )
+        return QueryError("runtime_error", f"{e} (memory limit {settings.memory_limit})")
 
     def prepare(self, sql: str, *, today: dt.date | None = None) -> PreparedQuery:
         """Guard ``sql`` and pin a fixed today (``today``, else the settings' own); raise
@@ -223,6 +246,48 @@ class Executor:
     def worker_cpu_seconds(self) -> float:
         """CPU seconds used by this executor's worker processes so far."""
         return self._pool.cpu_seconds()
+
+
+class QueryStream:
+    """Query-lane requests of one :class:`Executor` (one thread's), answered in order
+    by one query process, each sent while the one before runs, so the process goes
+    from one to the next without waiting for the caller (:mod:`score.worker_stream`).
+    Each request gets what :meth:`Executor.call` gives it: its time limit, and a
+    QueryError if its process had to be ended or died.  A caller that makes a blocking
+    call of the same lane :meth:`settle` s first, so that call reuses the process.
+    """
+
+    def __init__(self, executor: Executor) -> None:
+        self._executor = executor
+        self._stream = WorkerStream(executor._pool, QUERY_LANE)
+
+    @property
+    def pending(self) -> int:
+        return self._stream.pending
+
+    def send(self, request: Any) -> None:
+        if lane(request) != QUERY_LANE:
+            raise ValueError(f"a query stream takes query-lane requests, not {request!r}")
+        self._stream.send(request, self._executor._kill_after(request))
+
+    def receive(self) -> Any:
+        """The oldest pending request's value; raises its QueryError."""
+        try:
+            return self._stream.receive()
+        except (WorkerKilled, WorkerDied) as e:
+            raise self._executor._ended(e) from None
+
+    def settle(self) -> None:
+        self._stream.settle()
+
+    def close(self) -> None:
+        self._stream.close()
+
+    def __enter__(self) -> QueryStream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 class OpeningExecutor:

@@ -79,6 +79,20 @@ class GoldCache:
                 self._memory[key] = found
             return found
 
+    def known(self, sql: str, *, today: dt.date | None = None) -> bool:
+        """Whether :meth:`result` would give the gold result of ``sql`` without running
+        it: it is in memory, or read from disk now (and kept in memory)."""
+        key = self.key(sql, today)
+        with self._lock:
+            if key in self._memory:
+                return True
+        found = self._read(key)
+        if found is None:
+            return False
+        with self._lock:
+            self._memory.setdefault(key, found)
+        return True
+
     def _run(self, sql: str, today: dt.date | None) -> QueryResult | QueryError:
         found = self.executor.try_execute(sql, today=today, dialect=GOLD_DIALECT)
         runs = 1

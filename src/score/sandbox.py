@@ -165,20 +165,38 @@ class Worker:
     def call(self, request: Any, kill_after: float | None) -> Any:
         """Send ``request``; its value, or the QueryError it raised.  Raises WorkerKilled
         when it had to be killed after ``kill_after`` seconds, WorkerDied if it died."""
+        self.send(reduction.ForkingPickler.dumps(request))  # if it is gone, receive says so
+        return self.receive(kill_after)
+
+    def send(self, data: bytes) -> bool:
+        """Send a pickled request without waiting for its reply (the worker reads its
+        requests in order); False if the worker is gone (the replies it sent before it
+        went can still be received)."""
         try:
-            self._conn.send(request)
-            if kill_after is not None and not self._conn.poll(kill_after):
+            self._conn.send_bytes(data)
+        except (OSError, ValueError):
+            return False
+        return True
+
+    def receive(self, kill_after: float | None) -> Any:
+        """The reply to the oldest request sent and not yet answered, as :meth:`call`
+        gives it; the worker is killed if none comes within ``kill_after`` seconds."""
+        try:
+            if kill_after is not None and not self._conn.poll(max(kill_after, 0.0)):
                 self.kill()
                 raise WorkerKilled()
             kind, value, self.retiring = self._conn.recv()
-        except (EOFError, OSError, BrokenPipeError):
-            self._note_rss()
-            self._conn.close()
-            self.process.join(5)
-            raise WorkerDied(self.process.exitcode) from None
+        except (EOFError, OSError):
+            self._lost()
         if kind == "error":
             raise value
         return value
+
+    def _lost(self) -> None:
+        self._note_rss()
+        self._conn.close()
+        self.process.join(5)
+        raise WorkerDied(self.process.exitcode) from None
 
     def rss_kib(self, field: str = "VmHWM") -> int:
         """A /proc status field of the worker in KiB (0 if it cannot be read)."""
@@ -310,11 +328,15 @@ class WorkerPool:
         try:
             return worker.call(request, kill_after)
         except (WorkerKilled, WorkerDied):
-            with self._lock:
-                self.replaced += 1
+            self.note_replaced()
             raise
         finally:
             self.release(worker)
+
+    def note_replaced(self) -> None:
+        """Count a worker killed at its time limit or lost (its lane starts another)."""
+        with self._lock:
+            self.replaced += 1
 
     def peak_rss_kib(self) -> int:
         """A bound, in KiB, on the resident memory this pool's workers held at once: the

@@ -26,6 +26,8 @@ the reason.
 
 from __future__ import annotations
 
+import queue
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -36,7 +38,7 @@ from typing import Any
 from . import outcomes as oc
 from .answer import Answer, AnswerReply, PrepareAnswer, RunAnswer, needs_run, with_run
 from .compare import compare
-from .executor import Executor
+from .executor import Executor, QueryStream
 from .extract import ABSTAIN, CUT_OFF, FORMAT_FAILURE
 from .gold_cache import GoldCache
 from .gold_pin import GoldPins, task_today
@@ -125,10 +127,11 @@ def _query_phase(
     return pending
 
 
-def _run_phase(prepared: Future[_Pending], ctx: ScoringContext) -> _Pending:
-    """The pipeline's second phase: run what :func:`_query_phase` prepared, in what is
-    left of its time limit (or read the result CSV), then take the gold result."""
-    pending = prepared.result()
+def _run_phase(pending: _Pending, ctx: ScoringContext) -> _Pending:
+    """The pipeline's second phase, in one blocking call: run what
+    :func:`_query_phase` prepared, in what is left of its time limit (or read the
+    result CSV), then take the gold result.  :class:`_RunLane` does the same with the
+    query sent ahead."""
     if pending.prepared is None and not pending.csv_to_read:
         return pending
     start = time.perf_counter()
@@ -149,15 +152,140 @@ def _run_phase(prepared: Future[_Pending], ctx: ScoringContext) -> _Pending:
     return pending
 
 
-def _run(reply: AnswerReply, ctx: ScoringContext) -> QueryResult | QueryError:
-    """A prepared answer's run, in what its preparation left of the time limit."""
+def _run_request(reply: AnswerReply, ctx: ScoringContext) -> RunAnswer | QueryError:
+    """A prepared answer's run request, in what its preparation left of the time
+    limit; a timeout if it left nothing."""
     left = reply.seconds_left
     if left is not None and left <= 0:
         limit = ctx.executor.settings.timeout_seconds
         return QueryError("timeout", f"stopped after {limit:g} s (the time limit)")
     assert reply.executed_sql is not None
     seconds = ctx.executor.settings.timeout_seconds if left is None else left
-    return ctx.executor.call(RunAnswer(reply.executed_sql, seconds, checked=reply.checked))
+    return RunAnswer(reply.executed_sql, seconds, checked=reply.checked)
+
+
+def _run(reply: AnswerReply, ctx: ScoringContext) -> QueryResult | QueryError:
+    """A prepared answer's run, in what its preparation left of the time limit."""
+    request = _run_request(reply, ctx)
+    if isinstance(request, QueryError):
+        return request
+    return ctx.executor.call(request)
+
+
+@dataclass
+class _InFlight:
+    """An answer whose query was sent to the run lane's query process."""
+
+    pending: _Pending
+    out: Future[_Pending]
+    start: float
+
+
+#: Answers' queries sent to the query process beyond the one it runs: while it runs
+#: one, the next waits in its pipe, so it never waits for this process between them.
+SENT_AHEAD = 1
+
+
+class _RunLane:
+    """The pipeline's second phase (one job) on a thread of its own: each prepared
+    answer's query goes to one query process through a
+    :class:`~score.executor.QueryStream`, sent before the previous answer's reply is
+    read, so the scoring process's round trip and its work on the reply overlap the
+    next query.  What needs a blocking call on the query lane (a result CSV to read, a
+    gold result not yet known) waits until the replies sent ahead are in, so it goes to
+    the same process.  :meth:`submit` gives each instance's completed
+    :class:`_Pending` as a future; every instance gets one, whatever fails."""
+
+    def __init__(self, ctx: ScoringContext) -> None:
+        self._ctx = ctx
+        self._inbox: queue.SimpleQueue[tuple[Future[_Pending], Future[_Pending]] | None]
+        self._inbox = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._serve, name="sqlgold-query", daemon=True)
+        self._thread.start()
+
+    def submit(self, prepared: Future[_Pending]) -> Future[_Pending]:
+        out: Future[_Pending] = Future()
+        self._inbox.put((prepared, out))
+        return out
+
+    def __enter__(self) -> _RunLane:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._inbox.put(None)
+        self._thread.join()
+
+    def _serve(self) -> None:
+        sent: deque[_InFlight] = deque()
+        with self._ctx.executor.stream() as stream:
+            while True:
+                try:  # with nothing more submitted yet, what was sent is finished first:
+                    # the caller may be waiting for it before it submits more
+                    item = self._inbox.get_nowait() if sent else self._inbox.get()
+                except queue.Empty:
+                    self._finish(sent.popleft(), stream)
+                    continue
+                if item is None:
+                    break
+                prepared, out = item
+                self._take(prepared.result(), out, stream, sent)
+            while sent:
+                self._finish(sent.popleft(), stream)
+
+    def _take(
+        self, pending: _Pending, out: Future[_Pending], stream: QueryStream, sent: deque
+    ) -> None:
+        if pending.prepared is None and not pending.csv_to_read:
+            return out.set_result(pending)
+        request: RunAnswer | QueryError | None = None
+        start = time.perf_counter()
+        try:
+            if pending.prepared is not None:
+                request = _run_request(pending.prepared, self._ctx)
+            if isinstance(request, RunAnswer):
+                stream.send(request)
+                sent.append(_InFlight(pending, out, start))
+                while len(sent) > SENT_AHEAD:
+                    self._finish(sent.popleft(), stream)
+                return None
+            if isinstance(request, QueryError):  # its preparation left no time
+                reply, pending.prepared = pending.prepared, None
+                assert reply is not None and pending.prediction is not None
+                _with_reply(with_run(reply, request), pending.prediction, self._ctx, pending)
+        except Exception as e:  # noqa: BLE001 - one instance never ends the run
+            _failed_in_sqlgold(pending, e)
+        if pending.prepared is None and not pending.csv_to_read:
+            pending.seconds += time.perf_counter() - start
+            return out.set_result(pending)
+        while sent:  # a result CSV to read: what was sent ahead comes first
+            self._finish(sent.popleft(), stream)
+        stream.settle()
+        out.set_result(_run_phase(pending, self._ctx))
+
+    def _finish(self, flight: _InFlight, stream: QueryStream) -> None:
+        pending, ctx = flight.pending, self._ctx
+        reply, pending.prepared = pending.prepared, None
+        assert reply is not None and pending.prediction is not None
+        try:
+            try:
+                outcome = stream.receive()
+            except QueryError as e:  # its process had to be ended, or died
+                _set(pending.record, oc.outcome_for_error(e.kind), e.message)
+            else:
+                if stream.pending and not _gold_known(pending.task, ctx):
+                    stream.settle()  # the gold runs on the stream's query process
+                _with_reply(with_run(reply, outcome), pending.prediction, ctx, pending)
+        except Exception as e:  # noqa: BLE001
+            _failed_in_sqlgold(pending, e)
+        pending.seconds += time.perf_counter() - flight.start
+        flight.out.set_result(pending)
+
+
+def _gold_known(task: dict[str, Any], ctx: ScoringContext) -> bool:
+    """Whether the task's gold result can be had without running a query."""
+    if not task["answerable"]:
+        return True
+    return ctx.gold.known(task["gold_sql"], today=task_today(task))
 
 
 def _failed_in_sqlgold(pending: _Pending, e: Exception) -> None:
@@ -299,9 +427,10 @@ def _failed(record: dict, error: QueryError, prediction: Prediction) -> None:
 
 
 #: Instances in flight ahead of the comparator with one job: while the scoring process
-#: compares one result, one query process runs the next answer's query and another
-#: parses (extraction, guard, logical form) the one after it.
-LOOKAHEAD = 2
+#: compares one result, one query process runs the next answer's query (with
+#: :data:`SENT_AHEAD` more waiting in its pipe) and another parses (extraction, guard,
+#: logical form) the one after them.
+LOOKAHEAD = 2 + SENT_AHEAD
 
 
 def score_predictions(
@@ -331,7 +460,7 @@ def score_predictions(
     if jobs <= 1:
         with (
             ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlgold-prepare") as parse,
-            ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlgold-query") as run,
+            _RunLane(ctx) as run,
         ):
             queued: deque[Future[_Pending]] = deque()
             for instance in todo:
@@ -339,7 +468,7 @@ def score_predictions(
                 prepared = parse.submit(
                     _query_phase, instance, prediction, ctx, prepare_only=True
                 )
-                queued.append(run.submit(_run_phase, prepared, ctx))
+                queued.append(run.submit(prepared))
                 if len(queued) > LOOKAHEAD:
                     yield emit(_compare_phase(queued.popleft().result(), ctx))
             while queued:

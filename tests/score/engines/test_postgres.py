@@ -12,6 +12,7 @@ from score.engines import Limits
 from score.engines.postgres import PostgresEngine
 from score.errors import DatabaseError
 from score.executor import Executor, ExecutorSettings
+from score.requests import Execute
 from score.result import QueryError
 from tests.score.engines.awkward_values import AWKWARD, duckdb_digest
 
@@ -290,6 +291,18 @@ def test_a_query_process_whose_connection_was_lost_takes_no_further_query(pg_cdm
             assert isinstance(lost, QueryError) and "exited" not in lost.message
             assert ex.execute("SELECT 3 AS three").rows() == [(3,)]
             assert ex.workers_started == 2
+            # sent ahead: the queries sent after the one that finds its backend gone are
+            # sent again to a new process, and run there
+            ours = {pid for (pid,) in admin.execute(backends)} - others
+            admin.execute("SELECT pg_terminate_backend(%s)", [ours.pop()])
+            with ex.stream() as stream:
+                for n in (4, 5, 6):
+                    stream.send(Execute(f"SELECT {n} AS n"))
+                with pytest.raises(QueryError) as lost:
+                    stream.receive()
+                assert "exited" not in lost.value.message
+                assert [stream.receive().rows(), stream.receive().rows()] == [[(5,)], [(6,)]]
+            assert ex.workers_started == 3
 
 
 def test_limits_and_error_kinds(pg_executor):
