@@ -182,8 +182,10 @@ class _InFlight:
 
 
 #: Answers' queries sent to the query process beyond the one it runs: while it runs
-#: one, the next waits in its pipe, so it never waits for this process between them.
-SENT_AHEAD = 1
+#: one, the next ones wait in its pipe, so it does not wait for this process between
+#: them (this process's threads share one interpreter lock, and a core with the
+#: parser, so a reply may be read late).
+SENT_AHEAD = 2
 
 
 class _RunLane:
@@ -429,8 +431,9 @@ def _failed(record: dict, error: QueryError, prediction: Prediction) -> None:
 #: Instances in flight ahead of the comparator with one job: while the scoring process
 #: compares one result, one query process runs the next answer's query (with
 #: :data:`SENT_AHEAD` more waiting in its pipe) and another parses (extraction, guard,
-#: logical form) the one after them.
-LOOKAHEAD = 2 + SENT_AHEAD
+#: logical form) the ones after them, with room for a long text's parse (at most two
+#: results wait for the comparator besides the one it compares).
+LOOKAHEAD = 4 + SENT_AHEAD
 
 
 def score_predictions(
