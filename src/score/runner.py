@@ -9,7 +9,6 @@ summary, which says which split was scored and how many tasks' gold results drif
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from importlib.metadata import version
@@ -22,6 +21,7 @@ import sqlglot
 from .defaults import DEFAULT_CACHE
 from .errors import InputError, ScoringError
 from .executor import Executor
+from .file_hash import file_sha256
 from .gold_cache import GoldCache
 from .gold_pin import today_conflicts
 from .metrics import failure_reasons
@@ -32,14 +32,7 @@ from .scored_split import ScoredSplit, select_split
 from .scorer import PRIORS, ScoringContext, prior_predictions, score_predictions
 from .stats import summarize
 from .tasks import TaskSet, instances, open_task_set
-
-
-def file_sha256(path: str | Path) -> str:
-    digest = hashlib.sha256()
-    with Path(path).open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+from .validated_files import MEMO_FOLDER, ValidatedFiles
 
 
 @dataclass(frozen=True)
@@ -131,7 +124,8 @@ def run_scoring(
     or ``train`` side of the leakage-aware split, or ``all`` tasks
     (:mod:`score.scored_split`); predictions for tasks outside it are not scored.
     """
-    task_set = open_task_set(tasks_path, manifest=manifest)
+    memo = ValidatedFiles(None if cache_dir is None else Path(cache_dir) / MEMO_FOLDER)
+    task_set = open_task_set(tasks_path, manifest=manifest, validated=memo)
     scored = select_split(
         task_set.tasks, task_set.splits, split, test_fraction=test_fraction, seed=split_seed
     )

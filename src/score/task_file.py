@@ -23,15 +23,20 @@ to re-curate: a 1.0 file cannot say which day or which gold result it was verifi
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import InputError
-from .jsonl import numbered_json_file
+from .jsonl import numbered_json, read_lines
 from .schemas import validation_errors
 from .task_manifest import set_hash
+
+if TYPE_CHECKING:
+    from .validated_files import ValidatedFiles
 
 TASK_FILE_FORMAT = "sqlgold.task-file/1"
 
@@ -90,8 +95,12 @@ def task_file_text(
     return task_line(header) + "".join(task_line(t) for t in ordered)
 
 
-def check_task(task: Any, *, path: str | None = None, line: int | None = None) -> dict:
-    """Return ``task`` if it is a valid task record, else raise InputError saying where."""
+def check_task(
+    task: Any, *, path: str | None = None, line: int | None = None, schema: bool = True
+) -> dict:
+    """Return ``task`` if it is a valid task record, else raise InputError saying where;
+    without ``schema``, only its format version is checked (its file's bytes were
+    validated before: :mod:`score.validated_files`)."""
     task_id = task.get("id") if isinstance(task, dict) else None
     if isinstance(task, dict) and task.get("schema_version") not in TASK_FORMAT_VERSIONS:
         version = task.get("schema_version")
@@ -104,7 +113,7 @@ def check_task(task: Any, *, path: str | None = None, line: int | None = None) -
             line=line,
             task_id=task_id,
         )
-    problems = validation_errors("task", task)
+    problems = validation_errors("task", task) if schema else []
     if problems:
         raise InputError(
             "; ".join(problems[:3])
@@ -138,33 +147,41 @@ def _header(value: Any, path: str, line: int) -> dict[str, Any]:
     return value
 
 
-def _records(path: Path) -> Iterator[tuple[int, Any]]:
-    for number, value, error in numbered_json_file(path):
+def _records(path: Path, data: bytes) -> Iterator[tuple[int, Any]]:
+    for number, value, error in numbered_json(read_lines(io.BytesIO(data))):
         if error is not None:
             raise InputError(error, stage=STAGE, path=str(path), line=number)
         yield number, value
 
 
 def read_task_file(
-    path: str | Path, *, check_set: bool = True
+    path: str | Path, *, check_set: bool = True, validated: ValidatedFiles | None = None
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The header and the tasks (in file order) of a task file, every task validated and
     (with ``check_set``) the set hash checked; InputError naming the file and line
-    otherwise."""
+    otherwise.  The bytes are read once: when ``validated`` knows them, the tasks are
+    not validated against the schema again; when it does not, it learns them once
+    every task passed."""
     path = Path(path)
     if path.is_dir():
         raise InputError("a folder, not a task file (a release folder holds a manifest.json)",
                          stage=STAGE, path=str(path))
     if not path.is_file():
         raise InputError("no such task file", stage=STAGE, path=str(path))
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror or e}", stage=STAGE, path=str(path)) from None
+    content = hashlib.sha256(data).hexdigest()
+    schema = validated is None or not validated.known(content)
     header: dict[str, Any] | None = None
     tasks: list[dict[str, Any]] = []
     seen: dict[str, int] = {}
-    for number, value in _records(path):
+    for number, value in _records(path, data):
         if header is None:
             header = _header(value, str(path), number)
             continue
-        check_task(value, path=str(path), line=number)
+        check_task(value, path=str(path), line=number, schema=schema)
         if value["id"] in seen:
             raise InputError(
                 f"duplicate task id (first on line {seen[value['id']]})",
@@ -177,6 +194,8 @@ def read_task_file(
         tasks.append(value)
     if header is None or not tasks:
         raise InputError("the task file has no tasks", stage=STAGE, path=str(path))
+    if schema and validated is not None:
+        validated.remember(content)
     if check_set:
         check_set_hash(header, tasks, path)
     return header, tasks

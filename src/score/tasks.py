@@ -23,6 +23,7 @@ from .errors import InputError
 from .release_rows import read_rows, row_to_task
 from .task_file import TASK_FORMAT_VERSIONS, check_set_hash, check_task, read_task_file
 from .task_manifest import read_manifest, verify_tasks
+from .validated_files import ValidatedFiles
 
 __all__ = [
     "TASK_FORMAT_VERSIONS",
@@ -77,10 +78,17 @@ class TaskSet:
     splits: dict[str, list[str]] | None = None
 
 
-def open_task_set(path: str | Path, *, manifest: str | Path | None = None) -> TaskSet:
+def open_task_set(
+    path: str | Path,
+    *,
+    manifest: str | Path | None = None,
+    validated: ValidatedFiles | None = None,
+) -> TaskSet:
     """The tasks of a task file (in file order, its set hash checked) or a release folder
-    (train, then test), each validated; checked against ``manifest`` (a release's
-    manifest.json or its folder), which a release folder always is against its own."""
+    (train, then test), each validated (a task file whose bytes ``validated`` knows
+    passed is not validated against the schema again); checked against ``manifest`` (a
+    release's manifest.json or its folder), which a release folder always is against
+    its own."""
     path = Path(path)
     header = None
     splits = None
@@ -88,7 +96,7 @@ def open_task_set(path: str | Path, *, manifest: str | Path | None = None) -> Ta
         tasks, splits = read_release(path)
         manifest = manifest if manifest is not None else path
     else:
-        header, tasks = read_task_file(path, check_set=False)
+        header, tasks = read_task_file(path, check_set=False, validated=validated)
     fingerprint = header.get("database_fingerprint") if header else None
     if manifest is not None:  # first, as it names the items that changed
         found = read_manifest(manifest)
