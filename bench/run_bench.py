@@ -248,14 +248,17 @@ def _rows_label(n: int) -> str:
 
 
 def _remeasured(report: dict[str, Any]) -> str:
-    """The sentence saying which figures a later, partial run replaced (a report merged
-    from two runs: ``remeasured`` holds the later run's figures, date and machine)."""
+    """The sentences saying which figures later, partial runs replaced (a report merged
+    from several runs: ``remeasured`` holds each later run's figures, date and machine,
+    one entry or a list of them)."""
     again = report.get("remeasured")
     if not again:
         return ""
-    return (
-        f" Figures {', '.join(again['figures'])} were measured again on {again['date']}, "
-        f"commit {again['machine']['git_commit']}, {again['runs']} runs."
+    return "".join(
+        f" Figure{'s' if len(one['figures']) > 1 else ''} {', '.join(one['figures'])} "
+        f"{'were' if len(one['figures']) > 1 else 'was'} measured again on {one['date']}, "
+        f"commit {one['machine']['git_commit']}, {one['runs']} runs."
+        for one in (again if isinstance(again, list) else [again])
     )
 
 
@@ -408,6 +411,11 @@ def _detail_tables(r: dict[str, Any]) -> list[str]:
                 f"prepare | {b['rest_of_instance']:.2f} |",
                 f"| outside instances: reading inputs, results.jsonl, summary, run folder "
                 f"| {b['outside_instances']:.2f} |"]
+        if b["outside_instances"] < 0:
+            out += ["", "The instances' own times overlap in the pipeline and add up to more "
+                        "than the wall time, so the last row is not a time; until 2026-12-02 "
+                        "(after 984a2d4) an instance's time also held its wait behind the "
+                        "queries sent to the query process before it."]
     c = r.get("comparator")
     if c:
         sizes = [str(n) for n in c["rows"]]

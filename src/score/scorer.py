@@ -202,6 +202,7 @@ class _RunLane:
         self._ctx = ctx
         self._inbox: queue.SimpleQueue[tuple[Future[_Pending], Future[_Pending]] | None]
         self._inbox = queue.SimpleQueue()
+        self._finished_at = 0.0  # perf_counter() when the last sent answer was finished
         self._thread = threading.Thread(target=self._serve, name="sqlgold-query", daemon=True)
         self._thread.start()
 
@@ -279,7 +280,11 @@ class _RunLane:
                 _with_reply(with_run(reply, outcome), pending.prediction, ctx, pending)
         except Exception as e:  # noqa: BLE001
             _failed_in_sqlgold(pending, e)
-        pending.seconds += time.perf_counter() - flight.start
+        # its own time: from when its query could start (sent, and the previous one
+        # finished), not the time it waited behind the queries sent before it
+        now = time.perf_counter()
+        pending.seconds += now - max(flight.start, self._finished_at)
+        self._finished_at = now
         flight.out.set_result(pending)
 
 
