@@ -54,8 +54,9 @@ class WorkerStream:
     uses a stream.
 
     >>> stream = WorkerStream(pool)  # doctest: +SKIP
-    >>> stream.send(request_1, kill_after=6.0); stream.send(request_2, kill_after=6.0)
-    >>> stream.receive(), stream.receive()  # the values, in the order sent
+    >>> stream.send(request_1, kill_after=6.0)  # doctest: +SKIP
+    >>> stream.send(request_2, kill_after=6.0)  # doctest: +SKIP
+    >>> stream.receive(), stream.receive()  # the values, in the order sent  # doctest: +SKIP
     """
 
     def __init__(self, pool: WorkerPool, lane: str = QUERY_LANE) -> None:
