@@ -220,6 +220,16 @@ class _RunLane:
 
     def _serve(self) -> None:
         sent: deque[_InFlight] = deque()
+        try:
+            self._serve_all(sent)
+        except BaseException as e:  # noqa: BLE001 - a bug here must not leave the caller waiting
+            for flight in sent:
+                if not flight.out.done():
+                    flight.out.set_exception(e)
+            while (item := self._inbox.get()) is not None:
+                item[1].set_exception(e)
+
+    def _serve_all(self, sent: deque[_InFlight]) -> None:
         with self._ctx.executor.stream() as stream:
             while True:
                 try:  # with nothing more submitted yet, what was sent is finished first:
@@ -231,7 +241,12 @@ class _RunLane:
                 if item is None:
                     break
                 prepared, out = item
-                self._take(prepared.result(), out, stream, sent)
+                try:
+                    self._take(prepared.result(), out, stream, sent)
+                except BaseException as e:
+                    if not out.done():
+                        out.set_exception(e)
+                    raise
             while sent:
                 self._finish(sent.popleft(), stream)
 

@@ -81,7 +81,11 @@ class WorkerStream:
         if self._unread() is None:
             entry.started = time.monotonic()
         self._sent.append(entry)
-        self._deliver([entry])
+        try:
+            self._deliver([entry])
+        except BaseException:  # no worker could be had: nothing was sent
+            self._sent.remove(entry)
+            raise
 
     def receive(self) -> Any:
         """The value of the oldest request not yet received; raises what its
@@ -89,7 +93,7 @@ class WorkerStream:
         if not self._sent:
             raise RuntimeError("no request is pending")
         while self._sent[0].outcome is None:
-            self._read_next()
+            self._advance()
         raised, value = self._sent.popleft().outcome
         if raised:
             raise value
@@ -99,7 +103,7 @@ class WorkerStream:
         """Read every pending reply (kept for :meth:`receive`) and give the worker back
         to the pool."""
         while self._unread() is not None:
-            self._read_next()
+            self._advance()
 
     def close(self) -> None:
         """Settle; replies not received are dropped."""
@@ -126,6 +130,18 @@ class WorkerStream:
         for entry in entries:
             entry.delivered = not self._gone and self._worker.send(entry.data)
             self._gone = not entry.delivered
+
+    def _advance(self) -> None:
+        """Read the next reply; if the stream cannot go on (no new worker could be
+        started for the requests a lost one left), every unread request fails with
+        that error, so each reply still goes to its own request."""
+        try:
+            self._read_next()
+        except Exception as e:  # noqa: BLE001 - given to each request left unread
+            for entry in self._sent:
+                if entry.outcome is None:
+                    entry.outcome = (True, e)
+            self._drop_worker(lost=False)
 
     def _read_next(self) -> None:
         entry = self._unread()

@@ -501,3 +501,19 @@ def test_run_files_validate_against_their_schemas(reference_run):
     assert validation_errors("results", results) == []
     for prior in json.loads((out / "priors.json").read_text()).values():
         assert validation_errors("summary", prior) == []
+
+
+def test_a_failure_of_the_run_lane_itself_is_raised_not_waited_on(small_executor, monkeypatch):
+    """Every instance's own failure is an outcome; a bug in the lane's own code must
+    reach the caller instead of leaving it waiting for a result that never comes."""
+    from score import scorer
+
+    def broken(self, *args):
+        raise RuntimeError("a bug in the run lane")
+
+    monkeypatch.setattr(scorer._RunLane, "_take", broken)
+    tasks = [make_task(f"t{i}") for i in range(3)]
+    preds = {(f"t{i}", "en"): pred(f"t{i}", sql=COUNT) for i in range(3)}
+    ctx = ScoringContext(small_executor, GoldCache(None, small_executor))
+    with pytest.raises(RuntimeError, match="a bug in the run lane"):
+        list(score_predictions(tasks, preds, ctx))

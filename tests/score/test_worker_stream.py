@@ -136,3 +136,33 @@ def test_a_stream_takes_only_query_lane_requests(omop_db: Path):
             stream.send(PrepareAnswer(Answer(output="SELECT 1")))
         with pytest.raises(RuntimeError, match="no request is pending"):
             stream.receive()
+
+
+def test_when_no_new_process_can_start_each_request_gets_its_own_reply(omop_db: Path):
+    """A killed process's successor cannot start: the killed request is still its
+    timeout, those sent after it fail with the start's error, one each, and nothing
+    shifts a reply onto the wrong request."""
+    from score.errors import DatabaseError
+
+    settings = ExecutorSettings(timeout_seconds=0.5, memory_limit="400MB")
+    with Executor(omop_db, settings=settings) as ex, ex.stream() as stream:
+        stream.send(Execute(UNINTERRUPTIBLE))
+        stream.send(_select(2))
+        stream.send(_select(3))
+        real = ex._pool.acquire
+
+        def cannot_start(lane):
+            raise DatabaseError("the query process did not start")
+
+        ex._pool.acquire = cannot_start
+        with pytest.raises(QueryError, match="process was ended"):
+            stream.receive()
+        for _ in range(2):
+            with pytest.raises(DatabaseError, match="did not start"):
+                stream.receive()
+        with pytest.raises(DatabaseError):
+            stream.send(_select(4))
+        assert stream.pending == 0
+        ex._pool.acquire = real
+        stream.send(_select(5))
+        assert _value(stream.receive()) == 5
