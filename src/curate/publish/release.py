@@ -26,7 +26,6 @@ the comparison, so a library upgrade alone does not make a version "different".
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -61,6 +60,7 @@ from curate.publish.versions import (
     version_key,
 )
 from score.errors import SqlgoldError
+from score.file_hash import file_sha256
 from score.release_rows import (
     database_features,
     task_features,
@@ -80,14 +80,6 @@ from score.task_manifest import (
 from score.tasks import load_tasks, read_release
 
 # --- writing and checking a release -----------------------------------------------------
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def records_sha256(tasks: Sequence[Mapping[str, Any]]) -> str:
@@ -119,7 +111,7 @@ def check_files(folder: Path, manifest: Mapping[str, Any]) -> list[str]:
     for rel in sorted(listed):
         if rel not in present:
             problems.append(f"{rel} is in the manifest but missing")
-        elif sha256_file(folder / rel) != manifest["files"][rel]:
+        elif file_sha256(folder / rel) != manifest["files"][rel]:
             problems.append(f"{rel} does not match its sha256 in the manifest")
     return problems
 
@@ -203,7 +195,7 @@ def build_release(
     card = render_card(yaml_text, body)
     (folder / README_NAME).write_bytes(card.encode("utf-8"))
     files = {
-        p.relative_to(folder).as_posix(): sha256_file(p)
+        p.relative_to(folder).as_posix(): file_sha256(p)
         for p in sorted(folder.rglob("*"))
         if p.is_file()
     }
