@@ -67,31 +67,30 @@ class GoldCache:
                 return self._memory[key]
             key_lock = self._key_locks.setdefault(key, threading.Lock())
         with key_lock:  # two threads asking for the same gold run it once
-            with self._lock:
-                if key in self._memory:
-                    return self._memory[key]
-            found = self._read(key)
+            found = self._stored(key)
             if found is None:
                 found = self._run(sql, today)
                 if isinstance(found, QueryResult):
                     self._write(key, found)
-            with self._lock:
-                self._memory[key] = found
+                with self._lock:
+                    self._memory[key] = found
             return found
 
     def known(self, sql: str, *, today: dt.date | None = None) -> bool:
         """Whether :meth:`result` would give the gold result of ``sql`` without running
         it: it is in memory, or read from disk now (and kept in memory)."""
-        key = self.key(sql, today)
+        return self._stored(self.key(sql, today)) is not None
+
+    def _stored(self, key: str) -> QueryResult | QueryError | None:
+        """The result under ``key`` in memory, else read from disk into memory; None."""
         with self._lock:
             if key in self._memory:
-                return True
+                return self._memory[key]
         found = self._read(key)
-        if found is None:
-            return False
-        with self._lock:
-            self._memory.setdefault(key, found)
-        return True
+        if found is not None:
+            with self._lock:
+                found = self._memory.setdefault(key, found)
+        return found
 
     def _run(self, sql: str, today: dt.date | None) -> QueryResult | QueryError:
         found = self.executor.try_execute(sql, today=today, dialect=GOLD_DIALECT)
