@@ -115,7 +115,7 @@ def _query_phase(
     """What needs a query process: the answer's extraction, guard and run, and the gold
     result (cached).  With ``prepare_only`` (the pipeline's first phase) the answer is
     only prepared (:class:`~score.answer.PrepareAnswer`: extraction, guard, logical form)
-    while another query process runs the previous answer's query; :func:`_run_phase`
+    while another query process runs the previous answer's query; :class:`_RunLane`
     completes it (and reads a result CSV: only the query process runs queries)."""
     start = time.perf_counter()
     pending = _Pending(_base_record(instance, ctx.run, prediction), instance.task, prediction)
@@ -127,23 +127,14 @@ def _query_phase(
     return pending
 
 
-def _run_phase(pending: _Pending, ctx: ScoringContext) -> _Pending:
-    """The pipeline's second phase, in one blocking call: run what
-    :func:`_query_phase` prepared, in what is left of its time limit (or read the
-    result CSV), then take the gold result.  :class:`_RunLane` does the same with the
-    query sent ahead."""
-    if pending.prepared is None and not pending.csv_to_read:
-        return pending
+def _read_csv_phase(pending: _Pending, ctx: ScoringContext) -> _Pending:
+    """The pipeline's second phase for a result CSV (:class:`_RunLane` runs answers'
+    queries itself): read it in a query process, then take the gold result."""
     start = time.perf_counter()
-    reply, pending.prepared = pending.prepared, None
-    csv_to_read, pending.csv_to_read = pending.csv_to_read, False
+    pending.csv_to_read = False
     assert pending.prediction is not None
     try:
-        if csv_to_read:
-            _decide_relation(pending.task, pending.prediction, ctx, pending)
-        else:
-            assert reply is not None
-            _with_reply(with_run(reply, _run(reply, ctx)), pending.prediction, ctx, pending)
+        _decide_relation(pending.task, pending.prediction, ctx, pending)
     except QueryError as e:  # its process had to be ended: past the time limit, or died
         _set(pending.record, oc.outcome_for_error(e.kind), e.message)
     except Exception as e:  # noqa: BLE001
@@ -162,14 +153,6 @@ def _run_request(reply: AnswerReply, ctx: ScoringContext) -> RunAnswer | QueryEr
     assert reply.executed_sql is not None
     seconds = ctx.executor.settings.timeout_seconds if left is None else left
     return RunAnswer(reply.executed_sql, seconds, checked=reply.checked)
-
-
-def _run(reply: AnswerReply, ctx: ScoringContext) -> QueryResult | QueryError:
-    """A prepared answer's run, in what its preparation left of the time limit."""
-    request = _run_request(reply, ctx)
-    if isinstance(request, QueryError):
-        return request
-    return ctx.executor.call(request)
 
 
 @dataclass
@@ -278,7 +261,7 @@ class _RunLane:
         while sent:  # a result CSV to read: what was sent ahead comes first
             self._finish(sent.popleft(), stream)
         stream.settle()
-        out.set_result(_run_phase(pending, self._ctx))
+        out.set_result(_read_csv_phase(pending, self._ctx))
 
     def _finish(self, flight: _InFlight, stream: QueryStream) -> None:
         pending, ctx = flight.pending, self._ctx
@@ -470,7 +453,7 @@ def score_predictions(
     The denominator is the whole task set: instances without a prediction are yielded
     as ``missing``.  With one job, scoring is a pipeline: one query process parses an
     answer (:func:`_query_phase`) while another runs the previous answer's query
-    (:func:`_run_phase`) and this process compares the one before; with ``jobs`` > 1,
+    (:class:`_RunLane`) and this process compares the one before; with ``jobs`` > 1,
     that many instances are scored at once, each in its own query process.
     """
     todo = [i for i in instances(tasks) if i.key not in skip]

@@ -199,24 +199,20 @@ def test_a_run_gets_what_its_parse_left_of_the_time_limit(omop_db):
         assert ex.call(RunAnswer(COUNT, 0.2)).rows() == [(1130,)]
 
 
-@pytest.mark.parametrize("path", ["blocking", "run lane"])
-def test_an_answer_whose_parse_used_up_its_time_limit_is_a_timeout(small_executor, path):
+def test_an_answer_whose_parse_used_up_its_time_limit_is_a_timeout(small_executor):
     from concurrent.futures import Future
 
     from score.answer import AnswerReply
-    from score.scorer import _Pending, _run_phase, _RunLane
+    from score.scorer import _Pending, _RunLane
 
     ctx = ScoringContext(small_executor, GoldCache(None, small_executor))
     pending = _Pending({"outcome": None, "reason": "", "timings": {}}, make_task("t"))
     pending.prediction = pred("t", sql=COUNT)
     pending.prepared = AnswerReply("sql", "", COUNT, COUNT, True, seconds_left=0.0)
-    if path == "blocking":
-        record = _run_phase(pending, ctx).record
-    else:
-        done: Future = Future()
-        done.set_result(pending)
-        with _RunLane(ctx) as lane:
-            record = lane.submit(done).result().record
+    done: Future = Future()
+    done.set_result(pending)
+    with _RunLane(ctx) as lane:
+        record = lane.submit(done).result().record
     assert record["outcome"] == oc.EXECUTE_ERROR and "time limit" in record["reason"]
     assert record["executed_sql"] == COUNT  # what would have run is still recorded
 
