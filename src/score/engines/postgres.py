@@ -424,29 +424,7 @@ def _pin_session(conn, schema: str, settings: ExecutorSettings, where: str) -> N
 
 # -- results -------------------------------------------------------------------------
 
-#: PostgreSQL type OIDs -> Arrow types; anything else is inferred by Arrow or kept as text.
-_ARROW_TYPES: dict[int, pa.DataType] = {
-    16: pa.bool_(),
-    20: pa.int64(),
-    21: pa.int16(),
-    23: pa.int32(),
-    26: pa.int64(),
-    700: pa.float32(),
-    701: pa.float64(),
-    1700: pa.float64(),  # numeric: loaded as float (DuckDB's DOUBLE for CDM floats)
-    18: pa.string(),
-    19: pa.string(),
-    25: pa.string(),
-    1042: pa.string(),
-    1043: pa.string(),
-    2950: pa.string(),
-    17: pa.binary(),
-    1082: pa.date32(),
-    1114: pa.timestamp("us"),
-    1184: pa.timestamp("us", tz="UTC"),
-    1083: pa.time64("us"),
-    1186: pa.duration("us"),
-}
+
 def _pipeline_results(pgconn) -> list:
     """Flush what was sent in pipeline mode and read every result up to the sync (one
     per statement: its own, or PIPELINE_ABORTED after an error), waiting on the socket;
@@ -474,6 +452,29 @@ def _pipeline_results(pgconn) -> list:
         results.append(found)
 
 
+#: PostgreSQL type OIDs -> Arrow types; anything else is inferred by Arrow or kept as text.
+_ARROW_TYPES: dict[int, pa.DataType] = {
+    16: pa.bool_(),
+    20: pa.int64(),
+    21: pa.int16(),
+    23: pa.int32(),
+    26: pa.int64(),
+    700: pa.float32(),
+    701: pa.float64(),
+    1700: pa.float64(),  # numeric: loaded as float (DuckDB's DOUBLE for CDM floats)
+    18: pa.string(),
+    19: pa.string(),
+    25: pa.string(),
+    1042: pa.string(),
+    1043: pa.string(),
+    2950: pa.string(),
+    17: pa.binary(),
+    1082: pa.date32(),
+    1114: pa.timestamp("us"),
+    1184: pa.timestamp("us", tz="UTC"),
+    1083: pa.time64("us"),
+    1186: pa.duration("us"),
+}
 _TEXT_LIKE = frozenset({114, 3802, 142, 869, 650, 829, 1560, 1562, 790})  # json, xml, inet...
 
 
