@@ -258,9 +258,9 @@ class _RunLane:
         if pending.prepared is None and not pending.csv_to_read:
             pending.seconds += time.perf_counter() - start
             return out.set_result(pending)
-        while sent:  # a result CSV to read: what was sent ahead comes first
+        while sent:  # a result CSV to read: what was sent ahead comes first (and the
+            # stream gives its process back with the last reply)
             self._finish(sent.popleft(), stream)
-        stream.settle()
         out.set_result(_read_csv_phase(pending, self._ctx))
 
     def _finish(self, flight: _InFlight, stream: QueryStream) -> None:
