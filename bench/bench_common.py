@@ -3,7 +3,7 @@
 The raw baseline ("physical limit") is plain DuckDB, with none of sqlgold in the loop:
 one in-memory connection that attaches the same database file READ_ONLY and exposes
 every CDM table as ``cdm.<table>`` and ``main.<table>`` views, exactly as
-:class:`score.executor.Executor` does, with the executor's default memory limit and
+:class:`score.execution.executor.Executor` does, with the executor's default memory limit and
 thread count.  Running a query there means ``con.sql(sql).to_arrow_table()``: DuckDB
 parses, plans and executes it and the whole result is fetched into an Arrow table (the
 form the comparators read).  No guard, no transaction, no timeout timer, no row cap.
@@ -49,7 +49,7 @@ def _snapshot_src() -> Path:
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
     copy = folder / "src"
     shutil.copytree(SRC, copy, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-    # score.schemas reads ../schemas beside src/
+    # score.inputs.schemas reads ../schemas beside src/
     shutil.copytree(ROOT / "schemas", folder / "schemas")
     os.environ["SQLGOLD_BENCH_SRC"] = str(copy)
     return copy
@@ -58,13 +58,13 @@ def _snapshot_src() -> Path:
 MEASURED_SRC = _snapshot_src()
 sys.path.insert(0, str(MEASURED_SRC))  # before the editable install's src/ on the path
 
-from score.database import (  # noqa: E402
+from score.cdm.duckdb_file import (  # noqa: E402
     attach_read_only,
     cdm_tables_in,
     find_cdm_schema,
     quote,
 )
-from score.executor import ExecutorSettings  # noqa: E402
+from score.execution.executor import ExecutorSettings  # noqa: E402
 
 
 def log(message: str) -> None:

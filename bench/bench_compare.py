@@ -46,8 +46,8 @@ import numpy as np
 import pyarrow as pa
 from bench_common import log, median, run_child
 
-from score.compare import compare, profile_names
-from score.result import QueryResult
+from score.comparison.compare import compare, profile_names
+from score.execution.result import QueryResult
 
 CHUNK = 2048  # the executor's Arrow batch size
 PROBE_ROWS = 1000

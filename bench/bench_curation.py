@@ -24,7 +24,7 @@ from typing import Any
 from bench_common import ROOT, RawDuckDB, log, median, timed
 
 from curate.curation import curate_to_files
-from score.executor import Executor
+from score.execution.executor import Executor
 
 OWN_SOURCE = ROOT / "data" / "benchmark" / "omop_source.jsonl"
 QUERYLIBRARY = ROOT.parent / "shared" / "querylibrary" / "queries"

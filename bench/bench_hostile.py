@@ -7,7 +7,7 @@ interrupt, memory that DuckDB's ``memory_limit`` does not track, results too lar
 Arrow, runaway joins, texts too long or too deep to parse.  Limits: a 1 s timeout and a
 1 GB memory limit (``score run --timeout 1 --memory-limit 1GB``).
 
-A fresh process opens one Executor and runs :func:`score.runner.run_scoring` (one job, no
+A fresh process opens one Executor and runs :func:`score.scoring.run.run_scoring` (one job, no
 priors) three times on the same gold cache: an untimed honest pass that fills the cache,
 then the honest run and the hostile run, timed.  Reported: hostile wall / honest wall,
 the longest time any attack instance took over the timeout (``total_s`` of its record:
@@ -28,9 +28,9 @@ from typing import Any
 from bench_common import log, median, run_child, timed
 from bench_scoring import repeated_tasks, run_peaks, write_workload
 
-from score.executor import Executor, ExecutorSettings
-from score.runner import run_scoring
-from score.tasks import instances, load_tasks
+from score.execution.executor import Executor, ExecutorSettings
+from score.inputs.task_set import instances, load_tasks
+from score.scoring.run import run_scoring
 
 TIMEOUT_SECONDS = 1.0
 MEMORY_LIMIT = "1GB"

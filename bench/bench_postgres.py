@@ -5,8 +5,8 @@ with its reference answer, a distinct first-line comment per instance), loaded i
 PostgreSQL server: ``--pg-url`` (an administrator's URL; the CDM is loaded into it with
 ``sqlgold db load``) or, by default, a throwaway server started like the tests' one.
 
-What is timed is :func:`score.runner.run_scoring` with a warm gold cache on an
-:class:`~score.executor.Executor` opened as ``sqlgold_reader``, twice: with the
+What is timed is :func:`score.scoring.run.run_scoring` with a warm gold cache on an
+:class:`~score.execution.executor.Executor` opened as ``sqlgold_reader``, twice: with the
 predictions written in PostgreSQL SQL (the reference answers transpiled beforehand;
 the ratio with the target) and with the DuckDB answers and ``dialect="duckdb"`` (each
 answer transpiled in the scoring, as ``score run --dialect duckdb`` does).  The raw
@@ -26,10 +26,10 @@ from typing import Any
 from bench_common import ROOT, clocked, log, median
 from bench_scoring import answer_of, gold_sqls, predicted_sqls, repeated_tasks, write_workload
 
-from score.engines.postgres_sql import transpile_to_postgres
-from score.executor import Executor
-from score.runner import run_scoring
-from score.tasks import instances, load_tasks
+from score.execution.engines.postgres_sql import transpile_to_postgres
+from score.execution.executor import Executor
+from score.inputs.task_set import instances, load_tasks
+from score.scoring.run import run_scoring
 
 
 class RawPostgres:

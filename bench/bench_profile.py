@@ -19,8 +19,8 @@ from bench_scoring import _score, repeated_tasks, write_workload
 
 from curate.pipeline import curate_record, curation_context
 from curate.sources.load import load_sources
-from score.executor import Executor
-from score.tasks import load_tasks
+from score.execution.executor import Executor
+from score.inputs.task_set import load_tasks
 
 
 def _write(profile: cProfile.Profile, path: Path, title: str) -> None:

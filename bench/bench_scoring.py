@@ -12,9 +12,9 @@ caches where a real run would not.  The comment also names the scoring (each tim
 scoring has its own predictions file), so no scoring finds its texts in a cache that an
 earlier scoring in the same process filled.  The identical-text variant is measured too.
 
-What is timed is :func:`score.runner.run_scoring` end to end with ``with_priors=False``
+What is timed is :func:`score.scoring.run.run_scoring` end to end with ``with_priors=False``
 and ``jobs=1`` (read the files, score every instance, stream results.jsonl, summarise,
-write the run folder), on an :class:`~score.executor.Executor` opened beforehand.  The
+write the run folder), on an :class:`~score.execution.executor.Executor` opened beforehand.  The
 raw time is the same SQL run by plain DuckDB (:class:`bench_common.RawDuckDB`): each
 instance's predicted query once (copies of a task are separate instances and the
 scorer runs each, so the raw time runs each too), plus, for the cold cache, each
@@ -32,16 +32,16 @@ from typing import Any
 
 from bench_common import ROOT, RawDuckDB, clocked, log, median, run_child, timed
 
-from score.executor import Executor
-from score.runner import run_scoring
+from score.execution.executor import Executor
+from score.scoring.run import run_scoring
 
 try:
-    from score.sandbox import fork_server_rss_kib
+    from score.execution.processes.sandbox import fork_server_rss_kib
 except ImportError:  # code from before query processes: no fork server
     def fork_server_rss_kib() -> int:
         return 0
-from score.task_file import task_file_text
-from score.tasks import Instance, instances, load_tasks
+from score.inputs.task_file import task_file_text
+from score.inputs.task_set import Instance, instances, load_tasks
 
 
 def repeated_tasks(tasks: list[dict[str, Any]], min_instances: int) -> list[dict[str, Any]]:

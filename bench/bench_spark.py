@@ -5,10 +5,10 @@
 Starts its own local Spark Connect server (``local[2]``, a free port, state in a
 temporary folder), loads the embedded CDM, and measures:
 
-1. **scoring over raw Spark**: :func:`score.runner.run_scoring` of the first N
+1. **scoring over raw Spark**: :func:`score.scoring.run.run_scoring` of the first N
    answerable tasks' reference answers on ``--db sc://...`` (cold gold cache), over the
    same queries (each prediction and each distinct gold once) run by a plain Spark
-   Connect session (translated by the same :func:`~score.engines.spark_sql.to_spark`,
+   Connect session (translated by the same :func:`~score.execution.engines.spark_sql.to_spark`,
    fetched whole as Arrow), and the same ratio on DuckDB for comparison;
 2. **scale**: the embedded CDM replicated to ``--factor`` times the persons (every
    non-concept id column of the person-level tables offset by ``copy * 10**8``, the
@@ -33,13 +33,13 @@ from bench_common import ROOT, log, machine, timed
 
 from curate.database import spark_server
 from curate.database.spark_load import load_cdm
-from score.engines.spark_client import new_session
-from score.engines.spark_sql import to_spark
-from score.executor import Executor
-from score.runner import run_scoring
-from score.settings import ExecutorSettings
-from score.task_file import task_file_text
-from score.tasks import load_tasks
+from score.execution.engines.spark_client import new_session
+from score.execution.engines.spark_sql import to_spark
+from score.execution.executor import Executor
+from score.execution.settings import ExecutorSettings
+from score.inputs.task_file import task_file_text
+from score.inputs.task_set import load_tasks
+from score.scoring.run import run_scoring
 
 OFFSET = 10**8
 #: Tables not tied to a person: copied once.
@@ -106,8 +106,8 @@ def workload(tasks_file: Path, n: int, folder: Path) -> tuple[Path, Path, list[s
 def pinned_to(db: Path, tasks_path: Path, out: Path) -> Path:
     """The tasks of ``tasks_path`` with their gold results pinned on ``db`` (a copy of
     other size returns other results, which would otherwise all be gold_drift)."""
-    from score.gold_pin import task_today
-    from score.result_hash import result_sha256
+    from score.comparison.result_hash import result_sha256
+    from score.scoring.gold_pin import task_today
 
     tasks = load_tasks(tasks_path)
     with Executor(str(db)) as ex:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from curate.database.build import build_database
-from score.executor import Executor, ExecutorSettings
+from score.execution.executor import Executor, ExecutorSettings
 from tests.paths import SHARED
 from tests.pg_server import PostgresServer, start_server
 

@@ -11,9 +11,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from score.result import QueryResult
-from score.result_hash import result_sha256
-from score.task_file import TASK_FORMAT_VERSION, task_file_text
+from score.comparison.result_hash import result_sha256
+from score.execution.result import QueryResult
+from score.inputs.task_file import TASK_FORMAT_VERSION, task_file_text
 
 #: Persons in the embedded database: what the default gold returns.
 PERSONS = 1130

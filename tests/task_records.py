@@ -14,8 +14,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from score.schemas import validator
-from score.task_file import TASK_FORMAT_VERSION, task_file_text
+from score.inputs.schemas import validator
+from score.inputs.task_file import TASK_FORMAT_VERSION, task_file_text
 from tests.task_factory import PERSONS, pinned_hash
 
 #: The gold result every sample task's gold returns on the embedded database.

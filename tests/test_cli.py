@@ -121,7 +121,7 @@ def test_pyarrow_still_converts_to_pandas_after_verify_spared_its_import():
 
     code = (
         "import sys\n"
-        "from score.arrow_pandas import answer_without_pandas\n"
+        "from score.execution.arrow_pandas import answer_without_pandas\n"
         "assert answer_without_pandas()\n"
         "import numpy as np, pyarrow as pa\n"
         "assert pa.array(np.arange(3)).to_pylist() == [0, 1, 2]\n"

@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from curate.cli import main
-from score.exit_codes import ERROR, FOUND_DIFFERENT, OK, USAGE
+from score.cli.exit_codes import ERROR, FOUND_DIFFERENT, OK, USAGE
 from tests.paths import REPO
 from tests.task_factory import make_task, write_task_file
 from tests.test_cli import COMMANDS

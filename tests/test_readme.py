@@ -12,7 +12,7 @@ import click
 import pytest
 
 from curate.cli import main
-from score.tasks import instances, load_tasks
+from score.inputs.task_set import instances, load_tasks
 from tests.paths import REPO
 
 README = (REPO / "README.md").read_text(encoding="utf-8")

@@ -23,8 +23,9 @@ from curate.grounding.cli import grounding
 from curate.publish.cli import diff_command, publish_command
 from curate.sqlglot_log import route_sqlglot_warnings
 from curate.verify.cli import verify
-from score.cli import score_group
-from score.cli_options import (
+from score.cli.commands import score_group
+from score.cli.exit_codes import FOUND_DIFFERENT
+from score.cli.options import (
     ProgressBar,
     database_options,
     executor_options,
@@ -34,7 +35,6 @@ from score.cli_options import (
     profile_option,
     quiet_option,
 )
-from score.exit_codes import FOUND_DIFFERENT
 from score.generate.cli import generate_command, prompt_command
 
 
@@ -158,13 +158,13 @@ def curate(
     written, or only the reports when no task was kept); 2 usage; 3 under --strict,
     records dropped or source lines unreadable (the files are written).
     """
-    from score import fork_server
+    from score.execution.processes import fork_server
 
     fork_server.start(db_path)  # the query processes' imports overlap with this process's
     from curate.curation import curate_to_files
     from curate.pipeline import CURATION_DIALECT, CurationOptions
     from curate.verify.reference_rules import ReferenceRules
-    from score.executor import Executor
+    from score.execution.executor import Executor
 
     rules = ReferenceRules(
         min_rows=min_rows,
@@ -261,10 +261,10 @@ main.add_command(prompt_command)
 def run() -> None:
     """The installed ``sqlgold`` script: :func:`main`, ending without Python's teardown
     when the command allowed it (:mod:`curate.quick_exit`).  NumPy's BLAS gets one
-    thread unless the caller chose (see :data:`score.fork_server.BLAS_THREADS`): no
-    command does linear algebra that a second thread would speed up, and the threads
+    thread unless the caller chose (see :data:`score.execution.processes.fork_server.BLAS_THREADS`):
+    no command does linear algebra that a second thread would speed up, and the threads
     OpenBLAS starts at import spin on the cores the query processes need."""
-    from score.fork_server import BLAS_THREADS
+    from score.execution.processes.fork_server import BLAS_THREADS
 
     os.environ.setdefault(BLAS_THREADS, "1")
     try:

@@ -1,4 +1,4 @@
-"""Option bundles of curate's commands (the shared ones live in score.cli_options)."""
+"""Option bundles of curate's commands (the shared ones live in score.cli.options)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Callable
 import click
 
 from curate.sources import FORMAT_NAMES
-from score.cli_options import split_options as score_split_options
+from score.cli.options import split_options as score_split_options
 
 
 def source_format_option(help: str) -> Callable:
@@ -23,5 +23,5 @@ def source_format_option(help: str) -> Callable:
 
 
 def split_options(fraction_help: str) -> Callable:
-    """``--test-fraction`` and ``--seed`` of the leakage-aware split (score.split)."""
+    """``--test-fraction`` and ``--seed`` of the leakage-aware split (score.inputs.split)."""
     return score_split_options(fraction_help, seed_flag="--seed")

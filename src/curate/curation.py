@@ -23,7 +23,7 @@ from curate.sources.load import load_sources, source_files
 from curate.sources.records import SourceRecord
 from curate.task_file import tasks_text, write_files_atomic
 from score.errors import InputError, SqlgoldError
-from score.executor import Executor
+from score.execution.executor import Executor
 from score.out_paths import check_output_file
 
 
@@ -95,7 +95,7 @@ def curate_to_files(
         check_output_file(path, stage="curate")
     there = None
     if against is not None:
-        from score.tasks import open_task_set
+        from score.inputs.task_set import open_task_set
 
         there = open_task_set(against)  # read before curating: a bad file fails at once
     records, problems = load_sources(source, fmt, **(import_options or {}))

@@ -192,8 +192,8 @@ def _identical_results_markdown(report: dict[str, Any], shown: int = 8) -> list[
     lines += [
         f"{c['kept_in_identical_result_groups']} kept tasks fall into "
         f"{c['identical_result_groups']} groups whose golds return the very same result "
-        "(score.result_hash); a model that learns one such result answers the whole group. "
-        "`--max-per-result N` keeps at most N of each.",
+        "(score.comparison.result_hash); a model that learns one such result answers the "
+        "whole group. `--max-per-result N` keeps at most N of each.",
         "",
         "| tasks | rows | first row | ids |",
         "| ---: | ---: | --- | --- |",

@@ -4,7 +4,8 @@ A maintainer who curates a source on another engine (``sqlgold curate --db
 postgresql://...``) or on another copy of the data names the task file verified before
 (``--against data/benchmark/omop_tasks.jsonl``); each task is then one of
 
-* ``same``: kept in both, and its gold result has the same hash (:mod:`score.result_hash`,
+* ``same``: kept in both, and its gold result has the same hash
+(:mod:`score.comparison.result_hash`,
   defined on values, so the same on every engine);
 * ``different``: kept in both, with another result here (a data or engine difference
   to look at; the ids are listed with both row counts);

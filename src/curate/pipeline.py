@@ -41,11 +41,11 @@ from curate.verify.identical_results import RULE as IDENTICAL_RULE
 from curate.verify.identical_results import ResultPrint, over_limit
 from curate.verify.reference_rules import ReferenceRules
 from curate.verify.semantics import collation_drop, unresolved, unresolved_drop
-from score.executor import Executor, ExecutorSettings
-from score.order import order_matters as gold_orders_rows
-from score.result import QueryError, QueryResult
-from score.result_hash import result_sha256
-from score.schemas import validation_errors
+from score.comparison.order import order_matters as gold_orders_rows
+from score.comparison.result_hash import result_sha256
+from score.execution.executor import Executor, ExecutorSettings
+from score.execution.result import QueryError, QueryResult
+from score.inputs.schemas import validation_errors
 
 #: The dialect of every gold and answer curation runs (transpiled to it first): on an
 #: engine of another dialect the executor transpiles once more, as scoring does.

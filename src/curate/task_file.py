@@ -1,6 +1,6 @@
 """Writing a curated task file: deterministic, atomic.
 
-The format is :mod:`score.task_file`'s: a header line with the set hash, then the tasks
+The format is :mod:`score.inputs.task_file`'s: a header line with the set hash, then the tasks
 sorted by id, keys sorted, UTF-8 kept, one JSON object per line, so the same tasks
 always give byte-identical files; files are written to a temporary name and renamed, so
 a reader never sees half a file and a failed run loses nothing.
@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from score.task_file import task_file_text, task_line
+from score.inputs.task_file import task_file_text, task_line
 
 __all__ = ["task_line", "write_files_atomic", "write_tasks", "write_text_atomic"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from curate.sources.records import SourceRecord
-from score.executor import Executor
-from score.task_file import TASK_FORMAT_VERSION as TASK_SCHEMA_VERSION
+from score.execution.executor import Executor
+from score.inputs.task_file import TASK_FORMAT_VERSION as TASK_SCHEMA_VERSION
 
 
 def task_record(

@@ -2,7 +2,7 @@
 
 Tiers, first match wins:
 
-* ``schema_aware``: reads an OMOP vocabulary table (``score.cdm_schema.VOCABULARY_TABLES``:
+* ``schema_aware``: reads an OMOP vocabulary table (``score.cdm.schema.VOCABULARY_TABLES``:
   concept, concept_ancestor, concept_relationship, ...);
 * ``compositional``: has a join, a subquery, a CTE, a window function or a set operation;
 * ``simple``: one table, filtered, grouped, aggregated or ordered.
@@ -26,7 +26,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from curate.transpile.rules.tables import cte_names
-from score.cdm_schema import VOCABULARY_TABLES
+from score.cdm.schema import VOCABULARY_TABLES
 from score.errors import SqlgoldError
 
 TIERS = ("simple", "compositional", "schema_aware")

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .errors import SqlgoldError
+from score.errors import SqlgoldError
 
 
 def _fail(path: Path, why: str, stage: str) -> SqlgoldError:

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from curate.cli import main as cli
-from score.database import describe_database
+from score.cdm.duckdb_file import describe_database
 from tests.paths import REPO
 
 PROJECT_SOURCE = REPO / "data" / "benchmark" / "omop_source.jsonl"

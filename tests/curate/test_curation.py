@@ -15,9 +15,9 @@ from curate.pipeline import CurationOptions, curate_record, curate_records, cura
 from curate.sources.records import SourceRecord, UnanswerableBecause
 from curate.sqlglot_log import route_sqlglot_warnings
 from curate.verify.reference_rules import ReferenceRules
-from score.executor import Executor, ExecutorSettings
-from score.exit_codes import FOUND_DIFFERENT
-from score.tasks import load_tasks
+from score.cli.exit_codes import FOUND_DIFFERENT
+from score.execution.executor import Executor, ExecutorSettings
+from score.inputs.task_set import load_tasks
 from tests.paths import REPO
 
 PROJECT_SOURCE = REPO / "data" / "benchmark" / "omop_source.jsonl"
@@ -485,7 +485,7 @@ def test_an_unwritable_out_or_report_fails_before_curating(omop_db, tmp_path, wh
 
 def test_committed_examples_document_is_current_and_leak_free(project_run):
     from curate.grounding.examples_doc import examples_document, leaked_tasks
-    from score.split import split_tasks
+    from score.inputs.split import split_tasks
 
     split = split_tasks(project_run.tasks, test_fraction=0.5, seed=0)
     document = examples_document(split["train"])

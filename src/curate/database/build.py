@@ -30,18 +30,18 @@ from pathlib import Path
 
 import duckdb
 
-from score.cdm_schema import (
+from score.cdm.duckdb_file import INFO_SCHEMA, INFO_TABLE, quote
+from score.cdm.fingerprint import FINGERPRINT_FORMAT, compute_fingerprint
+from score.cdm.fingerprint_check import FORMAT_KEY, FingerprintCache, file_state
+from score.cdm.schema import (
     CDM_TABLES,
     CDM_VERSION,
     VOCABULARY_TABLES,
     column_names,
     create_table_sql,
 )
-from score.database import INFO_SCHEMA, INFO_TABLE, quote
 from score.defaults import DEFAULT_DB
 from score.errors import DatabaseError
-from score.fingerprint import FINGERPRINT_FORMAT, compute_fingerprint
-from score.fingerprint_check import FORMAT_KEY, FingerprintCache, file_state
 
 SCHEMA = "cdm"
 SYNTHEA_FOLDER = "1001"

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
-from score.cli_options import database_options, handle_errors, quiet_option
+from score.cli.exit_codes import FOUND_DIFFERENT
+from score.cli.options import database_options, handle_errors, quiet_option
 from score.defaults import DEFAULT_DB
-from score.exit_codes import FOUND_DIFFERENT
 
 
 @click.group("db")
@@ -71,11 +71,11 @@ def db_info(db_path: Path | str, schema: str | None, recompute: bool) -> None:
     the data's own (cached only while the file is unchanged); exit code 3 when it differs
     from the one `db build` stored (the file was changed).
     """
-    from score.database import describe_database
-    from score.engines import is_database_url
+    from score.cdm.duckdb_file import describe_database
+    from score.execution.engines import is_database_url
 
     if is_database_url(db_path):
-        from score.engines.postgres import describe_postgres
+        from score.execution.engines.postgres import describe_postgres
 
         pg = describe_postgres(str(db_path), schema)
         click.echo(f"database     {pg.where}")
@@ -134,7 +134,7 @@ def db_load(
     Parquet tables in database cdm, each written under a temporary name and renamed.
     """
     from curate.database.load import load_into_postgres
-    from score.cli_options import ProgressBar
+    from score.cli.options import ProgressBar
 
     if url.startswith("sc://"):
         _load_spark(url, source, quiet)

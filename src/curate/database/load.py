@@ -26,10 +26,10 @@ from urllib.parse import urlsplit, urlunsplit
 
 import duckdb
 
-from score.cdm_schema import CDM_FIELD_TYPES
-from score.database import attach_read_only, cdm_tables_in, find_cdm_schema, table_columns
-from score.engines.postgres import redact
+from score.cdm.duckdb_file import attach_read_only, cdm_tables_in, find_cdm_schema, table_columns
+from score.cdm.schema import CDM_FIELD_TYPES
 from score.errors import DatabaseError
+from score.execution.engines.postgres import redact
 
 READER_ROLE = "sqlgold_reader"
 TARGET_SCHEMA = "cdm"

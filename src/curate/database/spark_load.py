@@ -5,7 +5,7 @@ with the CDM's own types (``INTEGER`` -> int, ``VARCHAR`` -> string, ``DATE`` ->
 ``TIMESTAMP`` -> timestamp_ntz, ``DOUBLE`` -> double), sent through Spark Connect as
 Arrow, so the server may be remote.  Each table is written under a temporary name and
 renamed over the old one, so a failed load never leaves a half-written table; the
-fingerprint of what was written (:mod:`score.fingerprint`, computed by Spark, and equal to
+fingerprint of what was written (:mod:`score.cdm.fingerprint`, computed by Spark, and equal to
 the source file's for the same data) is stored last in ``sqlgold.build_info``, so its
 presence says the load finished.
 """
@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from score.cdm_schema import CDM_TABLES
-from score.engines.spark import error_line
+from score.cdm.schema import CDM_TABLES
 from score.errors import DatabaseError
+from score.execution.engines.spark import error_line
 
 SPARK_TYPES = {
     "INTEGER": "int",
@@ -68,7 +68,7 @@ def read_cdm(db_path: str | Path) -> list[tuple[str, pa.Table]]:
     """Every CDM table of an OMOP DuckDB file as ``(name, Arrow table in CDM types)``."""
     import duckdb
 
-    from score.database import attach_read_only, cdm_tables_in, find_cdm_schema, quote
+    from score.cdm.duckdb_file import attach_read_only, cdm_tables_in, find_cdm_schema, quote
 
     if not Path(db_path).is_file():
         raise DatabaseError(f"no database file at {db_path} (build one with `make db`)",
@@ -90,7 +90,7 @@ def read_cdm(db_path: str | Path) -> list[tuple[str, pa.Table]]:
 
 def connect(url: str):
     """A new Spark Connect session for ``url`` (``sc://host:port``)."""
-    from score.engines.spark_client import new_session
+    from score.execution.engines.spark_client import new_session
 
     try:
         return new_session(url)
@@ -103,7 +103,7 @@ def load_cdm(
 ) -> tuple[list[tuple[str, int]], str]:
     """Write the CDM of ``db_path`` into Spark at ``url``; the tables written with their
     row counts, and the fingerprint of the tables written, stored with them."""
-    from score.engines.spark import fingerprint_tables
+    from score.execution.engines.spark import fingerprint_tables
 
     tables = read_cdm(db_path)
     spark = connect(url)

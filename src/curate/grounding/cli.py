@@ -11,9 +11,9 @@ from pathlib import Path
 import click
 
 from curate.cli_options import split_options
-from score.cli_options import database_options, handle_errors
+from score.cli.exit_codes import FOUND_DIFFERENT
+from score.cli.options import database_options, handle_errors
 from score.defaults import DEFAULT_GROUNDING
-from score.exit_codes import FOUND_DIFFERENT
 
 
 @click.command("grounding")
@@ -56,9 +56,9 @@ def grounding(
     from curate.grounding.common import GroundingError
     from curate.grounding.documents import generate_documents, stale_documents, write_documents
     from curate.grounding.examples_doc import EXAMPLES_DOC, examples_document, leaked_tasks
+    from score.inputs.split import split_tasks
+    from score.inputs.task_set import load_tasks
     from score.out_paths import check_output_dir
-    from score.split import split_tasks
-    from score.tasks import load_tasks
 
     if not check:
         check_output_dir(out, stage="grounding")

@@ -1,7 +1,7 @@
 """What the grounding documents share: running a shown example, and Markdown pieces.
 
 Every SQL example a grounding document shows is executed while the document is
-generated, through the same read-only :class:`~score.executor.Executor` that scores
+generated, through the same read-only :class:`~score.execution.executor.Executor` that scores
 answers; an example that fails or returns no rows stops the generation
 (:class:`GroundingError`), so a document never shows SQL that does not run.
 
@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from score.cell_text import typed_text
+from score.comparison.cell_text import typed_text
 from score.errors import SqlgoldError
-from score.executor import Executor
-from score.result import QueryError
+from score.execution.executor import Executor
+from score.execution.result import QueryError
 
 #: Rows of an example's result a document shows.
 SHOWN_ROWS = 5

@@ -32,8 +32,8 @@ from curate.grounding.sql_notes import render_sql_notes, run_notes
 from curate.grounding.vocabulary_doc import gather_vocabulary, render_vocabulary
 from curate.transpile.to_duckdb import RULES
 from score.defaults import DEFAULT_GROUNDING
-from score.executor import Executor, ExecutorSettings
-from score.result import QueryError
+from score.execution.executor import Executor, ExecutorSettings
+from score.execution.result import QueryError
 
 DEFAULT_OUT = DEFAULT_GROUNDING
 SCHEMA_DOC = "omop_schema.md"

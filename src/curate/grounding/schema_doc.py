@@ -16,9 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from curate.grounding.common import format_value, markdown_table, plural
-from score.cdm_schema import CDM_TABLES, CDM_VERSION, VOCABULARY_TABLES
-from score.database import quote
-from score.executor import Executor
+from score.cdm.duckdb_file import quote
+from score.cdm.schema import CDM_TABLES, CDM_VERSION, VOCABULARY_TABLES
+from score.execution.executor import Executor
 
 #: How many of a column's most frequent values the document shows.
 EXAMPLE_VALUES = 3

@@ -25,7 +25,7 @@ from curate.grounding.common import (
     render_run,
     run_example,
 )
-from score.executor import Executor
+from score.execution.executor import Executor
 
 
 @dataclass(frozen=True)

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 from curate.grounding.common import ExampleRun, markdown_table, plural, render_run, run_example
 from curate.grounding.vocabulary_examples import EXAMPLES
-from score.cdm_schema import CDM_TABLES, VOCABULARY_TABLES
-from score.database import quote
-from score.executor import Executor
+from score.cdm.duckdb_file import quote
+from score.cdm.schema import CDM_TABLES, VOCABULARY_TABLES
+from score.execution.executor import Executor
 
 
 @dataclass(frozen=True)

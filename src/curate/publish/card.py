@@ -22,8 +22,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from score.split import SPLITS
-from score.task_manifest import ITEM_FIELDS
+from score.inputs.split import SPLITS
+from score.inputs.task_manifest import ITEM_FIELDS
 
 README_NAME = "README.md"
 TASKS_CONFIG = "tasks"
@@ -114,9 +114,10 @@ def card_yaml(
 
 
 def profile_summary(name: str) -> str | None:
-    """The one-line rule of a comparator profile of :mod:`score.compare`, if it has one."""
+    """The one-line rule of a comparator profile of :mod:`score.comparison.compare`, if it has
+    one."""
     try:
-        from score.compare import PROFILES
+        from score.comparison.compare import PROFILES
     except ImportError:
         return None
     profile = PROFILES.get(name)
@@ -127,9 +128,9 @@ def describe_profile(profile: Any) -> str:
     """The comparator profile of the report, in Markdown (a dict's keys become bullets).
 
     >>> describe_profile("my-profile")
-    'the `my-profile` comparator profile of `score.compare`.'
+    'the `my-profile` comparator profile of `score.comparison.compare`.'
     >>> print(describe_profile({"name": "mine", "row_order": "only when order_matters"}))
-    the `mine` comparator profile of `score.compare`:
+    the `mine` comparator profile of `score.comparison.compare`:
     <BLANKLINE>
     - row_order: only when order_matters
     """
@@ -143,7 +144,7 @@ def describe_profile(profile: Any) -> str:
     else:
         name, rules = str(profile), []
     summary = profile_summary(name)
-    head = f"the `{name}` comparator profile of `score.compare`"
+    head = f"the `{name}` comparator profile of `score.comparison.compare`"
     if summary:
         head += f" ({summary.rstrip('.')})"
     return head + (":\n\n" + "\n".join(rules) if rules else ".")

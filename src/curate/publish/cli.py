@@ -13,17 +13,17 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from curate.cli_options import split_options
-from score.cli_options import database_options, handle_errors
+from score.cli.options import database_options, handle_errors
 from score.errors import SqlgoldError
 
 if TYPE_CHECKING:
-    from score.database import DatabaseInfo
+    from score.cdm.duckdb_file import DatabaseInfo
 
 DEFAULT_RELEASES = Path("data/benchmark/releases")
 
 
 def database_columns(info: DatabaseInfo) -> list[dict[str, Any]]:
-    """The ``database`` config's rows from :func:`score.database.describe_database`."""
+    """The ``database`` config's rows from :func:`score.cdm.duckdb_file.describe_database`."""
     return [
         {"table": t.name, "column": column, "type": dtype, "rows": t.rows}
         for t in info.tables
@@ -103,7 +103,7 @@ def publish_command(
     already published with other content is an error.
     """
     from curate.publish.release import publish
-    from score.database import describe_database
+    from score.cdm.duckdb_file import describe_database
     from score.out_paths import check_output_dir
 
     check_output_dir(out, stage="publish")
@@ -140,8 +140,8 @@ def publish_command(
 
 def load_side(path: Path) -> tuple[list[dict[str, Any]], dict[str, list[str]] | None, str]:
     """Tasks, split (or None) and a label of a task file or a release folder."""
-    from score.task_manifest import read_manifest
-    from score.tasks import load_tasks, read_release
+    from score.inputs.task_manifest import read_manifest
+    from score.inputs.task_set import load_tasks, read_release
 
     if path.is_dir():
         manifest = read_manifest(path)

@@ -27,7 +27,7 @@ from typing import Any
 
 from curate.publish.release import check_files, compare_releases
 from score.errors import SqlgoldError
-from score.task_manifest import MANIFEST_NAME, read_manifest
+from score.inputs.task_manifest import MANIFEST_NAME, read_manifest
 
 STAGE = "push"
 REPO_TYPE = "dataset"

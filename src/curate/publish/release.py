@@ -14,7 +14,7 @@ and tagged ``v<version>``, ``load_dataset(repo, revision="v<version>")`` loads t
 same.  An empty split (e.g. ``train`` at test fraction 1.0) is left out: ``datasets``
 cannot load a split with no rows.
 
-The Parquet representation of a task is :mod:`score.release_rows`; the dataset card
+The Parquet representation of a task is :mod:`score.inputs.release_rows`; the dataset card
 is :mod:`curate.publish.card`.
 
 **Immutability**: an existing version is never rewritten.  Publishing it again with
@@ -60,15 +60,15 @@ from curate.publish.versions import (
     version_key,
 )
 from score.errors import SqlgoldError
-from score.file_hash import file_sha256
-from score.release_rows import (
+from score.files import file_sha256
+from score.inputs.release_rows import (
     database_features,
     task_features,
     task_to_row,
     write_parquet,
 )
-from score.split import SPLITS, split_tasks
-from score.task_manifest import (
+from score.inputs.split import SPLITS, split_tasks
+from score.inputs.task_manifest import (
     MANIFEST_FORMAT,
     MANIFEST_NAME,
     canonical_json,
@@ -77,7 +77,7 @@ from score.task_manifest import (
     read_manifest,
     sha256_text,
 )
-from score.tasks import load_tasks, read_release
+from score.inputs.task_set import load_tasks, read_release
 
 # --- writing and checking a release -----------------------------------------------------
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from curate.sources.records import DIALECTS, SourceProblem, SourceRecord, check_object
-from score.jsonl import numbered_json
+from score.inputs.jsonl import numbered_json
 
 PATTERN = "*.jsonl"
 

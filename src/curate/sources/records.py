@@ -24,10 +24,10 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from score.cdm_schema import CDM_TABLES
+from score.cdm.schema import CDM_TABLES
 from score.errors import InputError
-from score.jsonl import numbered_json
-from score.schemas import schema_path, validator
+from score.inputs.jsonl import numbered_json
+from score.inputs.schemas import schema_path, validator
 
 #: The format every record carries; readers refuse any other.
 FORMAT = "sqlgold.source/1"

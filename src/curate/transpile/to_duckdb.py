@@ -33,7 +33,7 @@ from curate.transpile.rules.base import TranspileError
 from curate.transpile.rules.hazards import hazards
 from curate.transpile.rules.reject import reject_unsupported
 from curate.transpile.rules.tsql_dialect import SqlgoldTSQL
-from score.parse_position import near
+from score.execution.parse_position import near
 
 __all__ = ["KNOWN_LIMITS", "READS", "RULES", "Transpiled", "TranspileError", "transpile"]
 

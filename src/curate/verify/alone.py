@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from curate.verify.gold import check_unanswerable
 from curate.verify.pair import Side, _table, run_side
-from score.executor import Executor
+from score.execution.executor import Executor
 
 if TYPE_CHECKING:
     from curate.verify.concept_hints import ConceptHint

@@ -11,7 +11,8 @@ import click
 from curate import quick_exit
 from curate.cli_options import source_format_option
 from curate.sources import READ_DIALECT
-from score.cli_options import (
+from score.cli.exit_codes import FOUND_DIFFERENT
+from score.cli.options import (
     database_options,
     executor_options,
     executor_settings,
@@ -19,7 +20,6 @@ from score.cli_options import (
     profile_option,
 )
 from score.errors import SqlgoldError
-from score.exit_codes import FOUND_DIFFERENT
 
 
 @dataclass(frozen=True)
@@ -222,12 +222,12 @@ def verify(
     if record_id is None and gold is None:
         raise click.UsageError("give --gold (and --answer), or --id and --source")
     pair = PairSource(gold, answer, gold_dialect, answer_dialect, record_id, source, fmt)
-    from score import fork_server
-    from score.arrow_pandas import answer_without_pandas
+    from score.execution.arrow_pandas import answer_without_pandas
+    from score.execution.processes import fork_server
 
     fork_server.start(db_path)  # the query process's imports overlap with this process's
     answer_without_pandas()  # no pandas object is ever made here: spare its import
-    from score.executor import OpeningExecutor
+    from score.execution.executor import OpeningExecutor
 
     settings = executor_settings(timeout, max_rows, memory_limit, threads, today)
     # the query process opens the database while this one imports the checking machinery

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 import sqlglot
 from sqlglot import exp
 
-from score.cdm_schema import CDM_TABLES
-from score.executor import Executor
+from score.cdm.schema import CDM_TABLES
+from score.execution.executor import Executor
 
 #: For a concept column name, the table whose rows say how often the concept occurs.
 _PREFERRED_TABLES = (

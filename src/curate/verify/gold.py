@@ -3,11 +3,11 @@
 Uses the very executor and comparator that later score predictions, so a task is
 verified by the rule that scores it:
 
-* the gold must pass the executor's guard and run (:mod:`score.executor`);
+* the gold must pass the executor's guard and run (:mod:`score.execution.executor`);
 * it must meet the reference rules (:mod:`curate.verify.reference_rules`): row counts, not
   all zero or NULL, no current date unless a fixed today is set, deterministic;
 * a reference answer, when the record has one, must return the same result under the
-  scoring comparator profile (:func:`score.compare.compare`).
+  scoring comparator profile (:func:`score.comparison.compare.compare`).
 
 Every failure is a :class:`Drop` naming its stage and rule.
 """
@@ -23,10 +23,10 @@ from curate.verify.reference_rules import (
     cuts_ties,
     tie_probe,
 )
-from score.compare import compare
-from score.executor import Executor
-from score.guard import check_statement
-from score.result import QueryError, QueryResult
+from score.comparison.compare import compare
+from score.execution.executor import Executor
+from score.execution.guard import check_statement
+from score.execution.result import QueryError, QueryResult
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 A task set where many golds return the very same result says little about a model:
 DataQualityDashboard's field checks nearly all return ``(0, 0, 1)`` on a clean
 database, and a model that learns that row answers all of them.  Each kept gold's
-result is hashed with :func:`score.result_hash.result_sha256` (ordered as the task
+result is hashed with :func:`score.comparison.result_hash.result_sha256` (ordered as the task
 orders its rows), the project's canonical result hash; the curation report lists every
 group of two or more kept tasks sharing a hash, and rule ``max_per_result`` (off unless
 asked) keeps only the first N of a group by id and drops the rest.
@@ -21,8 +21,8 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from score.result import QueryResult
-from score.result_hash import canonical_rows, result_sha256
+from score.comparison.result_hash import canonical_rows, result_sha256
+from score.execution.result import QueryResult
 
 RULE = "max_per_result"
 _HEAD_WIDTH = 200

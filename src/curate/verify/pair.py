@@ -2,7 +2,7 @@
 
 Both queries are transpiled as curation would, run by the scoring executor, and
 compared under the scoring profile; the text shows both results side by side (types,
-row counts, first rows), the verdict, and where they differ (:mod:`score.result_diff`).
+row counts, first rows), the verdict, and where they differ (:mod:`score.comparison.result_diff`).
 The gold meets exactly the checks curation applies (:func:`curate.pipeline.verify_gold`:
 the reference rules, unsettled transpile warnings, the collation check), and the text
 names the rule it fails.  An empty gold also gets concept hints
@@ -19,15 +19,15 @@ from curate.sources import READ_DIALECT
 from curate.transpile.to_duckdb import Transpiled, TranspileError, transpile
 from curate.verify.gold import Drop
 from curate.verify.reference_rules import ReferenceRules
-from score.compare import compare
-from score.executor import Executor
-from score.order import order_matters as gold_orders_rows
-from score.result import QueryError, QueryResult
-from score.values import show
+from score.comparison.compare import compare
+from score.comparison.order import order_matters as gold_orders_rows
+from score.comparison.values import show
+from score.execution.executor import Executor
+from score.execution.result import QueryError, QueryResult
 
 if TYPE_CHECKING:  # imported where used: only an empty gold or a mismatch needs them
     from curate.verify.concept_hints import ConceptHint
-    from score.result_diff import ResultDiff
+    from score.comparison.result_diff import ResultDiff
 
 
 @dataclass(frozen=True)
@@ -123,7 +123,7 @@ def verify_pair(
     verdict = compare(gold.result, answer.result, profile, order_matters=order)
     diff = None
     if not verdict.match:  # where they differ is shown only for a mismatch
-        from score.result_diff import diff_results
+        from score.comparison.result_diff import diff_results
 
         diff = diff_results(gold.result, answer.result, order_matters=order)
     return PairCheck(

@@ -10,7 +10,7 @@ Each rule can be switched off or tuned in :class:`ReferenceRules`; every failure
 :class:`RuleFailure` naming its rule.
 
 >>> import pyarrow as pa
->>> from score.result import QueryResult
+>>> from score.execution.result import QueryResult
 >>> check_result_rules(QueryResult.from_rows(["n"], [(0,), (None,)]), ReferenceRules())
 RuleFailure(rule='not_all_zero_or_null', reason='every value of the result is zero or NULL')
 """
@@ -24,8 +24,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from score.fixed_today import uses_current_time
-from score.result import QueryResult
+from score.execution.fixed_today import uses_current_time
+from score.execution.result import QueryResult
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from curate.verify.gold import Drop
-from score.compare import compare
-from score.result import QueryResult
+from score.comparison.compare import compare
+from score.execution.result import QueryResult
 
 if TYPE_CHECKING:
     from curate.pipeline import NocaseExecutor

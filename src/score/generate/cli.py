@@ -16,7 +16,7 @@ from pathlib import Path
 
 import click
 
-from score.cli_options import (
+from score.cli.options import (
     ProgressBar,
     database_options,
     handle_errors,
@@ -98,12 +98,11 @@ def prompt_command(
     split_seed, db_path, schema, as_json,
 ):  # fmt: skip
     """Print the prompt TASK_ID gets: the system and user messages a model is sent."""
-    from score.executor import Executor
-    from score.tasks import Instance, load_tasks
-
-    from .errors import GenerationError, require
-    from .generate import PromptSettings, Selection, make_prompter
-    from .prompt import render_text
+    from score.execution.executor import Executor
+    from score.generate.errors import GenerationError, require
+    from score.generate.generate import PromptSettings, Selection, make_prompter
+    from score.generate.prompt import render_text
+    from score.inputs.task_set import Instance, load_tasks
 
     if mode == "rag":
         require("bm25s")
@@ -249,11 +248,10 @@ def generate_command(
     interrupted run continues with --resume, asking only for what is missing.  Exit
     codes: 0 done (failed calls are recorded as generation_error), 1 error.
     """
-    from score.executor import Executor
-
-    from .client import ChatSettings
-    from .errors import require
-    from .generate import PromptSettings, Selection, run_generation
+    from score.execution.executor import Executor
+    from score.generate.client import ChatSettings
+    from score.generate.errors import require
+    from score.generate.generate import PromptSettings, Selection, run_generation
 
     require("openai")
     if mode == "rag":

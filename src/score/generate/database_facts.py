@@ -1,6 +1,6 @@
 """What a prompt says about the database, asked of the database actually used.
 
-Every fact comes through the read-only :class:`~score.executor.Executor` (the only part
+Every fact comes through the read-only :class:`~score.execution.executor.Executor` (the only part
 of sqlgold that runs SQL), so a prompt describes the file a prediction is scored on, not
 a document written earlier:
 
@@ -17,11 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from score.database import quote
-from score.executor import Executor
-from score.result import QueryError
-
-from .errors import GenerationError
+from score.cdm.duckdb_file import quote
+from score.execution.executor import Executor
+from score.execution.result import QueryError
+from score.generate.errors import GenerationError
 
 #: Example rows shown per non-empty table (seed 004: Create Table + Select 3).
 EXAMPLE_ROWS = 3

@@ -2,7 +2,7 @@
 as a prediction the scorer reads (``schemas/predictions.schema.json``).
 
 * **Selection**: the tasks of one side of the leakage-aware split (``test`` by
-  default; :func:`score.split.split_tasks`), in the languages asked (all by default).
+  default; :func:`score.inputs.split.split_tasks`), in the languages asked (all by default).
 * **Prompts**: :mod:`.prompt`; in ``rag`` mode with the top-k chunks of
   :mod:`.retrieval`, whose ids go into the prediction's ``context`` (one per line).
 * **Predictions**: run label ``<model>/<mode>``; the raw ``output``; ``status`` ``ok``,
@@ -26,18 +26,17 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from score.executor import Executor
-from score.split import split_tasks
-from score.tasks import Instance, instances, load_tasks
-
-from .client import CallFailed, ChatClient, ChatReply, ChatSettings
-from .database_facts import gather_facts
-from .errors import GenerationError
-from .journal import GENERATION_ERROR, PredictionFiles
-from .prompt import RAG, Prompt, build_prompt
-from .retrieval import DEFAULT_TOP_K, Index, build_index
-from .schema_text import schema_sha256, schema_text
-from .template import TEMPLATE_SHA256
+from score.execution.executor import Executor
+from score.generate.client import CallFailed, ChatClient, ChatReply, ChatSettings
+from score.generate.database_facts import gather_facts
+from score.generate.errors import GenerationError
+from score.generate.journal import GENERATION_ERROR, PredictionFiles
+from score.generate.prompt import RAG, Prompt, build_prompt
+from score.generate.retrieval import DEFAULT_TOP_K, Index, build_index
+from score.generate.schema_text import schema_sha256, schema_text
+from score.generate.template import TEMPLATE_SHA256
+from score.inputs.split import split_tasks
+from score.inputs.task_set import Instance, instances, load_tasks
 
 SPLITS = ("test", "train", "all")
 DEFAULT_GROUNDING = Path("data/grounding")
@@ -183,7 +182,7 @@ def _versions() -> dict[str, str | None]:
 
 
 def _tasks_sha256(path: Path) -> str:
-    from score.runner import tasks_sha256  # the scorer's own definition of a task set's hash
+    from score.scoring.run import tasks_sha256  # the scorer's own definition of a task set's hash
 
     return tasks_sha256(path)
 

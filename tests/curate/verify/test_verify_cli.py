@@ -8,7 +8,7 @@ import json
 from click.testing import CliRunner
 
 from curate.cli import main
-from score.exit_codes import FOUND_DIFFERENT
+from score.cli.exit_codes import FOUND_DIFFERENT
 
 
 def run(omop_db, *args):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from score.task_file import task_file_text
-from score.tasks import load_tasks
+from score.inputs.task_file import task_file_text
+from score.inputs.task_set import load_tasks
 from tests.paths import REPO
 
 from .chat_server import ChatServer, Reply

@@ -14,9 +14,9 @@ import pytest
 from click.testing import CliRunner
 
 from curate.cli import main
-from score.schemas import validation_errors
-from score.split import split_tasks
-from score.tasks import instances
+from score.inputs.schemas import validation_errors
+from score.inputs.split import split_tasks
+from score.inputs.task_set import instances
 
 from .chat_server import Raw, Reply, Status
 from .conftest import GROUNDING, TASKS, write_tasks

@@ -13,7 +13,7 @@ from score.generate.generate import Prompter, PromptSettings
 from score.generate.prompt import build_prompt, render_text
 from score.generate.schema_text import schema_sha256, schema_text
 from score.generate.template import SYSTEM, TEMPLATE_SHA256
-from score.tasks import instances
+from score.inputs.task_set import instances
 from tests.paths import REPO
 
 from .conftest import TASKS

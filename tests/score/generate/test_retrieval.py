@@ -16,8 +16,8 @@ from score.generate.retrieval import (
     grounding_chunks,
     leaked_chunks,
 )
-from score.split import split_tasks
-from score.tasks import instances
+from score.inputs.split import split_tasks
+from score.inputs.task_set import instances
 
 from .conftest import GROUNDING
 

@@ -25,7 +25,7 @@ from sqlglot.optimizer.qualify import qualify
 from sqlglot.schema import MappingSchema, Schema
 
 from curate.transpile.rules.tsql_dialect import SqlgoldTSQL
-from score.cdm_schema import CDM_TABLES
+from score.cdm.schema import CDM_TABLES
 
 CDM_SCHEMA_NAME = "cdm"
 _TAG = "sqlgold_node"

@@ -14,7 +14,7 @@ import re
 from sqlglot import exp
 
 from curate.transpile.rules.annotate import CDM_SCHEMA_NAME
-from score.cdm_schema import CDM_TABLES
+from score.cdm.schema import CDM_TABLES
 
 #: Schema names that mean "the CDM schema" in gold SQL (SQL Server's default schema).
 DEFAULT_SCHEMAS = frozenset({"dbo"})

@@ -1,0 +1,329 @@
+"""``sqlgold score``: run, report and compare scoring runs (a thin layer over the library)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from score.cli.exit_codes import FOUND_DIFFERENT
+from score.cli.options import (
+    ProgressBar,
+    bootstrap_options,
+    database_options,
+    executor_options,
+    executor_settings,
+    handle_errors,
+    jobs_option,
+    profile_option,
+    quiet_option,
+    split_options,
+    sql_size_option,
+)
+from score.defaults import DEFAULT_CACHE
+from score.errors import ScoringError
+
+#: sqlglot dialects predictions may be written in (``--dialect``).
+PREDICTION_DIALECTS = (
+    "duckdb",
+    "postgres",
+    "tsql",
+    "spark",
+    "databricks",
+    "bigquery",
+    "snowflake",
+    "redshift",
+    "sqlite",
+    "mysql",
+    "oracle",
+    "trino",
+)
+
+
+@click.group("score")
+def score_group() -> None:
+    """Score model predictions by running them, and report the scores."""
+
+
+@score_group.command("run")
+@click.argument("tasks", type=click.Path(exists=True, path_type=Path))
+@click.argument("predictions", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Run folder: results.jsonl, summary.json, results.json, priors.json.",
+)
+@profile_option("Comparison rule deciding 'the same result'.")
+@click.option(
+    "--run", "run_label", default=None, help="Score only the predictions with this run label."
+)
+@jobs_option("Instances scored in parallel (each in its own query process).")
+@click.option("--resume", is_flag=True, help="Continue an interrupted run in --out.")
+@click.option(
+    "--lenient",
+    is_flag=True,
+    help="Report bad prediction lines in the summary instead of stopping.",
+)
+@click.option(
+    "--cache",
+    "cache_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=DEFAULT_CACHE,
+    show_default=True,
+    help="Gold result cache folder.",
+)
+@click.option("--no-cache", is_flag=True, help="Do not read or write the gold cache.")
+@click.option(
+    "--manifest",
+    type=click.Path(exists=True, path_type=Path),
+    default=None,
+    help="A release's manifest.json (or folder): refuse TASKS if its items changed; "
+    "its published split is the one scored.",
+)
+@click.option(
+    "--split",
+    type=click.Choice(["test", "train", "all"]),
+    default="test",
+    show_default=True,
+    help="Which tasks to score: the held-out test split (the evaluation), the train split "
+    "(tasks that may be shown to a model), or all.",
+)
+@split_options(
+    "For a task file without a release: the split's test fraction  [default: 0.5, "
+    "as grounding and publish use].",
+    seed_help="For a task file without a release: the split's seed  [default: 0].",
+    fraction_default=None,
+    seed_default=None,
+)
+@click.option(
+    "--dialect",
+    type=click.Choice(PREDICTION_DIALECTS),
+    default=None,
+    help="The SQL dialect the predictions were written for, when not the engine's own "
+    "(e.g. duckdb predictions scored on PostgreSQL): they are transpiled first.",
+)
+@bootstrap_options
+@database_options
+@executor_options
+@sql_size_option
+@quiet_option
+@handle_errors
+def score_run(
+    tasks,
+    predictions,
+    out,
+    profile,
+    run_label,
+    jobs,
+    resume,
+    lenient,
+    cache_dir,
+    no_cache,
+    manifest,
+    split,
+    test_fraction,
+    split_seed,
+    dialect,
+    seed,
+    resamples,
+    db_path,
+    schema,
+    timeout,
+    max_rows,
+    memory_limit,
+    threads,
+    today,
+    max_sql_bytes,
+    quiet,
+):
+    """Score PREDICTIONS (JSONL) against TASKS (a curated task file or a release folder)
+    into --out.
+
+    Each task runs under the day it was verified under, and its gold result is checked
+    against the hash it was verified with: a difference is the outcome gold_drift, left
+    out of every score.  Exit codes: 0 scored; 1 error; 3 scored, but some tasks are
+    gold_drift (the database or engine is not the one the tasks were verified on).
+    """
+    from score.execution.processes import fork_server
+
+    fork_server.start(db_path)  # its imports overlap with this process's
+    from score.execution.executor import Executor
+    from score.out_paths import check_output_dir
+    from score.scoring.run import run_scoring
+
+    check_output_dir(out, stage="score")
+    settings = executor_settings(timeout, max_rows, memory_limit, threads, today, max_sql_bytes)
+    progress = ProgressBar("scoring", quiet)
+    with Executor(db_path, schema, settings) as executor:
+        try:
+            outcome = run_scoring(
+                tasks,
+                predictions,
+                out,
+                executor,
+                profile=profile,
+                run=run_label,
+                jobs=jobs,
+                resume=resume,
+                cache_dir=None if no_cache else cache_dir,
+                strict=not lenient,
+                seed=seed,
+                resamples=resamples,
+                manifest=manifest,
+                progress=progress,
+                split=split,
+                test_fraction=test_fraction,
+                split_seed=split_seed,
+                dialect=dialect,
+            )
+        finally:
+            progress.close()
+    s = outcome.summary
+    low, high = s["ex_ci"] if s.get("ex_ci") else (None, None)
+    click.echo(f"run          {s.get('run')}")
+    click.echo(f"split        {outcome.split.describe() if outcome.split else 'all'}")
+    click.echo(f"instances    {s['n_instances']}  (gold_drift {outcome.gold_drift})")
+    click.echo(f"EX           {_fmt(s['ex'])}  [{_fmt(low)}, {_fmt(high)}]")
+    click.echo("RS           " + "  ".join(f"RS({k}) {_fmt(v, 2)}" for k, v in s["rs"].items()))
+    click.echo(f"gold queries executed {outcome.gold_executions} (the rest came from the cache)")
+    click.echo(f"written      {out}")
+    if s.get("input_problems"):
+        click.echo(
+            f"{len(s['input_problems'])} bad prediction line(s) skipped: see summary.json", err=True
+        )
+    for warning in outcome.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    if outcome.gold_drift:
+        sys.exit(FOUND_DIFFERENT)
+
+
+def _fmt(value, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _split_name(meta: dict) -> str:
+    split = meta.get("split") or {}
+    return split.get("name", "all") if isinstance(split, dict) else str(split)
+
+
+#: What runs must share to be reported or compared together: label -> how to read it.
+_SHARED = {
+    "database fingerprint": lambda m: m["database_fingerprint"],
+    "task set": lambda m: f"{m['tasks']} (sha256 {m['tasks_sha256'][:12]})",
+    "comparator profile": lambda m: m["profile"],
+    "split": _split_name,
+}
+
+
+def _meta_for(runs: list[dict], names: list[str] | None = None) -> dict[str, str]:
+    first = runs[0]["meta"]
+    names = names or [str(r.get("path") or f"run {i + 1}") for i, r in enumerate(runs)]
+    differ = []
+    for label, read in _SHARED.items():
+        values = [read(r["meta"]) for r in runs]
+        if len(set(values)) > 1:
+            pairs = ", ".join(f"{n}: {v}" for n, v in zip(names, values, strict=True))
+            differ.append(f"{label} ({pairs})")
+    if differ:
+        raise ScoringError(
+            "the runs differ in " + "; ".join(differ) + "; they cannot share one report"
+        )
+    return {
+        "database": f"{first['database']} (fingerprint {first['database_fingerprint']})",
+        "task_set": _SHARED["task set"](first),
+        "comparator_profile": first["profile"],
+        "split": _split_name(first),
+    }
+
+
+def _summaries_with_priors(runs: list[dict]) -> list[dict]:
+    summaries = [r["summary"] for r in runs]
+    priors: dict[str, dict] = {}
+    for r in runs:
+        priors.update(r["priors"])
+    return summaries + [priors[k] for k in sorted(priors)]
+
+
+@score_group.command("report")
+@click.argument(
+    "run_dirs",
+    nargs=-1,
+    required=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Where report.md and chart.svg go (default: the run folder, if one).",
+)
+@handle_errors
+def score_report(run_dirs: tuple[Path, ...], out: Path | None) -> None:
+    """Write report.md and chart.svg for one or more finished run folders."""
+    from score.out_paths import check_output_dir
+    from score.report.chart import render_chart
+    from score.report.markdown import render_report
+    from score.scoring.run_folder import read_run, write_atomic
+
+    if out is None:
+        if len(run_dirs) > 1:
+            raise click.UsageError("several run folders: say where the report goes with --out")
+        out = run_dirs[0]
+    check_output_dir(out, stage="report")
+    runs = [read_run(d) for d in run_dirs]
+    summaries = _summaries_with_priors(runs)
+    meta = _meta_for(runs, [str(d) for d in run_dirs])
+    write_atomic(out / "report.md", render_report(summaries, meta=meta))
+    write_atomic(out / "chart.svg", render_chart(summaries))
+    click.echo(f"written      {out / 'report.md'}")
+    click.echo(f"written      {out / 'chart.svg'}")
+
+
+@score_group.command("compare")
+@click.argument("run_a", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("run_b", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Where comparison.json, report.md and chart.svg go "
+    "(default: RUN_A_vs_RUN_B beside RUN_A).",
+)
+@bootstrap_options
+@click.option(
+    "--brittleness",
+    is_flag=True,
+    help="B is A with its retrieved cases dropped: also report brittleness (seed 003).",
+)
+@handle_errors
+def score_compare(
+    run_a: Path, run_b: Path, out: Path | None, seed: int, resamples: int, brittleness: bool
+) -> None:
+    """Compare two runs on the same tasks: discordant counts, exact McNemar test and paired
+    bootstrap intervals of every score's difference."""
+    from score.out_paths import check_output_dir
+    from score.report.chart import render_chart
+    from score.report.markdown import render_report
+    from score.scoring.run_folder import dumps, read_run, write_atomic
+    from score.statistics.stats import compare_runs
+
+    out = out or run_a.parent / f"{run_a.name}_vs_{run_b.name}"
+    check_output_dir(out, stage="compare")
+    a, b = read_run(run_a), read_run(run_b)
+    meta = _meta_for([a, b], [f"A {run_a}", f"B {run_b}"])
+    try:
+        comparison = compare_runs(
+            a["records"], b["records"], seed=seed, resamples=resamples, brittleness=brittleness
+        )
+    except ValueError as e:
+        raise ScoringError(str(e), stage="compare") from None
+    summaries = _summaries_with_priors([a, b])
+    write_atomic(out / "comparison.json", dumps(comparison))
+    write_atomic(out / "report.md", render_report(summaries, comparison, meta=meta))
+    write_atomic(out / "chart.svg", render_chart(summaries, comparison))
+    click.echo(f"b (A right, B wrong) {comparison['b']}")
+    click.echo(f"c (A wrong, B right) {comparison['c']}")
+    click.echo(f"McNemar p    {comparison['p_value']:.4g}")
+    click.echo(f"written      {out}")

@@ -1,0 +1,260 @@
+"""Option bundles shared by every sqlgold command, so flags stay identical everywhere.
+
+Every CLI module imports this one at start-up, so it imports nothing heavy: the
+executor's settings class is imported when a command builds its settings, and the
+profile names come from a registry that imports no comparator.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import click
+
+from score.cli.exit_codes import ERROR
+from score.comparison.profiles.registry import profile_names
+from score.defaults import DEFAULT_DB
+from score.errors import SqlgoldError
+from score.execution.settings import ExecutorSettings, parse_size
+
+
+class DatabaseTarget(click.ParamType):
+    """``--db``: a DuckDB file (a Path) or a ``postgresql://`` URL (kept as text)."""
+
+    name = "PATH|URL"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, Path):
+            return value
+        text = str(value)
+        if text.startswith(("postgresql://", "postgres://", "sc://")):
+            return text
+        if Path(text).is_dir():
+            self.fail(f"{text!r} is a folder, not a database file", param, ctx)
+        return Path(text)
+
+
+def database_options(f: Callable) -> Callable:
+    """``--db`` and ``--schema``."""
+    f = click.option(
+        "--schema",
+        default=None,
+        metavar="NAME",
+        help="Schema holding the CDM tables (default: the only schema with a person table; "
+        "cdm on PostgreSQL).",
+    )(f)
+    f = click.option(
+        "--db",
+        "db_path",
+        default=DEFAULT_DB,
+        show_default=True,
+        type=DatabaseTarget(),
+        help="OMOP CDM DuckDB file, postgresql://USER:PASSWORD@HOST:PORT/DB, or "
+        "sc://HOST:PORT for Spark Connect (the CDM in database cdm).",
+    )(f)
+    return f
+
+
+def _parse_today(ctx: click.Context, param: click.Parameter, value: str | None) -> dt.date | None:
+    if value is None:
+        return None
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a date like 2025-12-31") from None
+
+
+def _check_size(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    try:
+        parse_size(value)
+    except ValueError as e:
+        raise click.BadParameter(str(e)) from None
+    return value
+
+
+def executor_options(f: Callable) -> Callable:
+    """``--timeout``, ``--max-rows``, ``--memory-limit``, ``--threads``, ``--today``."""
+    f = click.option(
+        "--today",
+        callback=_parse_today,
+        default=None,
+        metavar="YYYY-MM-DD",
+        help="Fixed current date: CURRENT_DATE, NOW(), GETDATE() ... become this day.",
+    )(f)
+    f = click.option("--threads", type=click.IntRange(1), default=None, help="DuckDB threads.")(f)
+    f = click.option(
+        "--memory-limit",
+        default="4GB",
+        show_default=True,
+        callback=_check_size,
+        help="Memory per query (DuckDB's buffers and its worker process's address space).",
+    )(f)
+    f = click.option(
+        "--max-rows",
+        type=click.IntRange(1),
+        default=10_000,
+        show_default=True,
+        help="Row cap: a query returning more rows fails.",
+    )(f)
+    f = click.option(
+        "--timeout",
+        type=click.FloatRange(min=0, min_open=True),
+        default=30.0,
+        show_default=True,
+        help="Wall-clock limit per query, in seconds (parsing and the guard included).",
+    )(f)
+    return f
+
+
+def executor_settings(
+    timeout: float,
+    max_rows: int,
+    memory_limit: str,
+    threads: int | None,
+    today: dt.date | None,
+    max_sql_bytes: int = ExecutorSettings.max_sql_bytes,
+) -> ExecutorSettings:
+    return ExecutorSettings(
+        timeout_seconds=timeout,
+        max_rows=max_rows,
+        memory_limit=memory_limit,
+        threads=threads,
+        today=today,
+        max_sql_bytes=max_sql_bytes,
+    )
+
+
+def sql_size_option(f: Callable) -> Callable:
+    """``--max-sql-bytes``: longer SQL texts are refused before they are parsed."""
+    return click.option(
+        "--max-sql-bytes",
+        type=click.IntRange(1),
+        default=ExecutorSettings.max_sql_bytes,
+        show_default=True,
+        help="Longest SQL text (UTF-8 bytes) that is parsed; longer ones are build errors.",
+    )(f)
+
+
+def profile_option(help: str = "Comparator profile deciding 'the same result'.") -> Callable:
+    """``--profile``: one of the comparison profiles, ``sqlgold`` by default."""
+    return click.option(
+        "--profile",
+        type=click.Choice(profile_names()),
+        default="sqlgold",
+        show_default=True,
+        help=help,
+    )
+
+
+def jobs_option(help: str) -> Callable:
+    """``--jobs``: how many items run in parallel."""
+    return click.option("--jobs", type=click.IntRange(1), default=1, show_default=True, help=help)
+
+
+def split_options(
+    fraction_help: str,
+    *,
+    seed_flag: str = "--split-seed",
+    seed_help: str = "Split seed.",
+    fraction_default: float | None = 0.5,
+    seed_default: int | None = 0,
+) -> Callable:
+    """``--test-fraction`` and the seed of the leakage-aware split (:mod:`score.inputs.split`).
+
+    Commands that also take a bootstrap ``--seed`` name the split's seed ``--split-seed``;
+    a default of ``None`` means "the release's split, else the documented default"."""
+
+    def apply(f: Callable) -> Callable:
+        f = click.option(
+            seed_flag,
+            type=int,
+            default=seed_default,
+            show_default=seed_default is not None,
+            help=seed_help,
+        )(f)
+        return click.option(
+            "--test-fraction",
+            type=click.FloatRange(0.0, 1.0),
+            default=fraction_default,
+            show_default=fraction_default is not None,
+            help=fraction_help,
+        )(f)
+
+    return apply
+
+
+def bootstrap_options(f: Callable) -> Callable:
+    """``--seed`` and ``--resamples`` of the bootstrap intervals."""
+    f = click.option(
+        "--resamples",
+        type=click.IntRange(1),
+        default=2000,
+        show_default=True,
+        help="Bootstrap resamples.",
+    )(f)
+    return click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")(f)
+
+
+def quiet_option(f: Callable) -> Callable:
+    return click.option(
+        "--quiet", "-q", is_flag=True, help="No progress bar or progress messages on stderr."
+    )(f)
+
+
+class ProgressBar:
+    """A click progress bar on stderr, made when the total is first known; silent when quiet.
+
+    Call it with ``(done, total)``; :meth:`close` finishes the line.
+    """
+
+    def __init__(self, label: str, quiet: bool) -> None:
+        self.label = label
+        self.quiet = quiet
+        self._bar = None
+        self._done = 0
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.quiet:
+            return
+        if self._bar is None:
+            self._bar = click.progressbar(
+                length=total, label=self.label, file=sys.stderr, show_pos=True
+            )
+            self._bar.__enter__()
+        self._bar.update(done - self._done)
+        self._done = done
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(None, None, None)
+            self._bar = None
+
+
+def handle_errors(f: Callable) -> Callable:
+    """Turn a SqlgoldError into one line on stderr and exit code 1 (no traceback).
+
+    A file-system error no check caught first (a disk that fills up mid-run, a file
+    removed under a command) and text that is not UTF-8 get the same treatment, naming
+    the file, under the stage ``io``.
+    """
+
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        try:
+            return f(*args, **kwargs)
+        except SqlgoldError as e:
+            click.echo(f"error: {e}", err=True)
+            sys.exit(ERROR)
+        except UnicodeDecodeError as e:
+            click.echo(f"error: [io] input is not UTF-8 text: {e}", err=True)
+            sys.exit(ERROR)
+        except OSError as e:
+            where = f"{e.filename}: " if getattr(e, "filename", None) else ""
+            click.echo(f"error: [io] {where}{e.strerror or e}", err=True)
+            sys.exit(ERROR)
+
+    return wrapper

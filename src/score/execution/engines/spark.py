@@ -1,0 +1,253 @@
+"""The Spark engine: an OMOP CDM in database ``cdm`` of a Spark Connect server.
+
+``--db sc://host:port`` opens one Spark Connect session per sandbox worker.  Queries
+arrive as DuckDB SQL that passed the statement guard; here they are translated to Spark
+SQL (:func:`~score.execution.engines.spark_sql.to_spark`) and judged again by the Spark guard
+(:func:`~score.execution.engines.spark_sql.check_spark`): Spark has no read-only transaction, so
+only a SELECT over the CDM tables that calls nothing reaching the JVM or files ever
+reaches it.  The session is pinned before any query runs (UTC, non-ANSI arithmetic as
+in DuckDB, ``cdm`` the current database); a query cannot change it, since SET and RESET
+never pass the guard.
+
+Every query runs under a tag; a watchdog thread interrupts the tag at the deadline,
+which cancels its Spark jobs on the server (Connect's ``interruptTag``).  The result is
+``limit(cap + 1)`` of the query, fetched as Arrow, so a result over the row cap is known
+without fetching it all.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+
+from score.errors import DatabaseError
+from score.execution.engines import Limits, Reference
+from score.execution.engines.spark_client import new_session, parse_url
+from score.execution.engines.spark_sql import DATABASE, check_spark, to_spark
+from score.execution.result import QueryError, QueryResult, _duckdb_type_name
+from score.execution.settings import ExecutorSettings
+
+#: Session settings pinned before any query runs.
+SESSION_CONF = {
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.ansi.enabled": "false",
+}
+
+
+class SparkEngine:
+    """A CDM in database ``cdm`` of a Spark Connect server, queried read-only."""
+
+    name = "spark"
+    #: The query a new worker runs before its address space is limited (see
+    #: :mod:`score.execution.processes.worker`): one round trip, so gRPC's threads exist.
+    warm_up_sql = "SELECT count(*) AS n FROM cdm.person"
+
+    def __init__(self, url: str, schema: str | None, settings: ExecutorSettings) -> None:
+        self.url = url
+        self.settings = settings
+        self.broken = False
+        try:
+            parse_url(url)
+        except ValueError as e:
+            raise DatabaseError(str(e), path=url) from None
+        self.schema = schema or DATABASE
+        if self.schema != DATABASE:
+            raise DatabaseError(
+                f"on Spark the CDM must be in database {DATABASE!r}, not {self.schema!r}", path=url
+            )
+        try:
+            spark = new_session(url)
+        except Exception as e:  # noqa: BLE001 - any failure to connect is one error line
+            raise DatabaseError(f"cannot connect to Spark: {error_line(e)}", path=url) from None
+        try:
+            for key, value in SESSION_CONF.items():
+                spark.conf.set(key, value)
+            names = {t.name.lower() for t in spark.catalog.listTables(DATABASE)}
+        except Exception as e:  # noqa: BLE001
+            spark.stop()
+            raise DatabaseError(
+                f"no CDM in database {DATABASE!r} ({error_line(e)}); "
+                "load one with `sqlgold db load`", path=url
+            ) from None
+        from score.cdm.schema import CDM_TABLES
+
+        self.tables = {t: t for t in CDM_TABLES if t in names}
+        if "person" not in self.tables:
+            spark.stop()
+            raise DatabaseError(f"database {DATABASE!r} has no person table", path=url)
+        spark.catalog.setCurrentDatabase(DATABASE)
+        self._spark = spark
+        self._stored: str | None = None
+
+    def close(self) -> None:
+        try:
+            self._spark.stop()
+        except Exception:  # noqa: BLE001 - the server may be gone already
+            pass
+
+    # -- facts -------------------------------------------------------------------
+    def stored_fingerprint(self) -> str | None:
+        """The fingerprint ``sqlgold db load`` stored in ``sqlgold.build_info``."""
+        try:
+            rows = self._spark.sql(
+                "SELECT key, value FROM sqlgold.build_info"
+            ).toArrow().to_pylist()
+        except Exception:  # noqa: BLE001 - no build info: not loaded by sqlgold
+            return None
+        info = {r["key"]: r["value"] for r in rows}
+        if info.get("schema") == DATABASE:
+            return info.get("fingerprint")
+        return None
+
+    def compute_fingerprint(self) -> str:
+        """The fingerprint (:mod:`score.cdm.fingerprint`) of the CDM, computed by Spark."""
+        return fingerprint_tables(self._spark, sorted(self.tables))
+
+    # -- checking ----------------------------------------------------------------
+    def check(self, sql: str) -> None:
+        check_spark(to_spark(sql), self.tables)
+
+    def check_ahead(self, tree: object) -> bool:
+        return False  # the translation is judged at run, always (see run)
+
+    def references(self, sql: str) -> list[Reference] | None:
+        return None  # only SQL sqlglot can read is translated, so nothing to report
+
+    # -- running -----------------------------------------------------------------
+    def run(
+        self, sql: str, limits: Limits, *, check: bool = True, tree: object = None
+    ) -> QueryResult:
+        """Translate, guard again and run; the Spark jobs end at the deadline.  The
+        Spark guard judges the translation whatever ``check`` says: on Spark there is
+        no rollback behind it, so it is the last layer, not a repeated one."""
+        spark_sql = to_spark(sql)
+        check_spark(spark_sql, self.tables)
+        return self._fetch(spark_sql, limits)
+
+    def read_csv(self, path: str, folder: str, limits: Limits) -> QueryResult:
+        """CSV results are read by DuckDB in the worker, never by the server."""
+        import duckdb
+
+        from score.execution.engines.duckdb import _limit_resources, _sql_string, _Stream, _Watchdog
+
+        con = duckdb.connect(":memory:")
+        watchdog = _Watchdog()
+        try:
+            _limit_resources(con, self.settings)
+            con.execute("SET allowed_directories = [?]", [folder.rstrip("/") + "/"])
+            con.execute("SET enable_external_access = false")
+            con.execute("SET lock_configuration = true")
+            sql = f"SELECT * FROM read_csv({_sql_string(path)}, header = true)"
+            return _Stream(con, watchdog).run(sql, limits)
+        finally:
+            watchdog.close()
+            con.close()
+
+    def _fetch(self, spark_sql: str, limits: Limits) -> QueryResult:
+        spark = self._spark
+        tag = f"sqlgold-{uuid.uuid4().hex}"
+        start = time.perf_counter()
+        timer = None
+        fired = threading.Event()
+        spark.addTag(tag)
+        try:
+            if limits.deadline is not None:
+                def interrupt() -> None:
+                    fired.set()
+                    try:
+                        spark.interruptTag(tag)
+                    except Exception:  # noqa: BLE001 - the query may have ended
+                        pass
+
+                wait = max(limits.deadline - time.monotonic(), 0.0)
+                timer = threading.Timer(wait, interrupt)
+                timer.daemon = True
+                timer.start()
+            frame = spark.sql(spark_sql)
+            table = frame.limit(limits.max_rows + 1).toArrow()
+        except Exception as e:  # noqa: BLE001 - pyspark, gRPC, Arrow ...
+            if fired.is_set():
+                raise _timeout(limits) from None
+            raise _classify(e) from None
+        finally:
+            if timer is not None:
+                timer.cancel()
+            spark.removeTag(tag)
+        if fired.is_set():
+            raise _timeout(limits)
+        if table.num_rows > limits.max_rows:
+            raise QueryError("row_cap", f"more than {limits.max_rows} rows (the row cap)")
+        if table.nbytes > limits.max_bytes:
+            raise QueryError(
+                "runtime_error",
+                f"the result is over {limits.max_bytes / 2**20:g} MiB (the result size limit)",
+            )
+        names = tuple(table.column_names)
+        types = tuple(_duckdb_type_name(f.type) for f in table.schema)
+        return QueryResult(names, types, table, time.perf_counter() - start)
+
+
+def _timeout(limits: Limits) -> QueryError:
+    return QueryError("timeout", f"stopped after {limits.timeout_seconds:g} s (the time limit)")
+
+
+_CATALOG_CLASSES = (
+    "TABLE_OR_VIEW_NOT_FOUND",
+    "UNRESOLVED_COLUMN",
+    "UNRESOLVED_ROUTINE",
+    "SCHEMA_NOT_FOUND",
+    "UNRESOLVED_FIELD",
+)
+
+
+def _classify(e: BaseException) -> QueryError:
+    message = error_line(e)
+    name = type(e).__name__
+    if name == "ParseException":
+        return QueryError("parse_error", message)
+    if name == "AnalysisException":
+        if any(c in str(e) for c in _CATALOG_CLASSES):
+            return QueryError("catalog_error", message)
+        return QueryError("binder_error", message)
+    if isinstance(e, MemoryError):
+        return QueryError("runtime_error", "out of memory (the memory limit)")
+    return QueryError("runtime_error", f"{name}: {message}"[:500])
+
+
+def error_line(e: BaseException) -> str:
+    """One line saying what went wrong: a gRPC error's status and details (its text's
+    first line says only that the call ended), else the message's first line.
+
+    >>> error_line(ValueError("bad\\nmore"))
+    'bad'
+    """
+    code, details = getattr(e, "code", None), getattr(e, "details", None)
+    if callable(code) and callable(details):
+        try:
+            status = getattr(code(), "name", str(code()))
+            said = (details() or "").strip().splitlines()
+        except Exception:  # noqa: BLE001 - not a gRPC error after all
+            pass
+        else:
+            return f"{status}: {said[0]}" if said else str(status)
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
+
+
+
+def fingerprint_tables(spark, tables: list[str]) -> str:
+    """The fingerprint (:mod:`score.cdm.fingerprint`) of CDM tables ``cdm.<table>``, computed
+    in Spark SQL: each table's rows hashed and their hashes sorted by the server, so no
+    row comes to the client."""
+    from score.cdm.fingerprint import SPARK, fingerprint_of
+
+    def described():
+        for name in sorted(tables):
+            qualified = f"{DATABASE}.`{name}`"
+            yield name, qualified, list(spark.table(qualified).dtypes)
+
+    def run(_: str, sql: str) -> tuple:
+        return tuple(spark.sql(sql).toArrow().to_pylist()[0].values())
+
+    return fingerprint_of(SPARK.digests(described(), run))

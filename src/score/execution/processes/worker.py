@@ -1,0 +1,186 @@
+"""The query process's side of the sandbox: open an engine, limit memory, handle requests.
+
+:func:`serve` is the main function of a worker process started by
+:mod:`score.execution.processes.sandbox`. It opens the engine (:mod:`score.execution.engines`), runs
+a small parallel query so DuckDB's threads and their allocator arenas exist, then limits its own
+address space (``RLIMIT_AS``) to what it uses at that point plus the memory limit, twice the
+result-size cap and :data:`HEADROOM_BYTES`, and reports ready.  glibc's malloc arenas
+are capped at four first (each reserves 64 MiB of address space; one per DuckDB thread
+on a many-core machine would outgrow the limit).
+
+Then it handles one request (:mod:`score.execution.processes.messages`) at a time until told to stop
+or its parent goes away, or until its engine's connection cannot be trusted for another query
+(``broken``): that reply is marked the last, and the process ends after it.  Whatever
+a request raises becomes its reply (a :class:`~score.execution.result.QueryError`), so nothing a
+query does ends the process except what cannot be caught, and that is the supervisor's
+to handle.  Ctrl-C is ignored (the
+scoring process handles it), and Linux kills the worker when its parent, the fork
+server, ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import resource
+import signal
+import time
+from dataclasses import dataclass
+from multiprocessing import connection, reduction
+from pathlib import Path
+from typing import Any
+
+from score.errors import SqlgoldError
+from score.execution.engines import open_engine
+from score.execution.processes.messages import Session, time_limit
+from score.execution.result import QueryError
+from score.execution.settings import ExecutorSettings
+
+#: Address space a worker may add to what it uses once its engine is open, beyond the
+#: memory limit and twice the result-size cap (Python objects, parse trees, pickling).
+HEADROOM_BYTES = 256 * 2**20
+
+#: glibc's ``mallopt`` parameter for the number of malloc arenas, and the cap set.
+M_ARENA_MAX = -8
+MALLOC_ARENAS = 4
+
+#: A small parallel query every new worker runs before measuring its address space.
+WARM_UP = "SELECT count(*) FROM (SELECT DISTINCT i % 50000 FROM range(400000) t(i))"
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    """What a worker opens: the database, the CDM schema and the query settings."""
+
+    db_path: str
+    schema: str | None
+    settings: ExecutorSettings
+
+
+@dataclass(frozen=True)
+class EngineInfo:
+    """What a ready worker reports about its engine."""
+
+    name: str
+    schema: str
+    tables: dict[str, str]
+    stored_fingerprint: str | None
+    address_limit: int | None  # bytes of RLIMIT_AS, None if it could not be set
+
+
+def serve(conn: connection.Connection, spec: WorkerSpec) -> None:
+    """The worker's main loop: open the engine, limit memory, handle requests."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    _die_with_parent()
+    _few_malloc_arenas()
+    try:
+        engine = open_engine(spec.db_path, spec.schema, spec.settings)
+        session = Session(engine, spec.settings)
+        # DuckDB's threads have allocated: their arenas exist now (an engine may name its
+        # own warm-up query: PostgreSQL and Spark have nothing of DuckDB's)
+        session.run(getattr(engine, "warm_up_sql", WARM_UP))
+        limit = _limit_address_space(spec.settings)
+        info = EngineInfo(
+            engine.name, engine.schema, dict(engine.tables), engine.stored_fingerprint(), limit
+        )
+    except BaseException as e:  # noqa: BLE001 - reported to the parent, which raises it
+        _send(conn, ("fatal", _portable_error(e)))
+        return
+    _send(conn, ("ready", info))
+    while True:
+        try:
+            request = conn.recv()
+        except (EOFError, OSError):
+            break
+        if request is None:
+            break
+        session.deadline = (
+            time.monotonic() + time_limit(request, spec.settings) if request.timed else None
+        )
+        try:
+            reply: tuple[str, Any] = ("ok", request.handle(session))
+        except QueryError as e:
+            reply = ("error", e)
+        except MemoryError:
+            reply = ("error", QueryError("runtime_error", "out of memory (the memory limit)"))
+        except RecursionError:
+            reply = ("error", QueryError("runtime_error", "nested too deeply to handle"))
+        except Exception as e:  # noqa: BLE001 - any failure is this request's outcome
+            reply = ("error", QueryError("runtime_error", f"{type(e).__name__}: {e}"[:500]))
+        # a connection that cannot be trusted ends this process after the reply, which
+        # says so: the supervisor then hands this worker no further request
+        last = bool(getattr(engine, "broken", False))
+        _send(conn, (*reply, last))
+        if last:
+            break
+    engine.close()
+
+
+def _send(conn: connection.Connection, reply: tuple[Any, ...]) -> None:
+    """Send a message (a request's reply: kind, value, whether it is the last); one that
+    cannot be pickled in the memory left becomes an error, of the same shape."""
+    try:
+        data = reduction.ForkingPickler.dumps(reply)
+    except MemoryError:
+        data = reduction.ForkingPickler.dumps(
+            ("error", QueryError("runtime_error", "out of memory sending the result"), *reply[2:])
+        )
+    except Exception as e:  # noqa: BLE001
+        data = reduction.ForkingPickler.dumps(
+            (
+                "error",
+                QueryError("runtime_error", f"cannot send the result: {e}"[:500]),
+                *reply[2:],
+            )
+        )
+    with contextlib.suppress(OSError):
+        conn.send_bytes(data)
+
+
+def _portable_error(e: BaseException) -> tuple[str, str, str | None]:
+    if isinstance(e, SqlgoldError):
+        return (type(e).__name__, e.message, e.path)
+    return (type(e).__name__, f"{type(e).__name__}: {e}", None)
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to kill this worker when the fork server (its parent) ends."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _few_malloc_arenas() -> None:
+    """Cap glibc's malloc arenas: each reserves 64 MiB of address space, and one per
+    DuckDB thread on a many-core machine would outgrow the address-space limit."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).mallopt(M_ARENA_MAX, MALLOC_ARENAS)
+    except (OSError, AttributeError):
+        pass
+
+
+def _vm_size() -> int | None:
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def _limit_address_space(settings: ExecutorSettings) -> int | None:
+    base = _vm_size()
+    if base is None:
+        return None
+    limit = base + settings.memory_bytes + 2 * settings.max_result_bytes + HEADROOM_BYTES
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    except (ValueError, OSError):
+        return None
+    return limit

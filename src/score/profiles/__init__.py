@@ -1,3 +1,0 @@
-"""Comparison profiles: one module per rule, each a pure function of
-(gold result, predicted result, task flags) returning a :class:`~score.profiles.base.Verdict`.
-"""

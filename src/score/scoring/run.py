@@ -1,0 +1,207 @@
+"""One scoring run end to end: task file + predictions -> a finished run folder.
+
+This is the I/O edge around :func:`score.scoring.pipeline.score_predictions`: it selects the split
+to score, checks the run can be pinned (no ``--today`` conflicting with the day a task
+was verified under), hashes the inputs, opens the gold cache, streams records into the
+run folder (resumable), scores seed 004's two priors with the same code, and writes the
+summary, which says which split was scored and how many tasks' gold results drifted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import sqlglot
+
+from score.defaults import DEFAULT_CACHE
+from score.errors import InputError, ScoringError
+from score.execution.executor import Executor
+from score.files import file_sha256
+from score.inputs.predictions import read_predictions
+from score.inputs.scored_split import ScoredSplit, select_split
+from score.inputs.task_set import TaskSet, instances, open_task_set
+from score.inputs.validated_files import MEMO_FOLDER, ValidatedFiles
+from score.scoring.gold_cache import GoldCache
+from score.scoring.gold_pin import today_conflicts
+from score.scoring.outcomes import GOLD_DRIFT, MISSING
+from score.scoring.pipeline import PRIORS, ScoringContext, prior_predictions, score_predictions
+from score.scoring.run_folder import RunDir
+from score.statistics.metrics import failure_reasons
+from score.statistics.stats import summarize
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    summary: dict[str, Any]
+    gold_executions: int  # gold queries actually run (0 when all came from the cache)
+    scored: int  # instances scored by this call (fewer than all when resuming)
+    split: ScoredSplit | None = None
+    warnings: tuple[str, ...] = ()  # what a person should know (the CLI prints them)
+
+    @property
+    def gold_drift(self) -> int:
+        """Instances whose gold result is not the one their task was verified with."""
+        return self.summary["outcomes"]["counts"].get(GOLD_DRIFT, 0)
+
+
+def check_today(tasks: list[dict[str, Any]], executor: Executor) -> None:
+    """Refuse a fixed today (``--today``) other than the day tasks were verified under."""
+    today = executor.settings.today
+    conflicts = today_conflicts(tasks, today)
+    if conflicts:
+        days = "; ".join(
+            f"{day}: {len(ids)} task(s), e.g. {ids[0]}" for day, ids in sorted(conflicts.items())
+        )
+        raise ScoringError(
+            f"--today {today} conflicts with the day tasks were verified under ({days}); "
+            "leave --today out: each task runs under its own"
+        )
+
+
+def _warnings(task_set: TaskSet, executor: Executor, summary: dict[str, Any]) -> list[str]:
+    found = []
+    verified = task_set.verified_fingerprint
+    if verified and verified != executor.fingerprint:
+        found.append(
+            f"the tasks were verified on data with fingerprint {verified}; this database's "
+            f"is {executor.fingerprint}: tasks whose gold result changed are gold_drift"
+        )
+    counts = summary["outcomes"]["counts"]
+    if counts.get(GOLD_DRIFT):
+        found.append(
+            f"{counts[GOLD_DRIFT]} instance(s) are gold_drift (their gold result is not the one "
+            "the task was verified with) and are left out of every score"
+        )
+    missing, total = counts.get(MISSING, 0), summary["n_instances"]
+    if total and missing * 2 > total:
+        found.append(
+            f"{missing} of {total} instances have no prediction (missing): check the "
+            "predictions' task ids, languages and run label, and the split scored"
+        )
+    return found
+
+
+def tasks_sha256(path: str | Path) -> str:
+    """sha256 of a task file, or of a release folder's manifest."""
+    path = Path(path)
+    return file_sha256(path / "manifest.json" if path.is_dir() else path)
+
+
+def run_scoring(
+    tasks_path: str | Path,
+    predictions_path: str | Path,
+    out: str | Path,
+    executor: Executor,
+    *,
+    profile: str = "sqlgold",
+    run: str | None = None,
+    jobs: int = 1,
+    resume: bool = False,
+    cache_dir: str | Path | None = DEFAULT_CACHE,
+    strict: bool = True,
+    seed: int = 0,
+    resamples: int = 2000,
+    with_priors: bool = True,
+    manifest: str | Path | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    split: str = "all",
+    test_fraction: float | None = None,
+    split_seed: int | None = None,
+    dialect: str | None = None,
+) -> RunOutcome:
+    """Score ``predictions_path`` against ``tasks_path`` into the folder ``out``.
+
+    With ``strict`` (the default) any bad prediction line stops the run before anything
+    runs; otherwise bad lines are reported in the summary's ``input_problems`` and the
+    instances they would have answered are scored as missing.  ``tasks_path`` may be a
+    release folder (checked against its manifest); ``manifest`` checks a JSONL task file
+    against a release's manifest before anything runs.  ``split`` scores the ``test``
+    or ``train`` side of the leakage-aware split, or ``all`` tasks
+    (:mod:`score.inputs.scored_split`); predictions for tasks outside it are not scored.
+    """
+    memo = ValidatedFiles(None if cache_dir is None else Path(cache_dir) / MEMO_FOLDER)
+    task_set = open_task_set(tasks_path, manifest=manifest, validated=memo)
+    scored = select_split(
+        task_set.tasks, task_set.splits, split, test_fraction=test_fraction, seed=split_seed
+    )
+    tasks = scored.tasks
+    check_today(tasks, executor)
+    predictions = read_predictions(predictions_path, task_set.tasks, run=run)
+    if not predictions.by_key and not predictions.problems:
+        raise InputError(
+            "the file holds no predictions"
+            + (f" with run label {run!r}" if run is not None else ""),
+            stage="predictions",
+            path=str(predictions_path),
+        )
+    if strict:
+        predictions.raise_problems()
+    outside = [k for k in predictions.by_key if k[0] not in scored.ids]
+    for key in outside:
+        del predictions.by_key[key]
+    settings = asdict(executor.settings)
+    settings["today"] = settings["today"].isoformat() if settings["today"] else None
+    meta = {
+        "tasks": str(tasks_path),
+        "tasks_sha256": tasks_sha256(tasks_path),
+        "predictions": str(predictions_path),
+        "predictions_sha256": file_sha256(predictions_path),
+        "run": predictions.run,
+        "split": scored.to_dict(),
+        "profile": profile,
+        "database": executor.db_label,
+        "engine": executor.engine,
+        "prediction_dialect": dialect or executor.dialect,
+        "database_schema": executor.schema,
+        "database_fingerprint": executor.fingerprint,
+        "settings": settings,
+        "versions": {
+            "sqlgold": version("sqlgold"),
+            "duckdb": duckdb.__version__,
+            "sqlglot": sqlglot.__version__,
+        },
+    }
+    gold = GoldCache(cache_dir, executor)
+    ctx = ScoringContext(executor, gold, profile, predictions.run, dialect=dialect)
+    run_dir = RunDir(out, meta, resume=resume)
+    total = len(instances(tasks))
+    try:
+        done = frozenset(run_dir.done)
+        finished = len(done)
+        for record in score_predictions(tasks, predictions.by_key, ctx, skip=done, jobs=jobs):
+            run_dir.append(record)
+            finished += 1
+            if progress:
+                progress(finished, total)
+    finally:
+        run_dir.close()
+    records = run_dir.records()
+    summary = summarize(records, seed=seed, resamples=resamples)
+    summary["meta"] = {
+        "profile": profile,
+        "database_fingerprint": executor.fingerprint,
+        "verified_fingerprint": task_set.verified_fingerprint,
+        "tasks": str(tasks_path),
+        "tasks_sha256": meta["tasks_sha256"],
+    }
+    summary["split"] = {**scored.to_dict(), "predictions_outside": len(outside)}
+    summary["failure_reasons"] = failure_reasons(records)
+    summary["input_problems"] = [str(p) for p in predictions.problems]
+    priors = []
+    if with_priors:
+        for kind, label in PRIORS.items():
+            prior_ctx = ScoringContext(executor, gold, profile, label)
+            prior_records = list(
+                score_predictions(tasks, prior_predictions(tasks, kind), prior_ctx, jobs=jobs)
+            )
+            priors.append(summarize(prior_records, seed=seed, resamples=resamples, prior=True))
+    run_dir.finish(summary, priors)
+    warnings = _warnings(task_set, executor, summary)
+    return RunOutcome(
+        summary, gold.executions, len(run_dir.done) - len(done), scored, tuple(warnings)
+    )
