@@ -29,7 +29,7 @@ import duckdb
 from score.cdm.duckdb_file import attach_read_only, cdm_tables_in, find_cdm_schema, table_columns
 from score.cdm.schema import CDM_FIELD_TYPES
 from score.errors import DatabaseError
-from score.execution.engines.postgres import redact
+from score.execution.engines.base import first_line, redact
 
 READER_ROLE = "sqlgold_reader"
 TARGET_SCHEMA = "cdm"
@@ -146,7 +146,7 @@ def load_into_postgres(
             pg = psycopg.connect(url, autocommit=False)
         except psycopg.Error as e:
             raise DatabaseError(
-                f"cannot connect to PostgreSQL: {_first_line(e)}", path=redact(url)
+                f"cannot connect to PostgreSQL: {first_line(e)}", path=redact(url)
             ) from None
         with pg, tempfile.TemporaryDirectory(prefix="sqlgold-load-") as scratch:
             try:
@@ -172,7 +172,7 @@ def load_into_postgres(
             except psycopg.Error as e:
                 pg.rollback()
                 raise DatabaseError(
-                    f"loading into PostgreSQL failed: {_first_line(e)}", path=redact(url)
+                    f"loading into PostgreSQL failed: {first_line(e)}", path=redact(url)
                 ) from None
         report.reader_url = reader_url(url, password)
         return report
@@ -293,7 +293,3 @@ def _sql_text(value: str) -> str:
 def _sql_literal(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
-
-def _first_line(e: BaseException) -> str:
-    text = str(e).strip()
-    return text.splitlines()[0] if text else type(e).__name__

@@ -112,7 +112,7 @@ class QueryResult:
                 raise ValueError(f"row {i} has {len(row)} values, expected {len(names)}")
         arrays = [pa.array([row[j] for row in rows]) for j in range(len(names))]
         table = pa.Table.from_arrays(arrays, names=names) if names else pa.table({})
-        inferred = tuple(_duckdb_type_name(a.type) for a in arrays)
+        inferred = tuple(duckdb_type_name(a.type) for a in arrays)
         result = cls(tuple(names), tuple(types) if types else inferred, table)
         object.__setattr__(result, "_rows", rows)
         return result
@@ -120,7 +120,7 @@ class QueryResult:
     @classmethod
     def from_arrow(cls, table: pa.Table, types: Sequence[str] | None = None) -> QueryResult:
         names = tuple(table.column_names)
-        inferred = tuple(_duckdb_type_name(f.type) for f in table.schema)
+        inferred = tuple(duckdb_type_name(f.type) for f in table.schema)
         return cls(names, tuple(types) if types else inferred, table)
 
 
@@ -144,7 +144,7 @@ _ARROW_TO_DUCKDB = {
 }
 
 
-def _duckdb_type_name(arrow_type: pa.DataType) -> str:
+def duckdb_type_name(arrow_type: pa.DataType) -> str:
     """The DuckDB name of an Arrow type, for results not produced by DuckDB."""
     name = str(arrow_type)
     if name in _ARROW_TO_DUCKDB:
@@ -154,5 +154,5 @@ def _duckdb_type_name(arrow_type: pa.DataType) -> str:
     if pa.types.is_decimal(arrow_type):
         return f"DECIMAL({arrow_type.precision},{arrow_type.scale})"
     if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
-        return f"{_duckdb_type_name(arrow_type.value_type)}[]"
+        return f"{duckdb_type_name(arrow_type.value_type)}[]"
     return name.upper()

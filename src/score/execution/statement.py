@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from score.execution.engines import Engine
+from score.execution.engines.base import Engine
 from score.execution.fixed_today import clock_function_names, pin_today
 from score.execution.guard import check_references, check_size, check_statement
 from score.execution.result import QueryError

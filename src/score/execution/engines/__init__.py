@@ -1,112 +1,87 @@
-"""The engine seam: what sqlgold needs from a database, and nothing more.
+"""The engine seam: which engine holds a database, and opening it.
 
-An :class:`Engine` is one database opened read-only inside a sandbox worker process
-(:mod:`score.execution.processes.sandbox`).  It runs one already-guarded query at a time under a
-deadline, a row cap and a result-size cap, streams the result to Arrow, classifies its own errors as
-:class:`~score.execution.result.QueryError` kinds, and leaves nothing behind for the next query.
-Engine-independent checks (the statement guard, the SQL size limit, the fixed today)
-happen before a query reaches it (:mod:`score.execution.statement`).
-
-Each engine is a module: :mod:`score.execution.engines.duckdb` (an OMOP CDM DuckDB file) and
-:mod:`score.execution.engines.postgres` (a schema of a PostgreSQL database, by URL);
-:mod:`score.execution.engines.spark` (a Spark Connect server, ``sc://host:port``);
-:func:`open_engine` picks the engine for a database.
+What an engine is and what every engine shares live in modules of their own:
+:mod:`~score.execution.engines.base` (the :class:`~score.execution.engines.base.Engine`
+protocol and a query's limits), :mod:`~score.execution.engines.watchdog`,
+:mod:`~score.execution.engines.result_stream`,
+:mod:`~score.execution.engines.resources` and :mod:`~score.execution.engines.csv_reader`.
+Each engine is a module: :mod:`~score.execution.engines.duckdb` (an OMOP CDM DuckDB
+file), :mod:`~score.execution.engines.postgres` (a schema of a PostgreSQL database, by
+URL) and :mod:`~score.execution.engines.spark` (a Spark Connect server,
+``sc://host:port``).  This module is the one place that decides, from ``--db``, which
+engine a database needs (:func:`engine_kind`); it imports an engine only to open it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING
 
-from score.execution.result import QueryResult
-from score.execution.settings import ExecutorSettings
+from score.errors import DatabaseError
+from score.execution.engines.base import redact
 
-
-@dataclass(frozen=True)
-class Limits:
-    """What one query may take: a deadline (``time.monotonic()`` seconds), rows, bytes."""
-
-    deadline: float | None
-    max_rows: int
-    max_bytes: int
-    timeout_seconds: float
+if TYPE_CHECKING:
+    from score.execution.engines.base import Engine
+    from score.execution.settings import ExecutorSettings
 
 
-@dataclass(frozen=True)
-class Reference:
-    """A name a query refers to, as the engine's own parser read it: ``kind`` is
-    ``function``, ``table`` or ``column`` (an unqualified column name, which may be a
-    keyword such as ``CURRENT_DATE``); ``schema`` is empty when not qualified."""
+class EngineKind(StrEnum):
+    """The engines sqlgold runs queries on; the value is sqlglot's dialect name."""
 
-    kind: str
-    name: str
-    schema: str = ""
+    DUCKDB = "duckdb"
+    POSTGRES = "postgres"
+    SPARK = "spark"
 
 
-class Engine(Protocol):
-    """One database opened read-only; every method may raise a QueryError."""
+#: URL schemes by engine (anything else with ``://`` is refused by name).
+URL_SCHEMES = {
+    "postgresql": EngineKind.POSTGRES,
+    "postgres": EngineKind.POSTGRES,
+    "sc": EngineKind.SPARK,
+}
 
-    name: str
-    dialect: str  # sqlglot's name of the SQL dialect the engine runs
-    schema: str  # the schema of the database holding the CDM tables
-    tables: Mapping[str, str]  # CDM table name -> the real table name
 
-    def stored_fingerprint(self) -> str | None:
-        """The content fingerprint stored in the database, if any."""
+def engine_kind(db: str | Path) -> EngineKind:
+    """The engine that opens ``db``: a DuckDB file path, ``postgresql://...`` or
+    ``sc://host:port``; a URL of any other scheme is a DatabaseError naming those.
 
-    def compute_fingerprint(self) -> str:
-        """The content fingerprint, computed from every CDM table."""
-
-    def check(self, sql: str) -> None:
-        """The engine's own parser must agree: exactly one read-only SELECT."""
-
-    def check_ahead(self, tree: Any) -> bool:
-        """Do now what :meth:`run` would check, if that check reads nothing but
-        ``tree`` (sqlglot's parse of the SQL in the engine's dialect): True when done, so
-        a :meth:`run` of that SQL in another process may leave its check off; False when
-        the check needs the engine itself (its own parser, or a translation) at run."""
-
-    def references(self, sql: str) -> list[Reference] | None:
-        """Every function and table ``sql`` names, by the engine's own parser (None if
-        the engine cannot tell); used when sqlglot cannot read a query."""
-
-    def run(
-        self, sql: str, limits: Limits, *, check: bool = True, tree: Any = None
-    ) -> QueryResult:
-        """Run guarded SQL and return its result; nothing it does outlives it.  With
-        ``check`` (always, except when :meth:`check_ahead` did it, and in tests of the
-        deeper layers) the engine's own parser must first agree that it is exactly one
-        read-only SELECT.  ``tree`` is sqlglot's parse of exactly ``sql`` in the
-        engine's dialect when the caller has one: an engine whose check reads sqlglot's
-        tree checks it instead of parsing again."""
-
-    def read_csv(self, path: str, folder: str, limits: Limits) -> QueryResult:
-        """A CSV file inside ``folder`` read as a result relation (types detected)."""
-
-    def close(self) -> None: ...
+    >>> [engine_kind(d).value for d in ("a.duckdb", "postgresql://u@h/omop", "sc://h:15002")]
+    ['duckdb', 'postgres', 'spark']
+    >>> engine_kind("mysql://x@y/z")
+    Traceback (most recent call last):
+    ...
+    score.errors.DatabaseError: [database] mysql://x@y/z: sqlgold cannot open a mysql:// \
+database; --db takes a DuckDB file, postgresql://USER:PASSWORD@HOST:PORT/DB or sc://HOST:PORT
+    """
+    text = str(db)
+    scheme, sep, _ = text.partition("://")
+    if not sep or not scheme.replace("+", "").isalnum():
+        return EngineKind.DUCKDB
+    kind = URL_SCHEMES.get(scheme.lower())
+    if kind is None:
+        raise DatabaseError(
+            f"sqlgold cannot open a {scheme}:// database; --db takes a DuckDB file, "
+            "postgresql://USER:PASSWORD@HOST:PORT/DB or sc://HOST:PORT",
+            path=redact(text),
+        )
+    return kind
 
 
 def is_database_url(db: object) -> bool:
-    """Whether ``db`` names a database server (``postgresql://...``, ``sc://...``)
-    rather than a file.
+    """Whether ``db`` names a database server rather than a file.
 
     >>> is_database_url("postgresql://reader@localhost:5432/omop"), is_database_url("a.duckdb")
     (True, False)
     >>> is_database_url("sc://localhost:15002")
     True
     """
-    return isinstance(db, str) and db.startswith(("postgresql://", "postgres://", "sc://"))
+    return isinstance(db, str | Path) and engine_kind(db) is not EngineKind.DUCKDB
 
 
 def database_label(db: str | Path) -> str:
     """How a database is named in outputs: a path, or a URL without its password."""
-    if is_database_url(db):
-        from score.execution.engines.postgres import redact
-
-        return redact(str(db))
-    return str(db)
+    return redact(str(db)) if is_database_url(db) else str(db)
 
 
 def transpile(sql: str, read: str, write: str) -> str:
@@ -117,19 +92,14 @@ def transpile(sql: str, read: str, write: str) -> str:
     return _transpile(sql, read, write)
 
 
-def engine_dialect(db: str | Path) -> str:
-    """sqlglot's dialect of the engine that would open ``db``."""
-    return "postgres" if is_database_url(db) else "duckdb"
-
-
 def open_engine(db: str | Path, schema: str | None, settings: ExecutorSettings) -> Engine:
-    """The engine for ``db`` (a DuckDB file path, a ``postgresql://`` URL, or
-    ``sc://host:port`` for Spark Connect), opened read-only and sandboxed."""
-    if str(db).startswith("sc://"):
+    """The engine for ``db`` (see :func:`engine_kind`), opened read-only and sandboxed."""
+    kind = engine_kind(db)
+    if kind is EngineKind.SPARK:
         from score.execution.engines.spark import SparkEngine
 
         return SparkEngine(str(db), schema, settings)
-    if is_database_url(db):
+    if kind is EngineKind.POSTGRES:
         from score.execution.engines.postgres import PostgresEngine
 
         return PostgresEngine(str(db), schema, settings)

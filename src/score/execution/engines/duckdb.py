@@ -21,12 +21,9 @@ is a timeout, whatever DuckDB or Arrow called it.
 from __future__ import annotations
 
 import json
-import threading
-import time
 from pathlib import Path
 
 import duckdb
-import pyarrow as pa
 
 from score.cdm.duckdb_file import (
     attach_read_only,
@@ -37,14 +34,17 @@ from score.cdm.duckdb_file import (
 )
 from score.cdm.fingerprint_check import FingerprintCheck, checked_fingerprint
 from score.errors import DatabaseError
-from score.execution.engines import Limits, Reference
+from score.execution.engines import csv_reader
+from score.execution.engines.base import Limits, Reference
+from score.execution.engines.resources import limit_resources
+from score.execution.engines.result_stream import ResultStream
+from score.execution.engines.watchdog import Watchdog
 from score.execution.parse_position import duckdb_parse_message
 from score.execution.result import QueryError, QueryResult
 from score.execution.settings import ExecutorSettings
 
 SOURCE_ALIAS = "omop"
 VIEW_SCHEMA = "cdm"
-_BATCH_ROWS = 2048
 
 
 class DuckDBEngine:
@@ -59,7 +59,7 @@ class DuckDBEngine:
         self.broken = False  # set when the connection cannot be trusted for another query
         con = duckdb.connect(":memory:")
         try:
-            _limit_resources(con, settings)
+            limit_resources(con, settings)
             if settings.collation:
                 con.execute(f"SET default_collation = '{settings.collation}'")
             attach_read_only(con, db_path, SOURCE_ALIAS)
@@ -83,7 +83,7 @@ class DuckDBEngine:
             raise
         self._con = con
         self._cur = con.cursor()
-        self._watchdog = _Watchdog()
+        self._watchdog = Watchdog()
 
     def close(self) -> None:
         self._watchdog.close()
@@ -171,7 +171,7 @@ class DuckDBEngine:
         cur = self._cur
         cur.execute("BEGIN TRANSACTION")
         try:
-            return _Stream(cur, self._watchdog).run(query, limits)
+            return ResultStream(cur, self._watchdog).run(query, limits)
         finally:
             try:
                 cur.execute("ROLLBACK")
@@ -179,198 +179,9 @@ class DuckDBEngine:
                 self.broken = True  # the next query must not see what this one left
 
     def read_csv(self, path: str, folder: str, limits: Limits) -> QueryResult:
-        """A CSV file (header row, types detected) read by a fresh sandboxed DuckDB that
-        may read ``folder`` and nothing else."""
-        con = duckdb.connect(":memory:")
-        try:
-            _limit_resources(con, self.settings)
-            con.execute("SET allowed_directories = [?]", [str(Path(folder)) + "/"])
-            con.execute("SET enable_external_access = false")
-            con.execute("SET lock_configuration = true")
-            sql = f"SELECT * FROM read_csv({_sql_string(path)}, header = true)"
-            return _Stream(con, self._watchdog).run(sql, limits)
-        finally:
-            con.close()
-
-
-class _Stream:
-    """One query streamed to Arrow under a deadline, a row cap and a byte cap."""
-
-    def __init__(self, cur: duckdb.DuckDBPyConnection, watchdog: _Watchdog) -> None:
-        self._cur = cur
-        self._watchdog = watchdog
-
-    def run(self, sql: str | duckdb.Statement, limits: Limits) -> QueryResult:
-        cur = self._cur
-        state = _RunState(cur)
-        start = time.perf_counter()
-        reader = None
-        if limits.deadline is not None:
-            self._watchdog.arm(state, limits.deadline)
-        try:
-            rel = cur.sql(sql)
-            if rel is None:
-                raise QueryError("guard_rejected", "the statement returned no result set")
-            names = tuple(rel.columns)
-            types = tuple(str(t) for t in rel.types)
-            reader = rel.to_arrow_reader(_BATCH_ROWS)
-            batches: list[pa.RecordBatch] = []
-            rows = size = 0
-            for batch in reader:
-                rows += batch.num_rows
-                size += batch.nbytes
-                if rows > limits.max_rows:
-                    raise QueryError("row_cap", f"more than {limits.max_rows} rows (the row cap)")
-                if size > limits.max_bytes:
-                    raise QueryError(
-                        "runtime_error",
-                        f"the result is over {limits.max_bytes / 2**20:g} MiB "
-                        "(the result size limit)",
-                    )
-                batches.append(batch)
-            table = pa.Table.from_batches(batches, schema=reader.schema)
-        except QueryError:
-            raise
-        except Exception as e:  # DuckDB, Arrow (OSError, ArrowInvalid), MemoryError ...
-            if state.stop():
-                raise _timeout(limits) from None
-            raise _classify(e, sql if isinstance(sql, str) else sql.query) from None
-        finally:
-            state.stop()
-            self._watchdog.disarm(state)
-            if reader is not None:
-                try:
-                    reader.close()
-                except Exception:
-                    pass
-            _discard_result(cur)
-        return QueryResult(names, types, table, time.perf_counter() - start)
-
-
-def _timeout(limits: Limits) -> QueryError:
-    return QueryError("timeout", f"stopped after {limits.timeout_seconds:g} s (the time limit)")
-
-
-def _limit_resources(con: duckdb.DuckDBPyConnection, settings: ExecutorSettings) -> None:
-    con.execute(f"SET memory_limit = '{_setting(settings.memory_limit)}'")
-    con.execute("SET temp_directory = ''")  # no spilling: no directory a query could read
-    if settings.threads:
-        con.execute(f"SET threads = {int(settings.threads)}")
-
-
-def _lock_down(con: duckdb.DuckDBPyConnection) -> None:
-    """No files, no network, no extension loading, no configuration changes."""
-    con.execute("SET autoinstall_known_extensions = false")
-    con.execute("SET autoload_known_extensions = false")
-    con.execute("SET enable_external_access = false")
-    con.execute("SET disabled_filesystems = 'LocalFileSystem'")
-    con.execute("SET lock_configuration = true")
-
-
-class _RunState:
-    """Interrupt a cursor only while its query runs; report whether it fired."""
-
-    def __init__(self, cur: duckdb.DuckDBPyConnection) -> None:
-        self._cur = cur
-        self._lock = threading.Lock()
-        self._running = True
-        self.fired = False
-
-    def interrupt(self) -> None:
-        with self._lock:
-            if self._running:
-                self.fired = True
-                self._cur.interrupt()
-
-    def stop(self) -> bool:
-        with self._lock:
-            self._running = False
-            return self.fired
-
-
-class _Watchdog:
-    """One thread that interrupts every query past its deadline (``time.monotonic()``).
-
-    A thread per query (``threading.Timer``) cost about half a millisecond to start,
-    as much as a small OMOP query takes to run; this one sleeps until the nearest
-    deadline and is started on first use.
-    """
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._deadlines: dict[_RunState, float] = {}
-        self._thread: threading.Thread | None = None
-        self._closed = False
-
-    def arm(self, state: _RunState, deadline: float) -> None:
-        with self._cond:
-            self._deadlines[state] = deadline
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._loop, name="sqlgold-timeout", daemon=True
-                )
-                self._thread.start()
-            self._cond.notify()
-
-    def disarm(self, state: _RunState) -> None:
-        with self._cond:
-            self._deadlines.pop(state, None)
-
-    def close(self) -> None:
-        with self._cond:
-            self._closed = True
-            self._cond.notify()
-
-    def _loop(self) -> None:
-        with self._cond:
-            while not self._closed:
-                now = time.monotonic()
-                due = [s for s, d in self._deadlines.items() if d <= now]
-                for state in due:
-                    del self._deadlines[state]
-                    state.interrupt()
-                wait = min(self._deadlines.values(), default=now + 60.0) - now
-                self._cond.wait(timeout=max(wait, 0.001))
-
-
-def _discard_result(cur: duckdb.DuckDBPyConnection) -> None:
-    """Drop any unfinished result so the ROLLBACK can run (duckdb 2.0 refuses otherwise)."""
-    try:
-        cur.abort()
-    except duckdb.Error:
-        pass
-
-
-_MISSING_NAME_HINTS = (
-    "not found in FROM clause",
-    "does not have a column named",
-    "Referenced column",
-    "Referenced table",
-    "does not exist",
-)
-
-
-def _classify(e: BaseException, sql: str = "") -> QueryError:
-    message = _first_line(e)
-    if isinstance(e, duckdb.ParserException):
-        return QueryError("parse_error", duckdb_parse_message(str(e), sql))
-    if isinstance(e, duckdb.CatalogException):
-        return QueryError("catalog_error", message)
-    if isinstance(e, duckdb.BinderException):
-        if any(h in str(e) for h in _MISSING_NAME_HINTS):
-            return QueryError("catalog_error", message)
-        return QueryError("binder_error", message)
-    if isinstance(e, duckdb.InterruptException):
-        return QueryError("timeout", message)
-    if isinstance(e, duckdb.PermissionException):
-        return QueryError("guard_rejected", f"sandbox: {message}")
-    if isinstance(e, duckdb.InvalidInputException) and "configuration has been locked" in str(e):
-        return QueryError("guard_rejected", f"sandbox: {message}")
-    if isinstance(e, MemoryError):
-        return QueryError("runtime_error", "out of memory (the memory limit)")
-    if not isinstance(e, duckdb.Error):
-        return QueryError("runtime_error", f"{type(e).__name__}: {message}")
-    return QueryError("runtime_error", message)
+        """A CSV file read by a fresh sandboxed DuckDB that may read ``folder`` and
+        nothing else (:mod:`score.execution.engines.csv_reader`)."""
+        return csv_reader.read_csv(path, folder, self.settings, limits, self._watchdog)
 
 
 def _statement_name(kind: str, sql: str) -> str:
@@ -381,14 +192,10 @@ def _statement_name(kind: str, sql: str) -> str:
     return f"a {kind} statement"
 
 
-def _first_line(e: BaseException) -> str:
-    text = str(e).strip()
-    return text.splitlines()[0] if text else type(e).__name__
-
-
-def _setting(value: str) -> str:
-    return value.replace("'", "")
-
-
-def _sql_string(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
+def _lock_down(con: duckdb.DuckDBPyConnection) -> None:
+    """No files, no network, no extension loading, no configuration changes."""
+    con.execute("SET autoinstall_known_extensions = false")
+    con.execute("SET autoload_known_extensions = false")
+    con.execute("SET enable_external_access = false")
+    con.execute("SET disabled_filesystems = 'LocalFileSystem'")
+    con.execute("SET lock_configuration = true")

@@ -30,49 +30,32 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from pathlib import Path
-from urllib.parse import urlsplit
 
 import pyarrow as pa
 from sqlglot import exp
 
 from score.errors import DatabaseError
-from score.execution.engines import Limits, Reference
+from score.execution.engines import csv_reader
+from score.execution.engines.base import Limits, Reference, first_line, redact
 from score.execution.engines.postgres_guard import DIALECT, check_postgres_tree, parse
+from score.execution.engines.postgres_results import (
+    classify,
+    pipeline_results,
+    timeout_ms,
+    to_arrow,
+)
+from score.execution.engines.postgres_session import (
+    cdm_tables,
+    ident,
+    pin_session,
+    refuse_unsafe_role,
+)
 from score.execution.result import QueryError, QueryResult
 from score.execution.settings import ExecutorSettings
 
 DEFAULT_SCHEMA = "cdm"
-URL_SCHEMES = ("postgresql://", "postgres://")
 _CURSOR = "sqlgold_query"
 _ROLLBACK_TRIES = 3
-_DANGEROUS_ROLES = (
-    "pg_read_server_files",
-    "pg_write_server_files",
-    "pg_execute_server_program",
-    "pg_write_all_data",
-)
-
-
-def is_postgres_url(db: object) -> bool:
-    """
-    >>> is_postgres_url("postgresql://reader@localhost/omop"), is_postgres_url("x.duckdb")
-    (True, False)
-    """
-    return isinstance(db, str) and db.startswith(URL_SCHEMES)
-
-
-def redact(url: str) -> str:
-    """A URL fit to print: the password replaced.
-
-    >>> redact("postgresql://reader:s3cret@db:5432/omop")
-    'postgresql://reader:***@db:5432/omop'
-    """
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    user, _, host = parts.netloc.rpartition("@")
-    return url.replace(parts.netloc, f"{user.split(':')[0]}:***@{host}", 1)
 
 
 class PostgresEngine:
@@ -105,13 +88,13 @@ class PostgresEngine:
             )
         except psycopg.Error as e:
             raise DatabaseError(
-                f"cannot connect to PostgreSQL: {_first_line(e)}", path=redact(url)
+                f"cannot connect to PostgreSQL: {first_line(e)}", path=redact(url)
             ) from None
         try:
             conn.adapters.register_loader("numeric", FloatLoader)
-            _refuse_unsafe_role(conn, self.schema, redact(url))
-            self.tables = _cdm_tables(conn, self.schema, redact(url))
-            _pin_session(conn, self.schema, settings, redact(url))
+            refuse_unsafe_role(conn, self.schema, redact(url))
+            self.tables = cdm_tables(conn, self.schema, redact(url))
+            pin_session(conn, self.schema, settings, redact(url))
             # transactions are begun and ended by the statements sent (autocommit stays
             # on, so psycopg adds no BEGIN of its own): each is READ ONLY, rolled back
         except BaseException:
@@ -135,7 +118,7 @@ class PostgresEngine:
 
         def tables():
             for name in sorted(self.tables):
-                qualified = f"{_ident(self.schema)}.{_ident(self.tables[name])}"
+                qualified = f"{ident(self.schema)}.{ident(self.tables[name])}"
                 columns = self._conn.execute(
                     "SELECT a.attname, format_type(a.atttypid, NULL) FROM pg_attribute a "
                     "WHERE a.attrelid = %s::regclass AND a.attnum > 0 AND NOT a.attisdropped "
@@ -189,7 +172,7 @@ class PostgresEngine:
             names, types, rows = self._rows(fetched)
             if len(rows) > limits.max_rows:
                 raise QueryError("row_cap", f"more than {limits.max_rows} rows (the row cap)")
-            table = _to_arrow(names, types, rows)
+            table = to_arrow(names, types, rows)
             if table.nbytes > limits.max_bytes:
                 raise QueryError(
                     "runtime_error",
@@ -198,7 +181,7 @@ class PostgresEngine:
         except QueryError:
             raise
         except psycopg.Error as e:
-            raise _classify(e, limits) from None
+            raise classify(e, limits) from None
         except (pa.ArrowException, ValueError, OverflowError) as e:
             raise QueryError("runtime_error", f"{type(e).__name__}: {e}"[:500]) from None
         finally:
@@ -218,7 +201,7 @@ class PostgresEngine:
         pgconn = self._conn.pgconn
         commands = (
             b"BEGIN READ ONLY",
-            f"SET LOCAL statement_timeout = {_timeout_ms(limits)}".encode(),
+            f"SET LOCAL statement_timeout = {timeout_ms(limits)}".encode(),
             b"SELECT pg_advisory_unlock_all()",
             f"DECLARE {_CURSOR} NO SCROLL CURSOR FOR {sql}".encode(self._encoding),
             f"FETCH FORWARD {limits.max_rows + 1} FROM {_CURSOR}".encode(),
@@ -229,7 +212,7 @@ class PostgresEngine:
             for command in commands:
                 pgconn.send_query_params(command, None)
             pgconn.pipeline_sync()
-            results = _pipeline_results(pgconn)
+            results = pipeline_results(pgconn)
         finally:
             try:
                 pgconn.exit_pipeline_mode()
@@ -278,23 +261,9 @@ class PostgresEngine:
             self.broken = True  # the next query must not see what this one left
 
     def read_csv(self, path: str, folder: str, limits: Limits) -> QueryResult:
-        """A CSV file read by a sandboxed in-memory DuckDB (as the DuckDB engine does)."""
-        import duckdb
-
-        from score.execution.engines.duckdb import _limit_resources, _sql_string, _Stream, _Watchdog
-
-        con = duckdb.connect(":memory:")
-        watchdog = _Watchdog()
-        try:
-            _limit_resources(con, self.settings)
-            con.execute("SET allowed_directories = [?]", [str(Path(folder)) + "/"])
-            con.execute("SET enable_external_access = false")
-            con.execute("SET lock_configuration = true")
-            sql = f"SELECT * FROM read_csv({_sql_string(path)}, header = true)"
-            return _Stream(con, watchdog).run(sql, limits)
-        finally:
-            watchdog.close()
-            con.close()
+        """A CSV file read by a sandboxed in-memory DuckDB, as on every engine
+        (:mod:`score.execution.engines.csv_reader`)."""
+        return csv_reader.read_csv(path, folder, self.settings, limits)
 
 
 @dataclass(frozen=True)
@@ -314,7 +283,7 @@ def describe_postgres(url: str, schema: str | None = None) -> PostgresInfo:
     try:
         counts = []
         for name in sorted(engine.tables):
-            sql = f"SELECT count(*) FROM {_ident(engine.schema)}.{_ident(engine.tables[name])}"
+            sql = f"SELECT count(*) FROM {ident(engine.schema)}.{ident(engine.tables[name])}"
             (rows,) = engine._conn.execute(sql).fetchone()
             counts.append((name, int(rows)))
         fingerprint = engine.compute_fingerprint()
@@ -336,215 +305,3 @@ def _requalify(sql: str, schema: str) -> str:
             table.set("db", exp.to_identifier(schema, quoted=True))
             changed = True
     return tree.sql(DIALECT) if changed else sql
-
-
-# -- opening -------------------------------------------------------------------------
-
-
-def _refuse_unsafe_role(conn, schema: str, where: str) -> None:
-    user, superuser = conn.execute(
-        "SELECT current_user, rolsuper FROM pg_roles WHERE rolname = current_user"
-    ).fetchone()
-    fix = (
-        "connect as a read-only role instead (`sqlgold db load` creates sqlgold_reader; "
-        "see the README's PostgreSQL section)"
-    )
-    if superuser:
-        raise DatabaseError(f"role {user!r} is a superuser; {fix}", path=where)
-    for role in _DANGEROUS_ROLES:
-        (member,) = conn.execute(
-            "SELECT pg_has_role(current_user, %s, 'USAGE') OR "
-            "pg_has_role(current_user, %s, 'MEMBER')",
-            [role, role],
-        ).fetchone()
-        if member:
-            raise DatabaseError(f"role {user!r} is a member of {role}; {fix}", path=where)
-    (exists,) = conn.execute(
-        "SELECT count(*) FROM pg_namespace WHERE nspname = %s", [schema]
-    ).fetchone()
-    if not exists:
-        raise DatabaseError(f"schema {schema!r} not found (choose one with --schema)", path=where)
-    (creates,) = conn.execute("SELECT has_schema_privilege(%s, 'CREATE')", [schema]).fetchone()
-    if creates:
-        raise DatabaseError(
-            f"role {user!r} may create objects in schema {schema!r}; {fix}", path=where
-        )
-    writable = conn.execute(
-        "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-        "WHERE n.nspname = %s AND c.relkind IN ('r', 'p', 'v', 'm', 'f') AND "
-        "has_table_privilege(c.oid, 'INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER') "
-        "ORDER BY 1 LIMIT 1",
-        [schema],
-    ).fetchone()
-    if writable:
-        raise DatabaseError(f"role {user!r} may write to {schema}.{writable[0]}; {fix}", path=where)
-
-
-def _cdm_tables(conn, schema: str, where: str) -> dict[str, str]:
-    from score.cdm.schema import CDM_TABLES
-
-    rows = conn.execute(
-        "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-        "WHERE n.nspname = %s AND c.relkind IN ('r', 'p', 'v', 'm', 'f') "
-        "AND has_table_privilege(c.oid, 'SELECT')",
-        [schema],
-    ).fetchall()
-    present = {r[0].lower(): r[0] for r in rows}
-    if "person" not in present:
-        raise DatabaseError(f"schema {schema!r} has no person table this role can read", path=where)
-    return {t: present[t] for t in CDM_TABLES if t in present}
-
-
-def _pin_session(conn, schema: str, settings: ExecutorSettings, where: str) -> None:
-    import psycopg
-
-    memory_kb = max(settings.memory_bytes // 1024, 1024)
-    work_mem_kb = max(min(memory_kb // 8, 256 * 1024), 4096)
-    timeout_ms = max(int(settings.timeout_seconds * 1000), 1)
-    conn.execute(
-        f"SET search_path = {_ident(schema)}; SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; "
-        f"SET IntervalStyle = 'iso_8601'; SET statement_timeout = {timeout_ms}; "
-        f"SET lock_timeout = {timeout_ms}; SET work_mem = {work_mem_kb}; "
-        f"SET idle_in_transaction_session_timeout = {timeout_ms * 4 + 60_000}; "
-        "SET default_transaction_read_only = on; "
-        "SET cursor_tuple_fraction = 1.0"
-    )
-    try:
-        conn.execute(f"SET temp_file_limit = {memory_kb}")
-    except psycopg.errors.InsufficientPrivilege:
-        (current,) = conn.execute("SELECT current_setting('temp_file_limit')").fetchone()
-        if current in ("-1", ""):
-            raise DatabaseError(
-                "the role may not set temp_file_limit and has none; as an administrator run "
-                "`GRANT SET ON PARAMETER temp_file_limit TO <role>` (PostgreSQL 15+) or "
-                "`ALTER ROLE <role> SET temp_file_limit = '4GB'`",
-                path=where,
-            ) from None
-
-
-# -- results -------------------------------------------------------------------------
-
-
-def _pipeline_results(pgconn) -> list:
-    """Flush what was sent in pipeline mode and read every result up to the sync (one
-    per statement: its own, or PIPELINE_ABORTED after an error), waiting on the socket;
-    the connection is non-blocking, as psycopg keeps it."""
-    import select
-
-    from psycopg import pq
-
-    sync = pq.ExecStatus.PIPELINE_SYNC
-    socket = pgconn.socket
-    while pgconn.flush() == 1:  # a long query text: write as the server reads
-        readable, _, _ = select.select([socket], [socket], [])
-        if readable:
-            pgconn.consume_input()
-    results = []
-    while True:
-        while pgconn.is_busy():
-            select.select([socket], [], [])
-            pgconn.consume_input()
-        found = pgconn.get_result()
-        if found is None:  # the end of one statement's results
-            continue
-        if found.status == sync:
-            return results
-        results.append(found)
-
-
-#: PostgreSQL type OIDs -> Arrow types; anything else is inferred by Arrow or kept as text.
-_ARROW_TYPES: dict[int, pa.DataType] = {
-    16: pa.bool_(),
-    20: pa.int64(),
-    21: pa.int16(),
-    23: pa.int32(),
-    26: pa.int64(),
-    700: pa.float32(),
-    701: pa.float64(),
-    1700: pa.float64(),  # numeric: loaded as float (DuckDB's DOUBLE for CDM floats)
-    18: pa.string(),
-    19: pa.string(),
-    25: pa.string(),
-    1042: pa.string(),
-    1043: pa.string(),
-    2950: pa.string(),
-    17: pa.binary(),
-    1082: pa.date32(),
-    1114: pa.timestamp("us"),
-    1184: pa.timestamp("us", tz="UTC"),
-    1083: pa.time64("us"),
-    1186: pa.duration("us"),
-}
-_TEXT_LIKE = frozenset({114, 3802, 142, 869, 650, 829, 1560, 1562, 790})  # json, xml, inet...
-
-
-def _to_arrow(names: list[str], types: list[int], rows: list[tuple]) -> pa.Table:
-    arrays = []
-    for j, oid in enumerate(types):
-        values = [row[j] for row in rows]
-        target = _ARROW_TYPES.get(oid)
-        if oid == 1083:
-            values = [None if v is None else v.replace(tzinfo=None) for v in values]
-        if target is None and oid in _TEXT_LIKE:
-            values = [None if v is None else str(v) for v in values]
-            target = pa.string()
-        if target is None:
-            try:
-                arrays.append(pa.array(values))
-                continue
-            except (pa.ArrowException, TypeError, ValueError):
-                values = [None if v is None else str(v) for v in values]
-                target = pa.string()
-        arrays.append(pa.array(values, type=target))
-    return pa.Table.from_arrays(arrays, names=_unique(names))
-
-
-def _unique(names: list[str]) -> list[str]:
-    """Arrow keeps duplicate names; kept as they are (comparators match by position)."""
-    return list(names)
-
-
-def _timeout_ms(limits: Limits) -> int:
-    if limits.deadline is None:
-        return 0
-    return max(int((limits.deadline - time.monotonic()) * 1000), 1)
-
-
-# -- errors --------------------------------------------------------------------------
-
-_PARSE = {"42601", "42000"}
-_CATALOG = {"42P01", "42703", "42883", "3F000", "42704"}
-_GUARD = {"42501", "25006", "0A000", "2F002", "2F003", "2F004", "38002", "38003", "38004"}
-
-
-def _classify(e, limits: Limits) -> QueryError:
-    import psycopg
-
-    message = _first_line(e)
-    state = getattr(e, "sqlstate", None) or ""
-    if isinstance(e, psycopg.errors.QueryCanceled):
-        return QueryError("timeout", f"stopped after {limits.timeout_seconds:g} s (the time limit)")
-    if isinstance(e, psycopg.errors.LockNotAvailable):
-        return QueryError("timeout", f"waited too long for a lock ({message})")
-    if state in _PARSE:
-        return QueryError("parse_error", message)
-    if state == "42883" and "operator does not exist" in message:
-        return QueryError("binder_error", message)
-    if state in _CATALOG:
-        return QueryError("catalog_error", message)
-    if state in _GUARD:
-        return QueryError("guard_rejected", f"sandbox: {message}")
-    if state == "53400" or state == "53200":
-        return QueryError("runtime_error", f"{message} (the memory limit)")
-    if state.startswith("42"):
-        return QueryError("binder_error", message)
-    return QueryError("runtime_error", message)
-
-
-def _ident(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _first_line(e: BaseException) -> str:
-    text = str(e).strip()
-    return text.splitlines()[0] if text else type(e).__name__

@@ -22,10 +22,11 @@ import time
 import uuid
 
 from score.errors import DatabaseError
-from score.execution.engines import Limits, Reference
+from score.execution.engines import csv_reader
+from score.execution.engines.base import Limits, Reference, first_line, timeout_error
 from score.execution.engines.spark_client import new_session, parse_url
 from score.execution.engines.spark_sql import DATABASE, check_spark, to_spark
-from score.execution.result import QueryError, QueryResult, _duckdb_type_name
+from score.execution.result import QueryError, QueryResult, duckdb_type_name
 from score.execution.settings import ExecutorSettings
 
 #: Session settings pinned before any query runs.
@@ -126,23 +127,9 @@ class SparkEngine:
         return self._fetch(spark_sql, limits)
 
     def read_csv(self, path: str, folder: str, limits: Limits) -> QueryResult:
-        """CSV results are read by DuckDB in the worker, never by the server."""
-        import duckdb
-
-        from score.execution.engines.duckdb import _limit_resources, _sql_string, _Stream, _Watchdog
-
-        con = duckdb.connect(":memory:")
-        watchdog = _Watchdog()
-        try:
-            _limit_resources(con, self.settings)
-            con.execute("SET allowed_directories = [?]", [folder.rstrip("/") + "/"])
-            con.execute("SET enable_external_access = false")
-            con.execute("SET lock_configuration = true")
-            sql = f"SELECT * FROM read_csv({_sql_string(path)}, header = true)"
-            return _Stream(con, watchdog).run(sql, limits)
-        finally:
-            watchdog.close()
-            con.close()
+        """CSV results are read by DuckDB in the worker, never by the server
+        (:mod:`score.execution.engines.csv_reader`)."""
+        return csv_reader.read_csv(path, folder, self.settings, limits)
 
     def _fetch(self, spark_sql: str, limits: Limits) -> QueryResult:
         spark = self._spark
@@ -168,14 +155,14 @@ class SparkEngine:
             table = frame.limit(limits.max_rows + 1).toArrow()
         except Exception as e:  # noqa: BLE001 - pyspark, gRPC, Arrow ...
             if fired.is_set():
-                raise _timeout(limits) from None
+                raise timeout_error(limits) from None
             raise _classify(e) from None
         finally:
             if timer is not None:
                 timer.cancel()
             spark.removeTag(tag)
         if fired.is_set():
-            raise _timeout(limits)
+            raise timeout_error(limits)
         if table.num_rows > limits.max_rows:
             raise QueryError("row_cap", f"more than {limits.max_rows} rows (the row cap)")
         if table.nbytes > limits.max_bytes:
@@ -184,12 +171,8 @@ class SparkEngine:
                 f"the result is over {limits.max_bytes / 2**20:g} MiB (the result size limit)",
             )
         names = tuple(table.column_names)
-        types = tuple(_duckdb_type_name(f.type) for f in table.schema)
+        types = tuple(duckdb_type_name(f.type) for f in table.schema)
         return QueryResult(names, types, table, time.perf_counter() - start)
-
-
-def _timeout(limits: Limits) -> QueryError:
-    return QueryError("timeout", f"stopped after {limits.timeout_seconds:g} s (the time limit)")
 
 
 _CATALOG_CLASSES = (
@@ -231,9 +214,7 @@ def error_line(e: BaseException) -> str:
             pass
         else:
             return f"{status}: {said[0]}" if said else str(status)
-    text = str(e).strip()
-    return text.splitlines()[0] if text else type(e).__name__
-
+    return first_line(e)
 
 
 def fingerprint_tables(spark, tables: list[str]) -> str:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from score.cdm.fingerprint_check import FingerprintCheck
-from score.execution.engines import Engine, Limits
+from score.execution.engines.base import Engine, Limits
 from score.execution.result import QueryError, QueryResult
 from score.execution.settings import ExecutorSettings
 from score.execution.statement import Statement, prepare_statement

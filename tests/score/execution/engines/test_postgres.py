@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from curate.cli import main as cli
 from score.cdm.duckdb_file import describe_database
 from score.errors import DatabaseError
-from score.execution.engines import Limits
+from score.execution.engines.base import Limits
 from score.execution.engines.postgres import PostgresEngine
 from score.execution.executor import Executor, ExecutorSettings
 from score.execution.processes.messages import Execute
@@ -218,7 +218,7 @@ def test_the_row_cap_is_exact_and_no_failure_leaves_a_transaction_or_a_setting(
 
     caplog.set_level(logging.WARNING, logger="psycopg")
 
-    from score.execution.engines import Limits
+    from score.execution.engines.base import Limits
 
     capped = Limits(None, 5, 2**26, 10.0)
     assert len(pg_engine.run("SELECT person_id FROM person LIMIT 5", capped).rows()) == 5
