@@ -25,7 +25,7 @@ import multiprocessing
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from curate.ohdsi.errors import RenderError
@@ -40,11 +40,11 @@ from curate.verify.gold import Drop, check_answer, check_unanswerable, run_gold
 from curate.verify.identical_results import RULE as IDENTICAL_RULE
 from curate.verify.identical_results import ResultPrint, over_limit
 from curate.verify.reference_rules import ReferenceRules
-from curate.verify.semantics import collation_drop, unresolved, unresolved_drop
+from curate.verify.semantics import NocaseExecutor, collation_drop, unresolved, unresolved_drop
 from score.comparison.order import order_matters as gold_orders_rows
 from score.comparison.result_hash import result_sha256
 from score.execution.executor import Executor, ExecutorSettings
-from score.execution.result import QueryError, QueryResult
+from score.execution.result import QueryResult
 from score.inputs.schemas import validation_errors
 
 #: The dialect of every gold and answer curation runs (transpiled to it first): on an
@@ -112,30 +112,6 @@ def _to_duckdb(sql: str, dialect: str | None, field_name: str) -> Transpiled | D
     except TranspileError as e:
         rule = getattr(e, "rule", None) or "transpile"
         return Drop("transpile", rule, f"{field_name}: {e.message}")
-
-
-class NocaseExecutor:
-    """The collation check's executor: the same database under DuckDB's NOCASE
-    collation, opened when the first gold needs the check (most need none, and opening
-    costs a query process: ``sqlgold verify`` of a plain pair never pays it)."""
-
-    def __init__(self, executor: Executor) -> None:
-        self._base = executor
-        self._opened: Executor | None = None
-
-    def try_execute(self, sql: str) -> QueryResult | QueryError:
-        if self._opened is None:
-            base = self._base
-            settings = replace(base.settings, collation="nocase")
-            self._opened = Executor(
-                base.db_path, base.schema, settings, sql_dialect=base.sql_dialect
-            )
-        return self._opened.try_execute(sql)
-
-    def close(self) -> None:
-        if self._opened is not None:
-            self._opened.close()
-            self._opened = None
 
 
 @dataclass(frozen=True)

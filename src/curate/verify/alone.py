@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from curate.verify.gold import check_unanswerable
-from curate.verify.pair import Side, _table, run_side
+from curate.verify.pair import Side, run_side, side_table
 from score.execution.executor import Executor
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ def check_gold_alone(sql: str, dialect: str, executor: Executor) -> GoldCheck:
 
 
 def render_gold_alone(check: GoldCheck, *, rows: int = 5) -> str:
-    lines = [*_table(check.gold, rows), ""]
+    lines = [*side_table(check.gold, rows), ""]
     side = check.gold
     if side.sql is not None and side.sql.strip() != side.source_sql.strip():
         lines += ["gold as run on DuckDB:", "  " + side.sql.replace("\n", "\n  ")]

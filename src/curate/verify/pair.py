@@ -131,7 +131,9 @@ def verify_pair(
     )
 
 
-def _table(side: Side, rows: int) -> list[str]:
+def side_table(side: Side, rows: int) -> list[str]:
+    """One side of a pair as ``verify`` prints it: its label, then its first ``rows`` rows
+    under a header of column names and types (or its error)."""
     head = [
         f"{side.label} ({side.dialect}" + (", transpiled)" if side.dialect != "duckdb" else ")")
     ]
@@ -171,7 +173,7 @@ def side_by_side(left: list[str], right: list[str], gap: int = 4) -> list[str]:
 
 def render_pair(check: PairCheck, *, rows: int = 5, width: int = 160) -> str:
     """The report ``sqlgold verify`` prints."""
-    left, right = _table(check.gold, rows), _table(check.answer, rows)
+    left, right = side_table(check.gold, rows), side_table(check.answer, rows)
     if max(map(len, left + right)) * 2 + 4 <= width:
         body = side_by_side(left, right)
     else:

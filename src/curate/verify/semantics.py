@@ -17,14 +17,12 @@ A transpile warning says DuckDB may not return SQL Server's result
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from dataclasses import replace
 
 from curate.verify.gold import Drop
 from score.comparison.compare import compare
-from score.execution.result import QueryResult
-
-if TYPE_CHECKING:
-    from curate.pipeline import NocaseExecutor
+from score.execution.executor import Executor
+from score.execution.result import QueryError, QueryResult
 
 COLLATION_PREFIX = "collation"
 UNRESOLVED = "unresolved_semantics"
@@ -50,6 +48,30 @@ def unresolved_drop(warnings: Sequence[str], stage: str = "verify") -> Drop | No
         UNRESOLVED,
         "the transpile cannot tell that DuckDB returns SQL Server's result: " + "; ".join(warnings),
     )
+
+
+class NocaseExecutor:
+    """The collation check's executor: the same database under DuckDB's NOCASE
+    collation, opened when the first gold needs the check (most need none, and opening
+    costs a query process: ``sqlgold verify`` of a plain pair never pays it)."""
+
+    def __init__(self, executor: Executor) -> None:
+        self._base = executor
+        self._opened: Executor | None = None
+
+    def try_execute(self, sql: str) -> QueryResult | QueryError:
+        if self._opened is None:
+            base = self._base
+            settings = replace(base.settings, collation="nocase")
+            self._opened = Executor(
+                base.db_path, base.schema, settings, sql_dialect=base.sql_dialect
+            )
+        return self._opened.try_execute(sql)
+
+    def close(self) -> None:
+        if self._opened is not None:
+            self._opened.close()
+            self._opened = None
 
 
 def collation_drop(

@@ -28,15 +28,12 @@ import io
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from score.errors import InputError
 from score.inputs.jsonl import numbered_json, read_lines
 from score.inputs.schemas import validation_errors
 from score.inputs.task_manifest import set_hash
-
-if TYPE_CHECKING:
-    from score.inputs.validated_files import ValidatedFiles
 
 TASK_FILE_FORMAT = "sqlgold.task-file/1"
 
@@ -57,6 +54,15 @@ RECURATE = (
 )
 
 STAGE = "tasks"
+
+
+class SchemaMemo(Protocol):
+    """Task files known to pass the task schema, by the sha256 of their bytes
+    (:class:`score.inputs.validated_files.ValidatedFiles`)."""
+
+    def known(self, content_sha256: str) -> bool: ...
+
+    def remember(self, content_sha256: str) -> None: ...
 
 
 def task_line(task: Mapping[str, Any]) -> str:
@@ -155,7 +161,7 @@ def _records(path: Path, data: bytes) -> Iterator[tuple[int, Any]]:
 
 
 def read_task_file(
-    path: str | Path, *, check_set: bool = True, validated: ValidatedFiles | None = None
+    path: str | Path, *, check_set: bool = True, validated: SchemaMemo | None = None
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The header and the tasks (in file order) of a task file, every task validated and
     (with ``check_set``) the set hash checked; InputError naming the file and line

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from score.files import file_sha256
 from score.inputs.schemas import schema_path
+from score.inputs.task_file import TASK_FORMAT_VERSIONS
 
 MEMO_FORMAT = "sqlgold.validated-task-file/1"
 
@@ -38,8 +39,6 @@ class ValidatedFiles:
         self.directory = Path(directory) if directory is not None else None
 
     def key(self, content_sha256: str) -> str:
-        from score.inputs.task_file import TASK_FORMAT_VERSIONS
-
         schema = file_sha256(schema_path("task"))
         versions = ",".join(sorted(TASK_FORMAT_VERSIONS))
         text = f"{MEMO_FORMAT}\n{schema}\n{versions}\n{content_sha256}"
