@@ -41,9 +41,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from score.comparison.hashing import hashing_for
 from score.comparison.profiles.base import Flags, Verdict
 from score.comparison.profiles.registry import PROFILES, Profile, profile_names
-from score.comparison.values import Tolerance, hashing_for
+from score.comparison.values import Tolerance
 from score.execution.result import QueryResult
 
 __all__ = ["PROFILES", "Flags", "Profile", "Tolerance", "Verdict", "compare", "profile_names"]

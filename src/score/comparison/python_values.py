@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from score.comparison.values import _is_integer_like, _micros, python_list
+from score.comparison.cells import is_integer_like, micros, python_list
 
 __all__ = ["python_class", "python_values", "timestamp_parts"]
 
@@ -81,7 +81,7 @@ def python_class(arr: pa.Array | pa.ChunkedArray, duckdb_type: str = "") -> str 
     if arr.null_count == len(arr):
         return "null"
     if kind in ("HUGEINT", "UHUGEINT"):
-        return "int" if _is_integer_like(pa.chunked_array([arr]).combine_chunks()) else None
+        return "int" if is_integer_like(pa.chunked_array([arr]).combine_chunks()) else None
     if kind == "UUID":
         return "uuid"
     if pa.types.is_boolean(t):
@@ -118,10 +118,10 @@ def timestamp_parts(arr: pa.Array) -> tuple[pa.Array, np.ndarray, np.ndarray]:
     >>> text.to_pylist(), frac.tolist()
     (['0001-01-01 00:00:00'], [999999])
     """
-    micros = _micros(arr)
-    whole = np.floor_divide(micros, 1_000_000)
+    raw = micros(arr)
+    whole = np.floor_divide(raw, 1_000_000)
     seconds = pa.array(whole, pa.int64()).cast(pa.timestamp("s"))
     text = pc.strftime(seconds, format="%Y-%m-%d %H:%M:%S")
     if arr.null_count:
         text = pc.if_else(arr.is_valid(), text, pa.scalar(None, pa.string()))
-    return text, micros - whole * 1_000_000, micros
+    return text, raw - whole * 1_000_000, raw

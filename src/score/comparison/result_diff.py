@@ -36,15 +36,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from score.comparison.compare import compare
-from score.comparison.profiles.bijective import (
+from score.comparison.profiles.column_checks import (
     Engine,
-    Matcher,
     cells_equal,
     columns,
     combine,
     counts_in,
     pair_hashes,
 )
+from score.comparison.profiles.column_mapping import Matcher
 from score.comparison.profiles.sqlgold import DEFAULT_TOLERANCE, RULES
 from score.comparison.values import NormColumn, Tolerance, show
 from score.execution.result import QueryResult

@@ -14,7 +14,8 @@ import pyarrow as pa
 import pytest
 
 from score.comparison.compare import Tolerance, compare
-from score.comparison.profiles.bijective import Engine, compare_bijective
+from score.comparison.profiles.bijective import compare_bijective
+from score.comparison.profiles.column_checks import Engine
 from score.comparison.profiles.sqlgold import RULES
 from score.execution.result import QueryResult
 

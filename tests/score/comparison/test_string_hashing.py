@@ -6,7 +6,7 @@ import numpy as np
 import pyarrow as pa
 
 from score.comparison.compare import compare
-from score.comparison.values import SMALL_ROWS, _hash_strings_local, hash_strings, hashing_for
+from score.comparison.hashing import SMALL_ROWS, _hash_strings_local, hash_strings, hashing_for
 from score.execution.result import QueryResult
 
 

@@ -21,10 +21,12 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from score.comparison.cells import cell
+from score.comparison.hashing import NULL_HASH, splitmix64
 from score.comparison.profiles.base import Flags, Verdict, crash
-from score.comparison.profiles.bijective import combine
+from score.comparison.profiles.column_checks import combine
 from score.comparison.python_values import python_class, python_values
-from score.comparison.values import NULL_HASH, Rules, cell, normalise, same_cells, show, splitmix64
+from score.comparison.values import Rules, normalise, same_cells, show
 from score.execution.result import QueryResult
 
 RULES = Rules(

@@ -44,8 +44,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from score.comparison.hashing import hash_strings, splitmix64
 from score.comparison.python_values import python_values, timestamp_parts
-from score.comparison.values import hash_strings, splitmix64
 
 TEXT, INT, FLOAT, BOOL = 0, 1, 2, 3
 INT64, UINT64, FLOAT64, BOOL_, OBJECT = "int64", "uint64", "float64", "bool", "object"

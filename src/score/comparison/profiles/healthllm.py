@@ -20,7 +20,8 @@ from __future__ import annotations
 import numpy as np
 
 from score.comparison.profiles.base import Flags, Verdict
-from score.comparison.profiles.bijective import Engine, compare_bijective
+from score.comparison.profiles.bijective import compare_bijective
+from score.comparison.profiles.column_checks import Engine
 from score.comparison.values import Rules, Tolerance
 from score.execution.result import QueryResult
 

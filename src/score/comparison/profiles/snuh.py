@@ -23,7 +23,8 @@ True
 from __future__ import annotations
 
 from score.comparison.profiles.base import Flags, Verdict
-from score.comparison.profiles.bijective import Engine, compare_bijective
+from score.comparison.profiles.bijective import compare_bijective
+from score.comparison.profiles.column_checks import Engine
 from score.comparison.values import Rules
 from score.execution.result import QueryResult
 

@@ -50,7 +50,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from score.comparison.profiles.base import Flags, Verdict, crash
-from score.comparison.profiles.bijective import Engine, combine, compare_mapped
+from score.comparison.profiles.bijective import compare_mapped
+from score.comparison.profiles.column_checks import Engine, combine
 from score.comparison.python_values import python_class, python_values
 from score.comparison.values import Rules, normalise
 from score.execution.result import QueryResult

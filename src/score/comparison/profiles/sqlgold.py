@@ -60,7 +60,8 @@ False
 from __future__ import annotations
 
 from score.comparison.profiles.base import Flags, Verdict, check_condition_cols
-from score.comparison.profiles.bijective import Engine, compare_bijective
+from score.comparison.profiles.bijective import compare_bijective
+from score.comparison.profiles.column_checks import Engine
 from score.comparison.values import Rules, Tolerance
 from score.execution.result import QueryResult
 
