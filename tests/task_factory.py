@@ -78,3 +78,11 @@ def make_task(
         "origin": None,
         "notes": None,
     }
+
+
+def scored_records(*args: Any, **kwargs: Any) -> list[dict[str, Any]]:
+    """:func:`score.scoring.pipeline.score_predictions`'s results as the records a run
+    folder's ``results.jsonl`` holds."""
+    from score.scoring.pipeline import score_predictions
+
+    return [result.to_record() for result in score_predictions(*args, **kwargs)]

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from score.scoring.outcomes import EXCLUDED, MISSING, OUTCOMES
+from score.scoring.outcomes import EXCLUDED, OUTCOMES, Outcome
 from score.statistics.metrics import BREAKDOWNS, NO_GROUP, group_order
 from score.statistics.stats import COMPARISON_FORMAT, SUMMARY_FORMATS_READ
 
@@ -250,7 +250,7 @@ def _warnings(runs: Sequence[Mapping[str, Any]]) -> list[str]:
         name = run_label(s, i)
         counts = s.get("outcomes", {}).get("counts", {})
         total = s.get("n_instances", 0)
-        missing = counts.get(MISSING, 0)
+        missing = counts.get(Outcome.MISSING, 0)
         if total and missing * 2 > total:
             lines.append(
                 f"- **{name}: {missing} of {total} instances have no prediction (missing).** "

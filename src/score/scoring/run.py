@@ -28,8 +28,9 @@ from score.inputs.task_set import TaskSet, instances, open_task_set
 from score.inputs.validated_files import MEMO_FOLDER, ValidatedFiles
 from score.scoring.gold_cache import GoldCache
 from score.scoring.gold_pin import today_conflicts
-from score.scoring.outcomes import GOLD_DRIFT, MISSING
-from score.scoring.pipeline import PRIORS, ScoringContext, prior_predictions, score_predictions
+from score.scoring.outcomes import Outcome
+from score.scoring.pipeline import ScoringContext, score_predictions
+from score.scoring.priors import PRIORS, prior_predictions
 from score.scoring.run_folder import RunDir
 from score.statistics.metrics import failure_reasons
 from score.statistics.stats import summarize
@@ -46,7 +47,7 @@ class RunOutcome:
     @property
     def gold_drift(self) -> int:
         """Instances whose gold result is not the one their task was verified with."""
-        return self.summary["outcomes"]["counts"].get(GOLD_DRIFT, 0)
+        return self.summary["outcomes"]["counts"].get(Outcome.GOLD_DRIFT, 0)
 
 
 def check_today(tasks: list[dict[str, Any]], executor: Executor) -> None:
@@ -72,12 +73,13 @@ def _warnings(task_set: TaskSet, executor: Executor, summary: dict[str, Any]) ->
             f"is {executor.fingerprint}: tasks whose gold result changed are gold_drift"
         )
     counts = summary["outcomes"]["counts"]
-    if counts.get(GOLD_DRIFT):
+    drifted = counts.get(Outcome.GOLD_DRIFT, 0)
+    if drifted:
         found.append(
-            f"{counts[GOLD_DRIFT]} instance(s) are gold_drift (their gold result is not the one "
-            "the task was verified with) and are left out of every score"
+            f"{drifted} instance(s) are gold_drift (their gold result is not the one the "
+            "task was verified with) and are left out of every score"
         )
-    missing, total = counts.get(MISSING, 0), summary["n_instances"]
+    missing, total = counts.get(Outcome.MISSING, 0), summary["n_instances"]
     if total and missing * 2 > total:
         found.append(
             f"{missing} of {total} instances have no prediction (missing): check the "
@@ -173,8 +175,8 @@ def run_scoring(
     try:
         done = frozenset(run_dir.done)
         finished = len(done)
-        for record in score_predictions(tasks, predictions.by_key, ctx, skip=done, jobs=jobs):
-            run_dir.append(record)
+        for result in score_predictions(tasks, predictions.by_key, ctx, skip=done, jobs=jobs):
+            run_dir.append(result.to_record())
             finished += 1
             if progress:
                 progress(finished, total)
@@ -196,9 +198,12 @@ def run_scoring(
     if with_priors:
         for kind, label in PRIORS.items():
             prior_ctx = ScoringContext(executor, gold, profile, label)
-            prior_records = list(
-                score_predictions(tasks, prior_predictions(tasks, kind), prior_ctx, jobs=jobs)
-            )
+            prior_records = [
+                r.to_record()
+                for r in score_predictions(
+                    tasks, prior_predictions(tasks, kind), prior_ctx, jobs=jobs
+                )
+            ]
             priors.append(summarize(prior_records, seed=seed, resamples=resamples, prior=True))
     run_dir.finish(summary, priors)
     warnings = _warnings(task_set, executor, summary)

@@ -29,16 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from score.scoring.outcomes import (
-    ABSTAINED,
-    CORRECT,
-    CUT_OFF,
-    EXCLUDED,
-    FAILED_ANSWERS,
-    FORMAT_FAILURE,
-    MISSING,
-    OUTCOMES,
-)
+from score.scoring.outcomes import EXCLUDED, FAILED_ANSWERS, OUTCOMES, Outcome
 
 #: Keys every instance record must carry (others pass through).
 RECORD_KEYS: tuple[str, ...] = (
@@ -70,6 +61,9 @@ TIER_ORDER: tuple[str, ...] = ("simple", "compositional", "schema_aware", "unans
 NO_GROUP = "(none)"
 
 
+_NO_SQL = (Outcome.ABSTAINED, Outcome.CUT_OFF, Outcome.FORMAT_FAILURE, Outcome.MISSING)
+
+
 def record(
     task_id: str,
     outcome: str,
@@ -96,7 +90,7 @@ def record(
         "answerable": answerable,
         "outcome": outcome,
         "reason": "",
-        "sql": None if outcome in (ABSTAINED, CUT_OFF, FORMAT_FAILURE, "missing") else "SELECT 1",
+        "sql": None if outcome in _NO_SQL else "SELECT 1",
         "lf_match": lf_match,
     }
     rec.update(extra)
@@ -161,9 +155,9 @@ def item_score(rec: Mapping[str, Any]) -> int | None:
     """
     if not is_scored(rec):
         return None
-    abstained = rec["outcome"] == ABSTAINED
+    abstained = rec["outcome"] == Outcome.ABSTAINED
     if rec["answerable"]:
-        return 1 if rec["outcome"] == CORRECT else 0 if abstained else -1
+        return 1 if rec["outcome"] == Outcome.CORRECT else 0 if abstained else -1
     return 1 if abstained else -1
 
 
@@ -200,19 +194,19 @@ def components(records: Sequence[Mapping[str, Any]]) -> dict[str, np.ndarray]:
         scored = is_scored(rec)
         answerable = scored and rec["answerable"]
         unanswerable = scored and not rec["answerable"]
-        abstained = rec["outcome"] == ABSTAINED
+        abstained = rec["outcome"] == Outcome.ABSTAINED
         item = item_score(rec)
         values = {
             "scored": scored,
             "answerable": answerable,
             "unanswerable": unanswerable,
-            "correct": answerable and rec["outcome"] == CORRECT,
+            "correct": answerable and rec["outcome"] == Outcome.CORRECT,
             "plus": item == 1,
             "minus": item == -1,
             "abstained_answerable": answerable and abstained,
             "abstained_unanswerable": unanswerable and abstained,
-            "cut_off": scored and rec["outcome"] == CUT_OFF,
-            "format_failure": scored and rec["outcome"] == FORMAT_FAILURE,
+            "cut_off": scored and rec["outcome"] == Outcome.CUT_OFF,
+            "format_failure": scored and rec["outcome"] == Outcome.FORMAT_FAILURE,
             "lf_known": answerable and rec["lf_match"] is not None,
             "lf": answerable and rec["lf_match"] is True,
         }
@@ -396,7 +390,7 @@ def failure_reasons(records: Iterable[Mapping[str, Any]], top: int = 10) -> list
     counts: Counter[tuple[str, str]] = Counter(
         (rec["outcome"], reason_pattern(str(rec.get("reason") or "")))
         for rec in records
-        if rec["outcome"] in FAILED_ANSWERS and rec["outcome"] != MISSING
+        if rec["outcome"] in FAILED_ANSWERS and rec["outcome"] != Outcome.MISSING
     )
     ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
     return [{"outcome": o, "reason": r, "count": n} for (o, r), n in ranked[:top]]

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import binomtest
 
-from score.scoring.outcomes import GOLD_DRIFT, GOLD_ERROR
+from score.scoring.outcomes import Outcome
 from score.statistics.metrics import (
     BREAKDOWNS,
     COMPONENTS,
@@ -223,8 +223,8 @@ def _score_block(
         "n_questions": len({r["task_id"] for r in scored}),
         "n_answerable": sum(1 for r in scored if r["answerable"]),
         "n_unanswerable": sum(1 for r in scored if not r["answerable"]),
-        "n_gold_error": counts[GOLD_ERROR],
-        "n_gold_drift": counts[GOLD_DRIFT],
+        "n_gold_error": counts[Outcome.GOLD_ERROR],
+        "n_gold_drift": counts[Outcome.GOLD_DRIFT],
         "rs_n": len(scored),
     }
     for s in scores:

@@ -19,8 +19,8 @@ from click.testing import CliRunner
 from curate.cli import main
 from score.execution.executor import Executor, ExecutorSettings
 from score.inputs.validated_files import MEMO_FOLDER
-from score.scoring import outcomes as oc
 from score.scoring.gold_cache import GoldCache
+from score.scoring.outcomes import Outcome
 from score.scoring.run import run_scoring
 from tests.task_factory import make_task, write_task_file
 
@@ -43,56 +43,61 @@ def nested_subqueries(n: int) -> str:
 ATTACKS = [
     # sqlglot cannot follow these; DuckDB's parser reads them and the guard's name rules
     # judge what it reports, so an honest deep query still runs
-    ("deep_parens_42", nested_parens(42), oc.CORRECT, ""),
-    ("deep_case_60", nested_case(60), oc.CORRECT, ""),
-    ("deep_subqueries_200", nested_subqueries(200), oc.CORRECT, ""),
+    ("deep_parens_42", nested_parens(42), Outcome.CORRECT, ""),
+    ("deep_case_60", nested_case(60), Outcome.CORRECT, ""),
+    ("deep_subqueries_200", nested_subqueries(200), Outcome.CORRECT, ""),
     (
         "deep_read_text",
         "SELECT " + "(" * 150 + "(SELECT content FROM read_text('/etc/hostname'))" + ")" * 150,
-        oc.BUILD_ERROR,
+        Outcome.BUILD_ERROR,
         "read_text",
     ),
     # Arrow string overflow / result size
-    ("repeat_rows", "SELECT repeat('x', 10000000) FROM range(300)", oc.EXECUTE_ERROR, ""),
+    ("repeat_rows", "SELECT repeat('x', 10000000) FROM range(300)", Outcome.EXECUTE_ERROR, ""),
     # the interrupt fires while batches stream
     (
         "timeout_mid_stream",
         "SELECT * FROM range(3000) t(n) UNION ALL "
         "SELECT count(*) FROM cdm.measurement a, cdm.measurement b",
-        oc.EXECUTE_ERROR,
+        Outcome.EXECUTE_ERROR,
         "time limit",
     ),
     # values Python cannot hold
-    ("infinity_date", "SELECT 'infinity'::DATE AS n", oc.MISMATCH, ""),
-    ("minus_infinity_timestamp", "SELECT '-infinity'::TIMESTAMP AS n", oc.MISMATCH, ""),
-    ("far_future_date", "SELECT '294247-01-10'::DATE AS n", oc.MISMATCH, ""),
+    ("infinity_date", "SELECT 'infinity'::DATE AS n", Outcome.MISMATCH, ""),
+    ("minus_infinity_timestamp", "SELECT '-infinity'::TIMESTAMP AS n", Outcome.MISMATCH, ""),
+    ("far_future_date", "SELECT '294247-01-10'::DATE AS n", Outcome.MISMATCH, ""),
     # DuckDB cannot interrupt one huge string function: its worker is killed and replaced
     (
         "uninterruptible",
         # one call DuckDB cannot interrupt: ~3 s here, twice the 1.5 s kill (a 200 MB
         # repeat() took 1.1-1.4 s on this machine, and its interrupt then came in time)
         "SELECT length(lpad('x', 200000000, 'y')) AS n",
-        oc.EXECUTE_ERROR,
+        Outcome.EXECUTE_ERROR,
         "process was ended",
     ),
     # memory that DuckDB's memory_limit does not track
-    ("huge_repeat", "SELECT length(repeat('x', 4000000000)) AS n", oc.EXECUTE_ERROR, "Memory"),
-    ("huge_list", "SELECT len(range(300000000)) AS n", oc.EXECUTE_ERROR, "Memory"),
-    ("huge_sort", "SELECT len(list_sort(range(200000000))) AS n", oc.EXECUTE_ERROR, "Memory"),
+    ("huge_repeat", "SELECT length(repeat('x', 4000000000)) AS n", Outcome.EXECUTE_ERROR, "Memory"),
+    ("huge_list", "SELECT len(range(300000000)) AS n", Outcome.EXECUTE_ERROR, "Memory"),
+    ("huge_sort", "SELECT len(list_sort(range(200000000))) AS n", Outcome.EXECUTE_ERROR, "Memory"),
     # long texts are refused before parsing
-    ("long_sum", "SELECT " + "1+" * 5_000_000 + "1", oc.BUILD_ERROR, "over the limit"),
+    ("long_sum", "SELECT " + "1+" * 5_000_000 + "1", Outcome.BUILD_ERROR, "over the limit"),
     (
         "long_in_list",
         "SELECT 1 WHERE 1 IN (" + ",".join(map(str, range(1_500_000))) + ")",
-        oc.BUILD_ERROR,
+        Outcome.BUILD_ERROR,
         "over the limit",
     ),
-    ("union_10000", " UNION ALL ".join(["SELECT 1"] * 10_000), oc.BUILD_ERROR, "over the limit"),
+    (
+        "union_10000",
+        " UNION ALL ".join(["SELECT 1"] * 10_000),
+        Outcome.BUILD_ERROR,
+        "over the limit",
+    ),
     *[
         (
             f"large_{i}",
             f"SELECT {i} AS n WHERE " + " OR ".join(["1 = 1"] * 100_000),
-            oc.BUILD_ERROR,
+            Outcome.BUILD_ERROR,
             "over the limit",
         )
         for i in range(3)
@@ -101,24 +106,24 @@ ATTACKS = [
     (
         "quoted_read_text",
         "SELECT content FROM \"read_text\"('.tmp/x.txt')",
-        oc.BUILD_ERROR,
+        Outcome.BUILD_ERROR,
         "read_text",
     ),
-    ("quoted_glob", "SELECT * FROM \"GLOB\"('.tmp/*')", oc.BUILD_ERROR, "glob"),
+    ("quoted_glob", "SELECT * FROM \"GLOB\"('.tmp/*')", Outcome.BUILD_ERROR, "glob"),
     (
         "read_blob",
         "SELECT size FROM main.\"read_blob\"('data/omop/synthea1k.duckdb')",
-        oc.BUILD_ERROR,
+        Outcome.BUILD_ERROR,
         "read_blob",
     ),
-    ("databases", "SELECT path FROM duckdb_databases()", oc.BUILD_ERROR, "paths"),
-    ("database_list", "SELECT * FROM pragma_database_list", oc.BUILD_ERROR, "paths"),
-    ("setting", "SELECT current_setting('secret_directory')", oc.BUILD_ERROR, "settings"),
-    ("settings_view", 'SELECT * FROM "Duckdb_Settings"', oc.BUILD_ERROR, "settings"),
+    ("databases", "SELECT path FROM duckdb_databases()", Outcome.BUILD_ERROR, "paths"),
+    ("database_list", "SELECT * FROM pragma_database_list", Outcome.BUILD_ERROR, "paths"),
+    ("setting", "SELECT current_setting('secret_directory')", Outcome.BUILD_ERROR, "settings"),
+    ("settings_view", 'SELECT * FROM "Duckdb_Settings"', Outcome.BUILD_ERROR, "settings"),
     # state that outlives the rolled-back transaction
-    ("setseed", "SELECT setseed(0.42) AS n", oc.BUILD_ERROR, "setseed"),
+    ("setseed", "SELECT setseed(0.42) AS n", Outcome.BUILD_ERROR, "setseed"),
     # a mislabel: DuckDB calls IMPORT DATABASE a PRAGMA
-    ("import_database", "IMPORT DATABASE '/tmp/x'", oc.BUILD_ERROR, "IMPORT DATABASE"),
+    ("import_database", "IMPORT DATABASE '/tmp/x'", Outcome.BUILD_ERROR, "IMPORT DATABASE"),
 ]
 
 
@@ -186,10 +191,10 @@ def test_hostile_golds_are_gold_errors_never_a_dead_run(omop_db, tmp_path):
             tasks_path, preds, tmp_path / "a", ex, cache_dir=cache, with_priors=False
         )
         records = results_by_id(tmp_path / "a")
-        assert records["deep_gold"]["outcome"] == oc.CORRECT
-        assert records["honest"]["outcome"] == oc.CORRECT
+        assert records["deep_gold"]["outcome"] == Outcome.CORRECT
+        assert records["honest"]["outcome"] == Outcome.CORRECT
         for task_id in ("oom_gold", "slow_gold"):
-            assert records[task_id]["outcome"] == oc.GOLD_ERROR, records[task_id]
+            assert records[task_id]["outcome"] == Outcome.GOLD_ERROR, records[task_id]
         # each failing gold was retried once in a fresh worker; only successes are stored
         assert first.gold_executions == 3 + 2 * 2
         stored = sorted(
@@ -218,8 +223,8 @@ def test_memory_hogs_beside_honest_answers_under_jobs_cache_no_gold_error(omop_d
     result = score_cli(str(tasks), str(preds), "--out", str(tmp_path / "a"), "--jobs", "2", *args)
     assert result.exit_code == 0, result.output
     records = results_by_id(tmp_path / "a")
-    assert {records[t["id"]]["outcome"] for t in honest} == {oc.CORRECT}
-    assert {records[t["id"]]["outcome"] for t in hogs} == {oc.EXECUTE_ERROR}
+    assert {records[t["id"]]["outcome"] for t in honest} == {Outcome.CORRECT}
+    assert {records[t["id"]]["outcome"] for t in hogs} == {Outcome.EXECUTE_ERROR}
     assert not list(cache.rglob("*.json"))  # no failure is ever cached
     again = score_cli(str(tasks), str(preds), "--out", str(tmp_path / "b"), *args)
     assert again.exit_code == 0 and "gold queries executed 0" in again.output
@@ -232,14 +237,14 @@ def test_csv_index_files_are_confined_to_the_index_folder(omop_db, tmp_path):
     (folder / "hostname.csv").symlink_to("/etc/hostname")
     os.mkfifo(folder / "fifo.csv")
     cases = {
-        "good": ("good.csv", oc.CORRECT, ""),
-        "passwd": ("/etc/passwd", oc.EXECUTE_ERROR, "outside the index's folder"),
-        "parent": (os.path.relpath("/etc/hostname", folder), oc.EXECUTE_ERROR, "outside"),
-        "symlink": ("hostname.csv", oc.EXECUTE_ERROR, "outside"),
-        "fifo": ("fifo.csv", oc.EXECUTE_ERROR, "not a regular file"),
-        "zero": ("/dev/zero", oc.EXECUTE_ERROR, "outside"),
-        "missing": ("missing.csv", oc.EXECUTE_ERROR, "no such file"),
-        "not_csv": ("bad.csv", oc.EXECUTE_ERROR, "cannot read"),
+        "good": ("good.csv", Outcome.CORRECT, ""),
+        "passwd": ("/etc/passwd", Outcome.EXECUTE_ERROR, "outside the index's folder"),
+        "parent": (os.path.relpath("/etc/hostname", folder), Outcome.EXECUTE_ERROR, "outside"),
+        "symlink": ("hostname.csv", Outcome.EXECUTE_ERROR, "outside"),
+        "fifo": ("fifo.csv", Outcome.EXECUTE_ERROR, "not a regular file"),
+        "zero": ("/dev/zero", Outcome.EXECUTE_ERROR, "outside"),
+        "missing": ("missing.csv", Outcome.EXECUTE_ERROR, "no such file"),
+        "not_csv": ("bad.csv", Outcome.EXECUTE_ERROR, "cannot read"),
     }
     (folder / "bad.csv").write_bytes(b"\x00\xff" * 10)
     tasks = write_task_file(
@@ -280,7 +285,8 @@ def test_bad_prediction_lines_are_named_problems(omop_db, tmp_path, line, named)
     summary = json.loads((tmp_path / "b" / "summary.json").read_text())
     assert len(summary["input_problems"]) == 1 and named in summary["input_problems"][0]
     records = results_by_id(tmp_path / "b")
-    assert records["t2"]["outcome"] == oc.CORRECT and records["t1"]["outcome"] == oc.MISSING
+    assert records["t2"]["outcome"] == Outcome.CORRECT
+    assert records["t1"]["outcome"] == Outcome.MISSING
 
 
 def test_a_raw_carriage_return_inside_a_record_is_one_line(omop_db, tmp_path):
@@ -296,7 +302,7 @@ def test_a_raw_carriage_return_inside_a_record_is_one_line(omop_db, tmp_path):
     assert summary["input_problems"] == [
         "line 2: not JSON: Invalid control character at (column 35)"
     ]
-    assert results_by_id(tmp_path / "a")["t1"]["outcome"] == oc.CORRECT
+    assert results_by_id(tmp_path / "a")["t1"]["outcome"] == Outcome.CORRECT
 
 
 def test_a_gold_cache_stores_only_successes(omop_db, tmp_path):

@@ -21,14 +21,14 @@ from score.execution.executor import Executor, ExecutorSettings
 from score.inputs.predictions import Prediction
 from score.inputs.split import held_out_ids
 from score.inputs.task_set import load_tasks
-from score.scoring import outcomes as oc
 from score.scoring.gold_cache import GoldCache
-from score.scoring.pipeline import ScoringContext, score_predictions
+from score.scoring.outcomes import Outcome
+from score.scoring.pipeline import ScoringContext
 from score.scoring.run import run_scoring
 from score.scoring.run_folder import read_run
 from tests.conftest import DELETED_PERSONS
 from tests.paths import REPO
-from tests.task_factory import make_task, write_task_file
+from tests.task_factory import make_task, scored_records, write_task_file
 
 PROJECT_TASKS = REPO / "data" / "benchmark" / "omop_tasks.jsonl"
 
@@ -117,11 +117,11 @@ def test_a_changed_database_shows_gold_drift_on_exactly_the_changed_tasks(
     expected = gold_results_changed(tasks, omop_db, changed_db)
     assert expected, f"deleting {DELETED_PERSONS} persons changes some gold results"
     run = read_run(folder / "changed")
-    drifted = {r["task_id"] for r in run["records"] if r["outcome"] == oc.GOLD_DRIFT}
+    drifted = {r["task_id"] for r in run["records"] if r["outcome"] == Outcome.GOLD_DRIFT}
     assert drifted == expected
     by_id = {t["id"]: t for t in tasks}
     for r in run["records"]:
-        if r["outcome"] == oc.GOLD_DRIFT:  # both hashes in the reason
+        if r["outcome"] == Outcome.GOLD_DRIFT:  # both hashes in the reason
             assert by_id[r["task_id"]]["gold_result"]["sha256"] in r["reason"]
     summary = run["summary"]
     instances = sum(len(by_id[i]["questions"]) for i in expected)
@@ -144,13 +144,13 @@ def test_a_warm_gold_cache_of_other_data_is_never_served(omop_db, changed_db, tm
            for t in tasks}  # fmt: skip
     cache = tmp_path / "cache"
     with Executor(omop_db) as ex:
-        list(score_predictions(tasks, own, ScoringContext(ex, GoldCache(cache, ex))))
+        list(scored_records(tasks, own, ScoringContext(ex, GoldCache(cache, ex))))
     with Executor(changed_db) as ex:
         gold = GoldCache(cache, ex)
-        records = list(score_predictions(tasks, own, ScoringContext(ex, gold)))
+        records = list(scored_records(tasks, own, ScoringContext(ex, gold)))
     assert gold.executions == len({t["gold_sql"] for t in tasks})  # no stale entry served
     outcomes = {r["outcome"] for r in records if r["language"] == "en"}
-    assert outcomes == {oc.CORRECT, oc.GOLD_DRIFT}, outcomes  # never a mismatch
+    assert outcomes == {Outcome.CORRECT, Outcome.GOLD_DRIFT}, outcomes  # never a mismatch
 
 
 # -- the fixed today travels from curation to scoring ------------------------------------
@@ -192,7 +192,7 @@ def test_scoring_runs_each_task_under_its_own_today(omop_db, day_tasks, tmp_path
     with Executor(omop_db) as ex:  # no --today
         outcome = run_scoring(day_tasks, preds, tmp_path / "run", ex, cache_dir=None)
     (record,) = read_run(tmp_path / "run")["records"]
-    assert record["outcome"] == oc.CORRECT, record["reason"]
+    assert record["outcome"] == Outcome.CORRECT, record["reason"]
     assert "2019-06-30" in record["executed_sql"]
     assert outcome.summary["ex"] == 1.0
 
@@ -225,13 +225,13 @@ def test_a_cut_off_output_with_partial_sql_is_cut_off(executor, partial):
     output = f"Let me count them.\n```sql\n{partial}"
     prediction = Prediction("t", "en", "run", output=output, status="cut_off")
     ctx = ScoringContext(executor, GoldCache(None, executor))
-    (record,) = score_predictions([task], {prediction.key: prediction}, ctx)
-    assert record["outcome"] == oc.CUT_OFF
+    (record,) = scored_records([task], {prediction.key: prediction}, ctx)
+    assert record["outcome"] == Outcome.CUT_OFF
     assert "the output hit its limit inside the query" in record["reason"]
     # the same text without the generator's word is an ordinary failure
     plain = Prediction("t", "en", "run", output=output)
-    (record,) = score_predictions([task], {plain.key: plain}, ctx)
-    assert record["outcome"] in (oc.PARSE_ERROR, oc.RENDER_ERROR)
+    (record,) = scored_records([task], {plain.key: plain}, ctx)
+    assert record["outcome"] in (Outcome.PARSE_ERROR, Outcome.RENDER_ERROR)
 
 
 # -- the split: train tasks are not evaluated by default ----------------------------------

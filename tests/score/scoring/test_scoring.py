@@ -19,13 +19,13 @@ from score.execution.executor import Executor, ExecutorSettings
 from score.execution.result import QueryError
 from score.inputs.predictions import Prediction
 from score.inputs.task_set import load_tasks
-from score.scoring import outcomes as oc
 from score.scoring.gold_cache import GoldCache
-from score.scoring.pipeline import ScoringContext, score_predictions
+from score.scoring.outcomes import Outcome
+from score.scoring.pipeline import ScoringContext
 from score.scoring.run import run_scoring
 from score.scoring.run_folder import read_run
 from tests.paths import REPO
-from tests.task_factory import make_task, write_task_file
+from tests.task_factory import make_task, scored_records, write_task_file
 
 PROJECT_TASKS = REPO / "data" / "benchmark" / "omop_tasks.jsonl"
 COUNT = "SELECT count(*) AS n FROM cdm.person"
@@ -51,40 +51,40 @@ def small_executor(omop_db):
 def score_one(task: dict, prediction: Prediction | None, executor) -> dict:
     ctx = ScoringContext(executor, GoldCache(None, executor), "sqlgold", "test")
     preds = {} if prediction is None else {prediction.key: prediction}
-    (record,) = list(score_predictions([task], preds, ctx))
+    (record,) = list(scored_records([task], preds, ctx))
     return record
 
 
 CASES = [
-    ("correct", dict(sql="SELECT COUNT(person_id) FROM cdm.person"), oc.CORRECT),
+    ("correct", dict(sql="SELECT COUNT(person_id) FROM cdm.person"), Outcome.CORRECT),
     (
         "correct_from_text",
         dict(output="Here:\n```sql\nSELECT count(*) FROM person\n```"),
-        oc.CORRECT,
+        Outcome.CORRECT,
     ),
-    ("mismatch", dict(sql="SELECT 1130.5 AS n"), oc.MISMATCH),
-    ("runtime", dict(sql="SELECT CAST('x' AS INTEGER)"), oc.EXECUTE_ERROR),
+    ("mismatch", dict(sql="SELECT 1130.5 AS n"), Outcome.MISMATCH),
+    ("runtime", dict(sql="SELECT CAST('x' AS INTEGER)"), Outcome.EXECUTE_ERROR),
     (
         "binder",
         dict(sql="SELECT person_id FROM cdm.person GROUP BY gender_concept_id"),
-        oc.EXECUTE_ERROR,
+        Outcome.EXECUTE_ERROR,
     ),
-    ("row_cap", dict(sql="SELECT * FROM cdm.person"), oc.EXECUTE_ERROR),
+    ("row_cap", dict(sql="SELECT * FROM cdm.person"), Outcome.EXECUTE_ERROR),
     (
         "timeout",
         dict(sql="SELECT count(*) FROM cdm.measurement a CROSS JOIN cdm.measurement b"),
-        oc.EXECUTE_ERROR,
+        Outcome.EXECUTE_ERROR,
     ),
-    ("unknown_table", dict(sql="SELECT count(*) FROM cdm.patients"), oc.RENDER_ERROR),
-    ("unknown_column", dict(sql="SELECT count(patient_id) FROM cdm.person"), oc.RENDER_ERROR),
-    ("not_a_select", dict(sql="DROP VIEW cdm.person"), oc.BUILD_ERROR),
-    ("two_statements", dict(sql="SELECT 1; SELECT 2"), oc.BUILD_ERROR),
-    ("not_sql", dict(output="```sql\nSELECT FROM WHERE GROUP\n```"), oc.PARSE_ERROR),
-    ("generation", dict(status="generation_error"), oc.GENERATION_ERROR),
-    ("abstain", dict(output="```\nABSTAIN\n```"), oc.ABSTAINED),
-    ("null", dict(sql=None), oc.ABSTAINED),
-    ("cut_off", dict(output="Let me think step by step about", status="cut_off"), oc.CUT_OFF),
-    ("format", dict(output="There are many persons."), oc.FORMAT_FAILURE),
+    ("unknown_table", dict(sql="SELECT count(*) FROM cdm.patients"), Outcome.RENDER_ERROR),
+    ("unknown_column", dict(sql="SELECT count(patient_id) FROM cdm.person"), Outcome.RENDER_ERROR),
+    ("not_a_select", dict(sql="DROP VIEW cdm.person"), Outcome.BUILD_ERROR),
+    ("two_statements", dict(sql="SELECT 1; SELECT 2"), Outcome.BUILD_ERROR),
+    ("not_sql", dict(output="```sql\nSELECT FROM WHERE GROUP\n```"), Outcome.PARSE_ERROR),
+    ("generation", dict(status="generation_error"), Outcome.GENERATION_ERROR),
+    ("abstain", dict(output="```\nABSTAIN\n```"), Outcome.ABSTAINED),
+    ("null", dict(sql=None), Outcome.ABSTAINED),
+    ("cut_off", dict(output="Let me think step by step about", status="cut_off"), Outcome.CUT_OFF),
+    ("format", dict(output="There are many persons."), Outcome.FORMAT_FAILURE),
 ]
 
 
@@ -96,17 +96,18 @@ def test_each_outcome_class_from_a_real_prediction(small_executor, name, fields,
 
 
 def test_missing_and_gold_error(small_executor):
-    assert score_one(make_task("t"), None, small_executor)["outcome"] == oc.MISSING
+    assert score_one(make_task("t"), None, small_executor)["outcome"] == Outcome.MISSING
     broken = make_task("g", "SELECT nope FROM cdm.person")
     record = score_one(broken, pred("g", sql=COUNT), small_executor)
-    assert record["outcome"] == oc.GOLD_ERROR and "gold" in record["reason"]
+    assert record["outcome"] == Outcome.GOLD_ERROR and "gold" in record["reason"]
 
 
 def test_unanswerable_tasks_expect_abstention(small_executor):
     task = make_task("u", None)
-    assert score_one(task, pred("u", output="ABSTAIN"), small_executor)["outcome"] == oc.ABSTAINED
+    abstained = score_one(task, pred("u", output="ABSTAIN"), small_executor)
+    assert abstained["outcome"] == Outcome.ABSTAINED
     answered = score_one(task, pred("u", sql="SELECT count(*) FROM cdm.note"), small_executor)
-    assert answered["outcome"] == oc.MISMATCH and "unanswerable" in answered["reason"]
+    assert answered["outcome"] == Outcome.MISMATCH and "unanswerable" in answered["reason"]
 
 
 def test_record_carries_what_was_run(small_executor):
@@ -122,7 +123,7 @@ def test_denominator_is_every_instance(small_executor):
     tasks = [make_task("a", languages=("en", "ko")), make_task("b"), make_task("c", None)]
     ctx = ScoringContext(small_executor, GoldCache(None, small_executor))
     only = {("a", "ko"): pred("a", language="ko", sql=COUNT)}
-    records = list(score_predictions(tasks, only, ctx))
+    records = list(scored_records(tasks, only, ctx))
     assert [(r["task_id"], r["language"], r["outcome"]) for r in records] == [
         ("a", "en", "missing"),
         ("a", "ko", "correct"),
@@ -138,9 +139,9 @@ def test_jobs_give_the_same_outcomes(small_executor):
     ]
     preds = {(f"t{i}", "en"): pred(f"t{i}", sql=f"SELECT {1130 + i}") for i in range(10)}
     ctx = ScoringContext(small_executor, GoldCache(None, small_executor))
-    one = sorted((r["task_id"], r["outcome"]) for r in score_predictions(tasks, preds, ctx))
+    one = sorted((r["task_id"], r["outcome"]) for r in scored_records(tasks, preds, ctx))
     four = sorted(
-        (r["task_id"], r["outcome"]) for r in score_predictions(tasks, preds, ctx, jobs=4)
+        (r["task_id"], r["outcome"]) for r in scored_records(tasks, preds, ctx, jobs=4)
     )
     assert one == four and {o for _, o in one} == {"correct"}
 
@@ -157,8 +158,8 @@ def test_the_pipeline_and_parallel_jobs_give_the_same_records(small_executor):
         keep = ("task_id", "outcome", "reason", "sql", "executed_sql", "lf_match")
         return sorted(tuple(r[k] for k in keep) for r in records)
 
-    one = seen(score_predictions(tasks, preds, ctx))
-    two = seen(score_predictions(tasks, preds, ctx, jobs=2))
+    one = seen(scored_records(tasks, preds, ctx))
+    two = seen(scored_records(tasks, preds, ctx, jobs=2))
     assert one == two
     assert [o for _, o, *_ in one] == [o for _, _, o in sorted(CASES)]
 
@@ -177,7 +178,7 @@ def test_the_pipeline_s_parsing_process_never_runs_a_query(omop_db, tmp_path):
     preds[("t5", "en")] = Prediction("t5", csv="t5.csv", csv_folder=str(tmp_path), kind="csv")
     with Executor(omop_db) as ex:
         ctx = ScoringContext(ex, GoldCache(None, ex))
-        outcomes = [r["outcome"] for r in score_predictions(tasks, preds, ctx)]
+        outcomes = [r["outcome"] for r in scored_records(tasks, preds, ctx)]
         lanes = ex.workers_peak_rss_by_lane()
         assert {n: h.most_alive for n, h in ex._pool._lanes.items()} == {"query": 1, "parse": 1}
         assert ex.workers_peak_rss_kib() == sum(lanes.values())
@@ -202,18 +203,23 @@ def test_a_run_gets_what_its_parse_left_of_the_time_limit(omop_db):
 def test_an_answer_whose_parse_used_up_its_time_limit_is_a_timeout(small_executor):
     from concurrent.futures import Future
 
+    from score.inputs.task_set import instances
     from score.scoring.answer import AnswerReply
-    from score.scoring.pipeline import _Pending, _RunLane
+    from score.scoring.instance_result import InstanceResult
+    from score.scoring.phases import Pending
+    from score.scoring.run_lane import RunLane
 
     ctx = ScoringContext(small_executor, GoldCache(None, small_executor))
-    pending = _Pending({"outcome": None, "reason": "", "timings": {}}, make_task("t"))
-    pending.prediction = pred("t", sql=COUNT)
+    task = make_task("t")
+    (instance,) = instances([task])
+    prediction = pred("t", sql=COUNT)
+    pending = Pending(InstanceResult.start(instance, "run", prediction), task, prediction)
     pending.prepared = AnswerReply("sql", "", COUNT, COUNT, True, seconds_left=0.0)
     done: Future = Future()
     done.set_result(pending)
-    with _RunLane(ctx) as lane:
-        record = lane.submit(done).result().record
-    assert record["outcome"] == oc.EXECUTE_ERROR and "time limit" in record["reason"]
+    with RunLane(ctx) as lane:
+        record = lane.submit(done).result().result.to_record()
+    assert record["outcome"] == Outcome.EXECUTE_ERROR and "time limit" in record["reason"]
     assert record["executed_sql"] == COUNT  # what would have run is still recorded
 
 
@@ -225,17 +231,17 @@ def test_gold_cache_serves_a_second_run_without_gold_queries(omop_db, tmp_path):
     preds = {(f"t{i}", "en"): pred(f"t{i}", sql=f"SELECT {1130 + i}") for i in range(5)}
     with Executor(omop_db) as ex:
         first = GoldCache(tmp_path / "cache", ex)
-        list(score_predictions(tasks, preds, ScoringContext(ex, first)))
+        list(scored_records(tasks, preds, ScoringContext(ex, first)))
         assert first.executions == 5
     with Executor(omop_db) as ex:  # a new process would see the same files
         second = GoldCache(tmp_path / "cache", ex)
         outcomes = [
-            r["outcome"] for r in score_predictions(tasks, preds, ScoringContext(ex, second))
+            r["outcome"] for r in scored_records(tasks, preds, ScoringContext(ex, second))
         ]
         assert second.executions == 0 and outcomes == ["correct"] * 5
     with Executor(omop_db, settings=ExecutorSettings(max_rows=50)) as ex:
         other = GoldCache(tmp_path / "cache", ex)  # other settings, other keys
-        list(score_predictions(tasks, preds, ScoringContext(ex, other)))
+        list(scored_records(tasks, preds, ScoringContext(ex, other)))
         assert other.executions == 5
 
 
@@ -502,14 +508,14 @@ def test_run_files_validate_against_their_schemas(reference_run):
 def test_a_failure_of_the_run_lane_itself_is_raised_not_waited_on(small_executor, monkeypatch):
     """Every instance's own failure is an outcome; a bug in the lane's own code must
     reach the caller instead of leaving it waiting for a result that never comes."""
-    from score.scoring import pipeline as scorer
+    from score.scoring.run_lane import RunLane
 
     def broken(self, *args):
         raise RuntimeError("a bug in the run lane")
 
-    monkeypatch.setattr(scorer._RunLane, "_take", broken)
+    monkeypatch.setattr(RunLane, "_take", broken)
     tasks = [make_task(f"t{i}") for i in range(3)]
     preds = {(f"t{i}", "en"): pred(f"t{i}", sql=COUNT) for i in range(3)}
     ctx = ScoringContext(small_executor, GoldCache(None, small_executor))
     with pytest.raises(RuntimeError, match="a bug in the run lane"):
-        list(score_predictions(tasks, preds, ctx))
+        list(scored_records(tasks, preds, ctx))

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import score.statistics.metrics as metrics
-from score.scoring.outcomes import GOLD_DRIFT, GOLD_ERROR, OUTCOMES
+from score.scoring.outcomes import OUTCOMES, Outcome
 from score.statistics.metrics import (
     check_records,
     default_scores,
@@ -26,7 +26,7 @@ from score.statistics.metrics import (
 
 
 def scores_of(records, c_values=(0, 5, 10)):
-    scored = [r for r in records if r["outcome"] not in (GOLD_ERROR, GOLD_DRIFT)]
+    scored = [r for r in records if r["outcome"] not in (Outcome.GOLD_ERROR, Outcome.GOLD_DRIFT)]
     return point_estimates(records, default_scores(c_values, n=len(scored)))
 
 
@@ -86,9 +86,9 @@ def test_ex_excludes_gold_error_from_numerator_and_denominator():
     assert s["rs_0"] == 50.0  # (1 + 0) / 2 scored, not / 4
     assert s["rs_N"] == 100 * (1 - 2 * 1) / 2  # N = 2 scored instances
     counts = outcome_counts(recs)
-    assert counts[GOLD_ERROR] == 2
+    assert counts[Outcome.GOLD_ERROR] == 2
     rates = outcome_rates(counts)
-    assert GOLD_ERROR not in rates
+    assert Outcome.GOLD_ERROR not in rates
     assert rates["correct"] == rates["mismatch"] == 0.5
 
 
@@ -179,7 +179,7 @@ def test_scores_match_brute_force_definitions():
         )
         for i in range(300)
     ]
-    scored = [r for r in recs if r["outcome"] not in (GOLD_ERROR, GOLD_DRIFT)]
+    scored = [r for r in recs if r["outcome"] not in (Outcome.GOLD_ERROR, Outcome.GOLD_DRIFT)]
     answerable = [r for r in scored if r["answerable"]]
     n = len(scored)
     s = scores_of(recs)

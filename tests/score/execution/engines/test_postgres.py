@@ -145,8 +145,8 @@ def test_the_scoring_pipeline_refuses_the_same_before_any_run(pg_executor):
     from score.inputs.predictions import Prediction
     from score.scoring.answer import Answer, PrepareAnswer, RunAnswer
     from score.scoring.gold_cache import GoldCache
-    from score.scoring.pipeline import ScoringContext, score_predictions
-    from tests.task_factory import make_task
+    from score.scoring.pipeline import ScoringContext
+    from tests.task_factory import make_task, scored_records
 
     for sql, reason in REFUSED:
         reply = pg_executor.call(PrepareAnswer(Answer(sql=sql, ready_sql=True)))
@@ -164,7 +164,7 @@ def test_the_scoring_pipeline_refuses_the_same_before_any_run(pg_executor):
         f"t{len(REFUSED)}", sql="SELECT count(*) AS n FROM person", kind="sql"
     )
     ctx = ScoringContext(pg_executor, GoldCache(None, pg_executor))
-    records = list(score_predictions(tasks, preds, ctx))
+    records = list(scored_records(tasks, preds, ctx))
     for record, (sql, reason) in zip(records, REFUSED, strict=False):
         assert record["outcome"] == "build_error", sql
         assert reason.lower() in record["reason"].lower(), sql

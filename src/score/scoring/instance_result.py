@@ -1,0 +1,71 @@
+"""What scoring says of one instance: its outcome, its reason and what it ran.
+
+An :class:`InstanceResult` is filled in as the instance goes through the pipeline and
+written as one line of ``results.jsonl`` (:meth:`InstanceResult.to_record`; the keys
+are ``schemas/results.schema.json``'s, which :mod:`score.statistics.metrics` reads).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from score.inputs.predictions import Prediction
+from score.inputs.task_set import Instance
+from score.scoring.decision import Decision
+from score.scoring.outcomes import Outcome
+
+
+@dataclass
+class InstanceResult:
+    """One instance (a task in one language) as scored."""
+
+    task_id: str
+    language: str
+    run: str
+    tier: str
+    category: str | None
+    difficulty: str | None
+    answerable: bool
+    output: str | None = None
+    context: str | None = None
+    prediction_line: int | None = None
+    outcome: Outcome | None = None
+    reason: str = ""
+    sql: str | None = None
+    executed_sql: str | None = None
+    lf_match: bool | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @classmethod
+    def start(
+        cls, instance: Instance, run: str, prediction: Prediction | None
+    ) -> InstanceResult:
+        """The result of ``instance`` before anything is decided."""
+        task = instance.task
+        return cls(
+            task_id=instance.task_id,
+            language=instance.language,
+            run=run,
+            tier=task["tier"],
+            category=task.get("category"),
+            difficulty=task.get("difficulty"),
+            answerable=task["answerable"],
+            output=prediction.output if prediction else None,
+            context=prediction.context if prediction else None,
+            prediction_line=prediction.line if prediction else None,
+        )
+
+    @property
+    def decided(self) -> bool:
+        return self.outcome is not None
+
+    def settle(self, decision: Decision) -> None:
+        """Take ``decision`` as this instance's outcome and reason."""
+        self.outcome, self.reason = decision.outcome, decision.reason
+
+    def to_record(self) -> dict[str, Any]:
+        """The ``results.jsonl`` line of this instance, as a JSON object."""
+        record = asdict(self)
+        record["outcome"] = None if self.outcome is None else self.outcome.value
+        return record

@@ -1,0 +1,228 @@
+"""The phases one instance goes through, each feeding :mod:`score.scoring.decision`.
+
+The query phase (:func:`query_phase`) asks a query process for what needs one: the
+answer's extraction, guard and run (:mod:`score.scoring.answer`), or a result CSV, and
+the gold result (cached); the compare phase (:func:`compare_phase`) runs the comparator
+profile in the scoring process.  With one job the query phase is split: a parse
+process prepares the answer (``prepare_only``) and the run lane
+(:mod:`score.scoring.run_lane`) runs its query and finishes it with
+:func:`finish_answer`.  Whatever fails, the instance ends with a decision: a failure
+of sqlgold's own code is that instance's outcome (:func:`score.scoring.decision.for_failure`).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from score.comparison.compare import compare
+from score.execution.executor import Executor
+from score.execution.result import QueryError, QueryResult
+from score.inputs.predictions import Prediction
+from score.inputs.task_set import Instance
+from score.scoring import decision
+from score.scoring.answer import Answer, AnswerReply, PrepareAnswer, RunAnswer, needs_run
+from score.scoring.extract import SQL
+from score.scoring.gold_cache import GoldCache
+from score.scoring.gold_pin import GoldPins, task_today
+from score.scoring.instance_result import InstanceResult
+
+
+@dataclass(frozen=True)
+class ScoringContext:
+    """What every instance is scored with."""
+
+    executor: Executor
+    gold: GoldCache
+    profile: str = "sqlgold"
+    run: str = "run"
+    pins: GoldPins = field(default_factory=GoldPins)
+    dialect: str | None = None  # predictions' SQL dialect when not the engine's own
+
+
+@dataclass
+class Pending:
+    """An instance between its phases: its result so far, what the pipeline (one job)
+    left for its query process (an answer's query to run, a result CSV to read), and
+    the results to compare."""
+
+    result: InstanceResult
+    task: dict[str, Any]
+    prediction: Prediction | None = None
+    prepared: AnswerReply | None = None
+    csv_to_read: bool = False
+    predicted: QueryResult | None = None
+    gold: QueryResult | None = None
+    seconds: float = 0.0
+
+    def settle(self, decided: decision.Decision) -> None:
+        self.result.settle(decided)
+
+    def fail(self, e: Exception) -> None:
+        """A failure of sqlgold's own code: the instance's outcome, nothing left to do."""
+        self.predicted = self.prepared = None
+        self.csv_to_read = False
+        self.settle(decision.for_failure(e))
+
+
+def query_phase(
+    instance: Instance,
+    prediction: Prediction | None,
+    ctx: ScoringContext,
+    *,
+    prepare_only: bool = False,
+) -> Pending:
+    """What needs a query process: the answer's extraction, guard and run, and the gold
+    result (cached).  With ``prepare_only`` (the pipeline's first phase) the answer is
+    only prepared (:class:`~score.scoring.answer.PrepareAnswer`: extraction, guard,
+    logical form) while another query process runs the previous answer's query."""
+    start = time.perf_counter()
+    pending = Pending(InstanceResult.start(instance, ctx.run, prediction), instance.task)
+    pending.prediction = prediction
+    try:
+        _answer(pending, ctx, prepare_only=prepare_only)
+    except Exception as e:  # noqa: BLE001 - one instance never ends the run
+        pending.fail(e)
+    pending.seconds = time.perf_counter() - start
+    return pending
+
+
+def _answer(pending: Pending, ctx: ScoringContext, *, prepare_only: bool) -> None:
+    prediction, task = pending.prediction, pending.task
+    decided = decision.for_prediction(prediction)
+    if decided is not None:
+        return pending.settle(decided)
+    assert prediction is not None
+    if prediction.kind == "csv":
+        if prepare_only:
+            pending.csv_to_read = True
+            return None
+        return read_csv(pending, ctx)
+    gold_sql = task["gold_sql"] if task["answerable"] and task["gold_sql"] else None
+    request = Answer(
+        output=prediction.output,
+        sql=prediction.sql,
+        ready_sql=prediction.kind == "sql",
+        status=prediction.status,
+        gold_sql=gold_sql,
+        today=task_today(task),
+        dialect=ctx.dialect,
+    )
+    try:
+        reply = ctx.executor.call(PrepareAnswer(request) if prepare_only else request)
+    except QueryError as e:  # its process had to be ended: past the time limit, or died
+        return pending.settle(decision.for_lost_process(e))
+    if prepare_only and needs_run(reply):
+        pending.prepared = reply  # the query runs in the pipeline's next phase
+        return None
+    finish_answer(pending, reply, ctx)
+
+
+def read_csv_phase(pending: Pending, ctx: ScoringContext) -> Pending:
+    """The pipeline's second phase for a result CSV: read it in a query process, then
+    take the gold result."""
+    start = time.perf_counter()
+    pending.csv_to_read = False
+    try:
+        read_csv(pending, ctx)
+    except Exception as e:  # noqa: BLE001 - one instance never ends the run
+        pending.fail(e)
+    pending.seconds += time.perf_counter() - start
+    return pending
+
+
+def read_csv(pending: Pending, ctx: ScoringContext) -> None:
+    """Read the prediction's result CSV in a query process (a failure to read it, its
+    process ended included, is the instance's outcome), then take the gold result."""
+    prediction = pending.prediction
+    assert prediction is not None
+    read: QueryResult | QueryError | None = None
+    if prediction.csv is not None:
+        try:
+            read = ctx.executor.read_csv(prediction.csv, prediction.csv_folder or ".")
+        except QueryError as e:
+            read = e
+    decided = decision.for_csv(prediction, read)
+    if decided is not None:
+        return pending.settle(decided)
+    assert isinstance(read, QueryResult)
+    _take_gold(pending, read, ctx)
+
+
+def run_request(reply: AnswerReply, ctx: ScoringContext) -> RunAnswer | QueryError:
+    """A prepared answer's run request, in what its preparation left of the time limit;
+    a timeout if it left nothing."""
+    left = reply.seconds_left
+    if left is not None and left <= 0:
+        limit = ctx.executor.settings.timeout_seconds
+        return QueryError("timeout", f"stopped after {limit:g} s (the time limit)")
+    assert reply.executed_sql is not None
+    seconds = ctx.executor.settings.timeout_seconds if left is None else left
+    return RunAnswer(reply.executed_sql, seconds, checked=reply.checked)
+
+
+def finish_answer(pending: Pending, reply: AnswerReply, ctx: ScoringContext) -> None:
+    """Record what became of an answer, and take the gold result to compare with."""
+    assert pending.prediction is not None
+    result = pending.result
+    if reply.kind == SQL:
+        result.sql, result.executed_sql, result.lf_match = (
+            reply.sql,
+            reply.executed_sql,
+            reply.lf_match,
+        )
+    decided = decision.for_answer(pending.prediction, reply)
+    if decided is not None:
+        return pending.settle(decided)
+    assert reply.result is not None
+    result.timings["execute_s"] = round(reply.result.seconds, 6)
+    _take_gold(pending, reply.result, ctx)
+
+
+def gold_known(task: dict[str, Any], ctx: ScoringContext) -> bool:
+    """Whether the task's gold result can be had without running a query."""
+    if not task["answerable"]:
+        return True
+    return ctx.gold.known(task["gold_sql"], today=task_today(task))
+
+
+def _take_gold(pending: Pending, predicted: QueryResult, ctx: ScoringContext) -> None:
+    """Keep the result for the comparator, with the gold's; or decide without them."""
+    task = pending.task
+    decided = decision.for_unanswerable(task["answerable"])
+    if decided is not None:
+        return pending.settle(decided)
+    today = task_today(task)
+    gold = ctx.gold.result(task["gold_sql"], today=today)
+    drift = None
+    if not isinstance(gold, QueryError):
+        drift = ctx.pins.drift(task, gold, ctx.gold.key(task["gold_sql"], today))
+    decided = decision.for_gold(gold, drift)
+    if decided is not None:
+        return pending.settle(decided)
+    assert isinstance(gold, QueryResult)
+    pending.predicted, pending.gold = predicted, gold
+
+
+def compare_phase(pending: Pending, ctx: ScoringContext) -> InstanceResult:
+    """The comparator's verdict, in the scoring process."""
+    start = time.perf_counter()
+    result = pending.result
+    if pending.predicted is not None and pending.gold is not None:
+        verdict: Any
+        try:
+            verdict = compare(
+                pending.gold,
+                pending.predicted,
+                ctx.profile,
+                order_matters=pending.task["order_matters"],
+            )
+        except Exception as e:  # noqa: BLE001 - a value the comparator cannot handle
+            verdict = e
+        result.settle(decision.for_verdict(verdict))
+        result.timings["compare_s"] = round(time.perf_counter() - start, 6)
+    if not result.decided:  # cannot happen; never leave an instance unclassified
+        result.settle(decision.UNDECIDED)
+    result.timings["total_s"] = round(pending.seconds + time.perf_counter() - start, 6)
+    return result

@@ -1,0 +1,161 @@
+"""The run lane of the one-job pipeline: answers' queries sent ahead to one query process.
+
+While the scoring process compares one instance and a parse process prepares the next
+ones (:mod:`score.scoring.pipeline`), the run lane, a thread of its own, sends each
+prepared answer's query to one query process through a
+:class:`~score.execution.executor.QueryStream` before the previous reply is read, so
+the query process goes from one query to the next without waiting for this process.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections import deque
+from concurrent.futures import Future
+from dataclasses import dataclass
+
+from score.execution.executor import QueryStream
+from score.execution.result import QueryError
+from score.scoring import decision
+from score.scoring.answer import RunAnswer, with_run
+from score.scoring.phases import (
+    Pending,
+    ScoringContext,
+    finish_answer,
+    gold_known,
+    read_csv_phase,
+    run_request,
+)
+
+
+@dataclass
+class InFlight:
+    """An answer whose query was sent to the run lane's query process."""
+
+    pending: Pending
+    out: Future[Pending]
+    start: float
+
+
+#: Answers' queries sent to the query process beyond the one it runs: while it runs
+#: one, the next ones wait in its pipe, so it does not wait for this process between
+#: them (this process's threads share one interpreter lock, and a core with the
+#: parser, so a reply may be read late).
+SENT_AHEAD = 2
+
+
+class RunLane:
+    """The pipeline's second phase (one job) on a thread of its own: each prepared
+    answer's query goes to one query process through a
+    :class:`~score.execution.executor.QueryStream`, sent before the previous answer's reply is
+    read, so the scoring process's round trip and its work on the reply overlap the
+    next query.  What needs a blocking call on the query lane (a result CSV to read, a
+    gold result not yet known) waits until the replies sent ahead are in, so it goes to
+    the same process.  :meth:`submit` gives each instance's completed
+    :class:`Pending` as a future; every instance gets one, whatever fails."""
+
+    def __init__(self, ctx: ScoringContext) -> None:
+        self._ctx = ctx
+        self._inbox: queue.SimpleQueue[tuple[Future[Pending], Future[Pending]] | None]
+        self._inbox = queue.SimpleQueue()
+        self._finished_at = 0.0  # perf_counter() when the last sent answer was finished
+        self._thread = threading.Thread(target=self._serve, name="sqlgold-query", daemon=True)
+        self._thread.start()
+
+    def submit(self, prepared: Future[Pending]) -> Future[Pending]:
+        out: Future[Pending] = Future()
+        self._inbox.put((prepared, out))
+        return out
+
+    def __enter__(self) -> RunLane:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._inbox.put(None)
+        self._thread.join()
+
+    def _serve(self) -> None:
+        sent: deque[InFlight] = deque()
+        try:
+            self._serve_all(sent)
+        except BaseException as e:  # noqa: BLE001 - a bug here must not leave the caller waiting
+            for flight in sent:
+                if not flight.out.done():
+                    flight.out.set_exception(e)
+            while (item := self._inbox.get()) is not None:
+                item[1].set_exception(e)
+
+    def _serve_all(self, sent: deque[InFlight]) -> None:
+        with self._ctx.executor.stream() as stream:
+            while True:
+                try:  # with nothing more submitted yet, what was sent is finished first:
+                    # the caller may be waiting for it before it submits more
+                    item = self._inbox.get_nowait() if sent else self._inbox.get()
+                except queue.Empty:
+                    self._finish(sent.popleft(), stream)
+                    continue
+                if item is None:
+                    break
+                prepared, out = item
+                try:
+                    self._take(prepared.result(), out, stream, sent)
+                except BaseException as e:
+                    if not out.done():
+                        out.set_exception(e)
+                    raise
+            while sent:
+                self._finish(sent.popleft(), stream)
+
+    def _take(
+        self, pending: Pending, out: Future[Pending], stream: QueryStream, sent: deque
+    ) -> None:
+        if pending.prepared is None and not pending.csv_to_read:
+            return out.set_result(pending)
+        request: RunAnswer | QueryError | None = None
+        start = time.perf_counter()
+        try:
+            if pending.prepared is not None:
+                request = run_request(pending.prepared, self._ctx)
+            if isinstance(request, RunAnswer):
+                stream.send(request)
+                sent.append(InFlight(pending, out, start))
+                while len(sent) > SENT_AHEAD:
+                    self._finish(sent.popleft(), stream)
+                return None
+            if isinstance(request, QueryError):  # its preparation left no time
+                reply, pending.prepared = pending.prepared, None
+                assert reply is not None and pending.prediction is not None
+                finish_answer(pending, with_run(reply, request), self._ctx)
+        except Exception as e:  # noqa: BLE001 - one instance never ends the run
+            pending.fail(e)
+        if pending.prepared is None and not pending.csv_to_read:
+            pending.seconds += time.perf_counter() - start
+            return out.set_result(pending)
+        while sent:  # a result CSV to read: what was sent ahead comes first (and the
+            # stream gives its process back with the last reply)
+            self._finish(sent.popleft(), stream)
+        out.set_result(read_csv_phase(pending, self._ctx))
+
+    def _finish(self, flight: InFlight, stream: QueryStream) -> None:
+        pending, ctx = flight.pending, self._ctx
+        reply, pending.prepared = pending.prepared, None
+        assert reply is not None and pending.prediction is not None
+        try:
+            try:
+                outcome = stream.receive()
+            except QueryError as e:  # its process had to be ended, or died
+                pending.settle(decision.for_lost_process(e))
+            else:
+                if stream.pending and not gold_known(pending.task, ctx):
+                    stream.settle()  # the gold runs on the stream's query process
+                finish_answer(pending, with_run(reply, outcome), ctx)
+        except Exception as e:  # noqa: BLE001
+            pending.fail(e)
+        # its own time: from when its query could start (sent, and the previous one
+        # finished), not the time it waited behind the queries sent before it
+        now = time.perf_counter()
+        pending.seconds += now - max(flight.start, self._finished_at)
+        self._finished_at = now
+        flight.out.set_result(pending)
