@@ -8,52 +8,27 @@ a reader never sees half a file and a failed run loses nothing.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from score.files import write_all_atomic, write_atomic
 from score.inputs.task_file import task_file_text, task_line
 
 __all__ = ["task_line", "write_files_atomic", "write_tasks", "write_text_atomic"]
 
 
 def write_text_atomic(path: str | Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with tmp.open("w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    """Write ``text`` to ``path`` through a temporary file in the same folder, on disk
+    before the rename."""
+    write_atomic(path, text, fsync=True)
 
 
 def write_files_atomic(texts: Mapping[Path, str]) -> None:
-    """Write several files so that either all are replaced or none is: each text goes to
-    a temporary file beside its target first, and only when every one is written are
-    they renamed into place.  A failure (a folder that cannot be made, a full disk)
-    leaves every target as it was."""
-    temps: list[tuple[Path, Path]] = []
-    try:
-        for path, text in texts.items():
-            path = Path(path)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-            temps.append((tmp, path))
-            with tmp.open("w", encoding="utf-8", newline="\n") as f:
-                f.write(text)
-                f.flush()
-                os.fsync(f.fileno())
-        for tmp, path in temps:
-            os.replace(tmp, path)
-    finally:
-        for tmp, _ in temps:
-            tmp.unlink(missing_ok=True)
+    """Write several files so that either all are replaced or none is
+    (:func:`score.files.write_all_atomic`): a failure (a folder that cannot be made, a
+    full disk) leaves every target as it was."""
+    write_all_atomic(texts)
 
 
 def tasks_text(tasks: Iterable[dict[str, Any]], *, database_fingerprint: str | None = None) -> str:

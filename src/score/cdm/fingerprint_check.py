@@ -18,6 +18,7 @@ fingerprint is then computed on every open).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -28,6 +29,7 @@ from typing import Any
 
 from score.cdm.fingerprint import FINGERPRINT_FORMAT, compute_fingerprint
 from score.defaults import DEFAULT_FINGERPRINT_CACHE
+from score.files import write_atomic
 
 #: The build_info key holding the fingerprint's format (absent in builds before format 2).
 FORMAT_KEY = "fingerprint_format"
@@ -119,19 +121,11 @@ class FingerprintCache:
             "state": dict(state),
             "fingerprint": fingerprint,
         }
-        tmp = entry.with_name(f".{entry.name}.{os.getpid()}.tmp")
-        try:
+        # a cache that cannot be written only costs a recomputation
+        with contextlib.suppress(OSError):
             entry.parent.mkdir(parents=True, exist_ok=True)
             self._forget_gone_files()
-            tmp.write_text(json.dumps(payload, sort_keys=True), encoding="utf-8")
-            os.replace(tmp, entry)
-        except OSError:
-            pass  # a cache that cannot be written only costs a recomputation
-        finally:
-            try:
-                tmp.unlink(missing_ok=True)
-            except OSError:
-                pass
+            write_atomic(entry, json.dumps(payload, sort_keys=True))
 
     def _forget_gone_files(self) -> None:
         """Drop the entries of database files that no longer exist (temporary copies),

@@ -262,10 +262,11 @@ def _summaries_with_priors(runs: list[dict]) -> list[dict]:
 @handle_errors
 def score_report(run_dirs: tuple[Path, ...], out: Path | None) -> None:
     """Write report.md and chart.svg for one or more finished run folders."""
+    from score.files import write_atomic
     from score.out_paths import check_output_dir
     from score.report.chart import render_chart
     from score.report.markdown import render_report
-    from score.scoring.run_folder import read_run, write_atomic
+    from score.scoring.run_folder import read_run
 
     if out is None:
         if len(run_dirs) > 1:
@@ -303,10 +304,11 @@ def score_compare(
 ) -> None:
     """Compare two runs on the same tasks: discordant counts, exact McNemar test and paired
     bootstrap intervals of every score's difference."""
+    from score.files import write_atomic
     from score.out_paths import check_output_dir
     from score.report.chart import render_chart
     from score.report.markdown import render_report
-    from score.scoring.run_folder import dumps, read_run, write_atomic
+    from score.scoring.run_folder import dumps, read_run
     from score.statistics.stats import compare_runs
 
     out = out or run_a.parent / f"{run_a.name}_vs_{run_b.name}"

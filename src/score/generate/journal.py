@@ -25,6 +25,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from score.files import write_atomic
 from score.generate.errors import GenerationError
 
 RUN_FORMAT = "sqlgold.generation/1"
@@ -56,17 +57,8 @@ def dumps_line(record: dict[str, Any]) -> str:
     return json.dumps(record, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with tmp.open("w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+def _meta_text(meta: dict[str, Any]) -> str:
+    return json.dumps(meta, sort_keys=True, indent=2) + "\n"
 
 
 def run_path(out: Path) -> Path:
@@ -109,7 +101,7 @@ class PredictionFiles:
             if self.journal_path.exists():
                 self._read(self.journal_path, torn_ok=True)
         self.out.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(self.run_path, json.dumps(self.meta, sort_keys=True, indent=2) + "\n")
+        write_atomic(self.run_path, _meta_text(self.meta), fsync=True)
         self._journal = self.journal_path.open("a", encoding="utf-8")
 
     def _check_same_run(self) -> None:
@@ -170,7 +162,7 @@ class PredictionFiles:
         """Write the sorted predictions file and the finished run file; drop the journal."""
         self.close()
         text = "".join(dumps_line(self.records[k]) for k in sorted(self.records))
-        write_atomic(self.out, text)
+        write_atomic(self.out, text, fsync=True)
         self.meta = {**self.meta, **summary, "finished": True}
-        write_atomic(self.run_path, json.dumps(self.meta, sort_keys=True, indent=2) + "\n")
+        write_atomic(self.run_path, _meta_text(self.meta), fsync=True)
         self.journal_path.unlink(missing_ok=True)

@@ -19,10 +19,9 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
 from pathlib import Path
 
-from score.files import file_sha256
+from score.files import file_sha256, write_atomic
 from score.inputs.schemas import schema_path
 from score.inputs.task_file import TASK_FORMAT_VERSIONS
 
@@ -54,12 +53,5 @@ class ValidatedFiles:
         """Note that a file with these bytes passed (best effort)."""
         if self.directory is None:
             return
-        target = self.directory / self.key(content_sha256)
-        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
         with contextlib.suppress(OSError):
-            try:
-                self.directory.mkdir(parents=True, exist_ok=True)
-                tmp.write_bytes(b"")
-                os.replace(tmp, target)
-            finally:
-                tmp.unlink(missing_ok=True)
+            write_atomic(self.directory / self.key(content_sha256), b"")

@@ -18,7 +18,6 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-import os
 import threading
 from pathlib import Path
 
@@ -27,6 +26,7 @@ import pyarrow.ipc as ipc
 
 from score.execution.executor import Executor
 from score.execution.result import QueryError, QueryResult
+from score.files import replacing
 
 CACHE_FORMAT = "sqlgold.gold-cache/1"
 
@@ -129,20 +129,13 @@ class GoldCache:
     def _write(self, key: str, found: QueryResult) -> None:
         if self.directory is None:
             return
-        target = self._path(key)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        try:
-            positional = found.table.rename_columns([f"c{i}" for i in range(found.num_columns)])
-            positional = positional.replace_schema_metadata(
-                {
-                    "sqlgold.columns": json.dumps(list(found.columns)),
-                    "sqlgold.types": json.dumps(list(found.types)),
-                }
-            )
-            with pa.OSFile(str(tmp), "wb") as sink:
-                with ipc.new_file(sink, positional.schema) as writer:
-                    writer.write_table(positional)
-            os.replace(tmp, target)
-        finally:
-            tmp.unlink(missing_ok=True)
+        positional = found.table.rename_columns([f"c{i}" for i in range(found.num_columns)])
+        positional = positional.replace_schema_metadata(
+            {
+                "sqlgold.columns": json.dumps(list(found.columns)),
+                "sqlgold.types": json.dumps(list(found.types)),
+            }
+        )
+        with replacing(self._path(key)) as tmp, pa.OSFile(str(tmp), "wb") as sink:
+            with ipc.new_file(sink, positional.schema) as writer:
+                writer.write_table(positional)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from score.errors import ScoringError
+from score.files import write_atomic
 
 RUN_FORMAT = "sqlgold.run/1"
 RESULTS_FORMAT = "sqlgold.results/2"
@@ -47,16 +48,6 @@ IDENTITY_KEYS = (
 def dumps(value: Any) -> str:
     """Deterministic JSON text: sorted keys, UTF-8 kept, no trailing spaces."""
     return json.dumps(value, sort_keys=True, ensure_ascii=False, indent=2) + "\n"
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def instance_key(record: dict[str, Any]) -> tuple[str, str]:
