@@ -30,7 +30,7 @@ from bench_scoring import repeated_tasks, run_peaks, write_workload
 
 from score.execution.executor import Executor, ExecutorSettings
 from score.inputs.task_set import instances, load_tasks
-from score.scoring.run import run_scoring
+from score.scoring.run import ScoringOptions, run_scoring
 
 TIMEOUT_SECONDS = 1.0
 MEMORY_LIMIT = "1GB"
@@ -57,8 +57,10 @@ ATTACKS: list[tuple[str, str]] = [
     ("1 MB of SQL", "SELECT " + "1+" * 500_000 + "1"),
     ("5,000-branch UNION ALL (under the size limit)", " UNION ALL ".join(["SELECT 1"] * 5000)),
     ("200 nested subqueries", _deep_subqueries(200)),
-    ("string aggregation past the memory limit",
-     "SELECT length(string_agg(repeat('x', 1000), '')) FROM range(3000000)"),
+    (
+        "string aggregation past the memory limit",
+        "SELECT length(string_agg(repeat('x', 1000), '')) FROM range(3000000)",
+    ),
 ]
 
 
@@ -90,7 +92,11 @@ def hostile_child(db: str, tasks_path: str, honest: str, hostile: str, work: str
 
     def score(preds: str, out: str):
         return run_scoring(
-            tasks_path, preds, work_dir / out, ex, cache_dir=cache, with_priors=False, jobs=1
+            tasks_path,
+            preds,
+            work_dir / out,
+            ex,
+            ScoringOptions(cache_dir=cache, with_priors=False, jobs=1),
         )
 
     with Executor(db, settings=settings) as ex:
@@ -101,14 +107,20 @@ def hostile_child(db: str, tasks_path: str, honest: str, hostile: str, work: str
         replaced = ex.workers_replaced
     with (work_dir / "hostile" / "results.jsonl").open(encoding="utf-8") as f:
         records = {f"{r['task_id']}\t{r['language']}": r for r in map(json.loads, f)}
-    print(json.dumps({
-        **peaks,
-        "honest_s": honest_s,
-        "hostile_s": hostile_s,
-        "workers_replaced": replaced,
-        "records": {k: [r["outcome"], r["timings"]["total_s"], r["reason"][:120]]
-                    for k, r in records.items()},
-    }))
+    print(
+        json.dumps(
+            {
+                **peaks,
+                "honest_s": honest_s,
+                "hostile_s": hostile_s,
+                "workers_replaced": replaced,
+                "records": {
+                    k: [r["outcome"], r["timings"]["total_s"], r["reason"][:120]]
+                    for k, r in records.items()
+                },
+            }
+        )
+    )
 
 
 def hostile_cost(
@@ -119,15 +131,24 @@ def hostile_cost(
     folder = work / "hostile"
     folder.mkdir()
     tasks_path, honest, hostile, attacks = write_hostile(tasks, folder)
-    log(f"hostile: {len(instances(tasks))} instances, {len(attacks)} attacks, "
-        f"timeout {TIMEOUT_SECONDS:g} s, memory limit {MEMORY_LIMIT}, {runs} runs")
+    log(
+        f"hostile: {len(instances(tasks))} instances, {len(attacks)} attacks, "
+        f"timeout {TIMEOUT_SECONDS:g} s, memory limit {MEMORY_LIMIT}, {runs} runs"
+    )
     found: list[dict[str, Any]] = []
     for i in range(runs):
         run_work = folder / f"run-{i}"
         run_work.mkdir()
         lines, killed, err = run_child(
-            [str(Path(__file__)), "hostile-child", str(db), str(tasks_path), str(honest),
-             str(hostile), str(run_work)],
+            [
+                str(Path(__file__)),
+                "hostile-child",
+                str(db),
+                str(tasks_path),
+                str(honest),
+                str(hostile),
+                str(run_work),
+            ],
             timeout=1800,
         )
         if killed or not lines:
@@ -137,10 +158,12 @@ def hostile_cost(
         slowest = max(got["records"][k][1] for k in attacks)
         got["max_attack_s"] = slowest
         found.append(got)
-        log(f"  run {i + 1}: honest {got['honest_s']:.1f} s, hostile {got['hostile_s']:.1f} s "
+        log(
+            f"  run {i + 1}: honest {got['honest_s']:.1f} s, hostile {got['hostile_s']:.1f} s "
             f"(x{got['hostile_s'] / got['honest_s']:.1f}), slowest attack {slowest:.2f} s, "
             f"peak RSS {got['peak_rss_kib'] / 1024:.0f} MiB, "
-            f"{got['workers_replaced']} query processes replaced")
+            f"{got['workers_replaced']} query processes replaced"
+        )
     if not found:
         return {"instances": len(instances(tasks)), "runs": 0}
     last = found[-1]["records"]
@@ -165,7 +188,10 @@ def hostile_cost(
         "parts_mb": {
             part: max(f.get(f"{part}_kib", 0) for f in found) / 1024
             for part in (
-                "scoring_process", "fork_server", "query_process", "parse_lane",
+                "scoring_process",
+                "fork_server",
+                "query_process",
+                "parse_lane",
                 "query_lane",
             )
         },

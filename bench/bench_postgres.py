@@ -29,7 +29,7 @@ from bench_scoring import answer_of, gold_sqls, predicted_sqls, repeated_tasks, 
 from score.execution.engines.postgres_sql import transpile_to_postgres
 from score.execution.executor import Executor
 from score.inputs.task_set import instances, load_tasks
-from score.scoring.run import run_scoring
+from score.scoring.run import ScoringOptions, run_scoring
 
 
 class RawPostgres:
@@ -101,8 +101,11 @@ def postgres_overhead(
             def score(preds_file: Path, out: str, dialect: str | None):
                 return clocked(
                     lambda: run_scoring(
-                        tasks_path, preds_file, work / out, ex, cache_dir=cache,
-                        with_priors=False, jobs=1, dialect=dialect,
+                        tasks_path,
+                        preds_file,
+                        work / out,
+                        ex,
+                        ScoringOptions(cache_dir=cache, with_priors=False, jobs=1, dialect=dialect),
                     )
                 )
 
@@ -125,10 +128,12 @@ def postgres_overhead(
                     "gold_executions": pg_out.gold_executions + dd_out.gold_executions,
                 }
                 per_run.append(row)
-                log(f"  run {i + 1}: raw {r0[0]:.2f}/{r1[0]:.2f}/{r2[0]:.2f} s, scoring "
+                log(
+                    f"  run {i + 1}: raw {r0[0]:.2f}/{r1[0]:.2f}/{r2[0]:.2f} s, scoring "
                     f"{pg_w:.2f} s (x{row['ratio_warm']:.2f}), with --dialect duckdb "
                     f"{dd_w:.2f} s (x{row['ratio_warm_duckdb_dialect']:.2f}); EX "
-                    f"{row['ex']:.3f} / {row['ex_duckdb_dialect']:.3f}")
+                    f"{row['ex']:.3f} / {row['ex_duckdb_dialect']:.3f}"
+                )
         raw.close()
     finally:
         stop()
@@ -150,5 +155,8 @@ if __name__ == "__main__":  # a quick look: python bench/bench_postgres.py [N]
     with tempfile.TemporaryDirectory() as tmp:
         n = int(sys.argv[1]) if len(sys.argv) > 1 else 451
         db = ROOT / "data" / "omop" / "synthea1k.duckdb"
-        print(json.dumps(postgres_overhead(db, default_tasks(), n, 1, Path(tmp), None),
-                         indent=1, default=str))
+        print(
+            json.dumps(
+                postgres_overhead(db, default_tasks(), n, 1, Path(tmp), None), indent=1, default=str
+            )
+        )

@@ -33,13 +33,16 @@ from typing import Any
 from bench_common import ROOT, RawDuckDB, clocked, log, median, run_child, timed
 
 from score.execution.executor import Executor
-from score.scoring.run import run_scoring
+from score.scoring.run import ScoringOptions, run_scoring
 
 try:
     from score.execution.processes.sandbox import fork_server_rss_kib
 except ImportError:  # code from before query processes: no fork server
+
     def fork_server_rss_kib() -> int:
         return 0
+
+
 from score.inputs.task_file import task_file_text
 from score.inputs.task_set import Instance, instances, load_tasks
 
@@ -120,7 +123,7 @@ def _record_sums(run_dir: Path) -> dict[str, float]:
 
 def _score(tasks_path: Path, preds_path: Path, out: Path, cache: Path, ex: Executor):
     return run_scoring(
-        tasks_path, preds_path, out, ex, cache_dir=cache, with_priors=False, jobs=1
+        tasks_path, preds_path, out, ex, ScoringOptions(cache_dir=cache, with_priors=False, jobs=1)
     )
 
 
@@ -132,8 +135,10 @@ def scoring_overhead(
     n = len(instances(tasks))
     tasks_path, preds_path = write_workload(tasks, work, tag="warm-up ")
     preds, golds = predicted_sqls(tasks), gold_sqls(tasks)
-    log(f"scoring: {len(tasks)} tasks, {n} instances, {len(preds)} predicted queries, "
-        f"{len(golds)} distinct gold queries, {runs} runs")
+    log(
+        f"scoring: {len(tasks)} tasks, {n} instances, {len(preds)} predicted queries, "
+        f"{len(golds)} distinct gold queries, {runs} runs"
+    )
     raw = RawDuckDB(db)
     per_run: list[dict[str, Any]] = []
     with Executor(db) as ex:
@@ -153,12 +158,14 @@ def scoring_overhead(
             gold_w, gold_c, _ = raw.clocked(golds)
             r0 = raw.clocked(preds)
             cache = work / f"cache-{i}"  # empty: a cold gold cache
-            cold_w, cold_c, cold = score(write_workload(tasks, work, tag=f"c{i} ")[1],
-                                         f"cold-{i}", cache)
+            cold_w, cold_c, cold = score(
+                write_workload(tasks, work, tag=f"c{i} ")[1], f"cold-{i}", cache
+            )
             r1 = raw.clocked(preds)
             # a second scoring of the same task set, with the cache the first one filled
-            warm_w, warm_c, warm = score(write_workload(tasks, work, tag=f"w{i} ")[1],
-                                         f"warm-{i}", cache)
+            warm_w, warm_c, warm = score(
+                write_workload(tasks, work, tag=f"w{i} ")[1], f"warm-{i}", cache
+            )
             r2 = raw.clocked(preds)
             # the same answers with identical texts across copies (SQL-text caches hit)
             identical = write_workload(tasks, work, unique=False, tag=f"i{i}")[1]
@@ -199,15 +206,16 @@ def scoring_overhead(
                 "outcomes": dict(outcomes),
             }
             per_run.append(row)
-            log(f"  run {i + 1}: raw {r0[0]:.2f}/{r1[0]:.2f}/{r2[0]:.2f}/{r3[0]:.2f} s "
+            log(
+                f"  run {i + 1}: raw {r0[0]:.2f}/{r1[0]:.2f}/{r2[0]:.2f}/{r3[0]:.2f} s "
                 f"(+ golds {gold_w:.2f} s), cold {cold_w:.2f} s, warm {warm_w:.2f} s, "
                 f"identical texts {same_w:.2f} s -> warm x{row['ratio_warm']:.2f} "
                 f"(CPU x{row['cpu_ratio_warm']:.2f}), cold x{row['ratio_cold']:.2f}; "
-                f"gold executions {cold.gold_executions} then {warm.gold_executions}")
+                f"gold executions {cold.gold_executions} then {warm.gold_executions}"
+            )
     raw.close()
     breakdown = {
-        k: median(r["warm_breakdown_s"][k] for r in per_run)
-        for k in per_run[0]["warm_breakdown_s"]
+        k: median(r["warm_breakdown_s"][k] for r in per_run) for k in per_run[0]["warm_breakdown_s"]
     }
     return {
         "instances": n,
@@ -275,18 +283,25 @@ def memory_child(db: str, tasks_path: str, preds_path: str, work: str) -> None:
         before = run_peaks(ex)["peak_rss_kib"]
         seconds, outcome = timed(
             lambda: run_scoring(
-                tasks_path, preds_path, work_dir / "run", ex, cache_dir=work_dir / "cache",
-                with_priors=False, jobs=1,
+                tasks_path,
+                preds_path,
+                work_dir / "run",
+                ex,
+                ScoringOptions(cache_dir=work_dir / "cache", with_priors=False, jobs=1),
             )
         )
         peaks = run_peaks(ex)
-    print(json.dumps({
-        **peaks,
-        "peak_rss_kib_before_scoring": before,
-        "seconds": seconds,
-        "scored": outcome.scored,
-        "ex": outcome.summary.get("ex"),
-    }))
+    print(
+        json.dumps(
+            {
+                **peaks,
+                "peak_rss_kib_before_scoring": before,
+                "seconds": seconds,
+                "scored": outcome.scored,
+                "ex": outcome.summary.get("ex"),
+            }
+        )
+    )
 
 
 def peak_memory(
@@ -304,8 +319,14 @@ def peak_memory(
         run_work = folder / f"run-{i}"
         run_work.mkdir()
         lines, killed, err = run_child(
-            [str(Path(__file__)), "memory-child", str(db), str(tasks_path), str(preds_path),
-             str(run_work)],
+            [
+                str(Path(__file__)),
+                "memory-child",
+                str(db),
+                str(tasks_path),
+                str(preds_path),
+                str(run_work),
+            ],
             timeout=timeout,
         )
         if killed or not lines:
@@ -313,9 +334,11 @@ def peak_memory(
             continue
         got = json.loads(lines[-1])
         found.append(got)
-        log(f"  run {i + 1}: peak RSS {got['peak_rss_kib'] / 1024:.0f} MiB "
+        log(
+            f"  run {i + 1}: peak RSS {got['peak_rss_kib'] / 1024:.0f} MiB "
             f"({got['peak_rss_kib_before_scoring'] / 1024:.0f} MiB before scoring), "
-            f"{got['seconds']:.1f} s")
+            f"{got['seconds']:.1f} s"
+        )
     if not found:
         return {"instances": n, "runs": 0, "peak_rss_mb": None}
     return {
@@ -325,8 +348,13 @@ def peak_memory(
         "rss_before_scoring_mb": median(f["peak_rss_kib_before_scoring"] for f in found) / 1024,
         "parts_mb": {
             part: median(f.get(f"{part}_kib", 0) for f in found) / 1024
-            for part in ("scoring_process", "fork_server", "query_process", "parse_lane",
-                         "query_lane")
+            for part in (
+                "scoring_process",
+                "fork_server",
+                "query_process",
+                "parse_lane",
+                "query_lane",
+            )
         },
         "seconds": median(f["seconds"] for f in found),
         "per_run": found,
@@ -342,4 +370,3 @@ if __name__ == "__main__":
         memory_child(*sys.argv[2:])
     else:
         sys.exit("usage: bench_scoring.py memory-child DB TASKS PREDICTIONS WORK")
-

@@ -39,14 +39,26 @@ from score.execution.executor import Executor
 from score.execution.settings import ExecutorSettings
 from score.inputs.task_file import task_file_text
 from score.inputs.task_set import load_tasks
-from score.scoring.run import run_scoring
+from score.scoring.run import ScoringOptions, run_scoring
 
 OFFSET = 10**8
 #: Tables not tied to a person: copied once.
 SHARED = {
-    "concept", "vocabulary", "domain", "concept_class", "concept_relationship",
-    "relationship", "concept_synonym", "concept_ancestor", "source_to_concept_map",
-    "drug_strength", "location", "care_site", "provider", "cdm_source", "metadata",
+    "concept",
+    "vocabulary",
+    "domain",
+    "concept_class",
+    "concept_relationship",
+    "relationship",
+    "concept_synonym",
+    "concept_ancestor",
+    "source_to_concept_map",
+    "drug_strength",
+    "location",
+    "care_site",
+    "provider",
+    "cdm_source",
+    "metadata",
     "cohort_definition",
 }
 #: Id columns that point at shared tables: never offset.
@@ -60,23 +72,35 @@ def replicate_cdm(src: Path, out: Path, factor: int) -> None:
     try:
         con.execute(f"ATTACH '{src}' AS src (READ_ONLY)")
         con.execute("CREATE SCHEMA cdm")
-        tables = [r[0] for r in con.execute(
-            "SELECT table_name FROM duckdb_tables() WHERE database_name = 'src' "
-            "AND schema_name = 'cdm' ORDER BY table_name").fetchall()]
+        tables = [
+            r[0]
+            for r in con.execute(
+                "SELECT table_name FROM duckdb_tables() WHERE database_name = 'src' "
+                "AND schema_name = 'cdm' ORDER BY table_name"
+            ).fetchall()
+        ]
         for table in tables:
             cols = con.execute(
                 "SELECT column_name, data_type FROM duckdb_columns() WHERE database_name = "
                 "'src' AND schema_name = 'cdm' AND table_name = ? ORDER BY column_index",
-                [table]).fetchall()
+                [table],
+            ).fetchall()
             if table in SHARED:
                 con.execute(f"CREATE TABLE cdm.{table} AS SELECT * FROM src.cdm.{table}")
                 continue
             exprs = []
             for name, dtype in cols:
-                offset = (name.endswith("_id") and not name.endswith("concept_id")
-                          and name not in SHARED_IDS and dtype in ("INTEGER", "BIGINT"))
-                exprs.append(f'CAST("{name}" + k * {OFFSET} AS {dtype}) AS "{name}"'
-                             if offset else f'"{name}"')
+                offset = (
+                    name.endswith("_id")
+                    and not name.endswith("concept_id")
+                    and name not in SHARED_IDS
+                    and dtype in ("INTEGER", "BIGINT")
+                )
+                exprs.append(
+                    f'CAST("{name}" + k * {OFFSET} AS {dtype}) AS "{name}"'
+                    if offset
+                    else f'"{name}"'
+                )
             con.execute(
                 f"CREATE TABLE cdm.{table} AS SELECT {', '.join(exprs)} FROM src.cdm.{table}, "
                 f"range({factor}) AS r(k) ORDER BY k"
@@ -137,7 +161,11 @@ def score_wall(
         cache = work / f"cache-{time.monotonic_ns()}"
         start = time.perf_counter()
         done = run_scoring(
-            tasks_path, preds_path, out, ex, cache_dir=cache, with_priors=False, jobs=1
+            tasks_path,
+            preds_path,
+            out,
+            ex,
+            ScoringOptions(cache_dir=cache, with_priors=False, jobs=1),
         )
         wall = time.perf_counter() - start
         return wall, dict(done.summary["outcomes"]["counts"]), fingerprint_s
@@ -199,8 +227,12 @@ def main(argv: list[str]) -> int:
         spark_server.start(port, work / "spark", persistent=False)
         try:
             tasks_path, preds_path, sqls = workload(args.tasks_file, args.tasks, work)
-            results: dict[str, Any] = {"tasks": args.tasks, "queries": len(sqls),
-                                       "factor": args.factor, "machine": machine()}
+            results: dict[str, Any] = {
+                "tasks": args.tasks,
+                "queries": len(sqls),
+                "factor": args.factor,
+                "machine": machine(),
+            }
             big = work / f"cdm_x{args.factor}.duckdb"
             log(f"bench_spark: replicating the CDM {args.factor}x")
             replicate_cdm(args.db, big, args.factor)
@@ -211,8 +243,10 @@ def main(argv: list[str]) -> int:
                 raw_spark(url, sqls)  # warm-up: Spark reads the Parquet files once
                 duck_raw = raw_duckdb(db, sqls)
                 spark_raw = raw_spark(url, sqls)
-                log(f"bench_spark: raw DuckDB {duck_raw:.1f} s, raw Spark {spark_raw:.1f} s; "
-                    f"scoring {label} on DuckDB and on Spark")
+                log(
+                    f"bench_spark: raw DuckDB {duck_raw:.1f} s, raw Spark {spark_raw:.1f} s; "
+                    f"scoring {label} on DuckDB and on Spark"
+                )
                 pinned = pinned_to(db, tasks_path, work / f"tasks_{label}.jsonl")
                 duck_score, duck_outcomes, duck_fp = score_wall(str(db), pinned, preds_path, work)
                 spark_score, spark_outcomes, spark_fp = score_wall(url, pinned, preds_path, work)
@@ -223,8 +257,10 @@ def main(argv: list[str]) -> int:
                     "spark_fingerprint_s": spark_fp,
                     "duckdb_outcomes": duck_outcomes,
                     "spark_outcomes": spark_outcomes,
-                    "duckdb_raw_s": duck_raw, "duckdb_score_s": duck_score,
-                    "spark_raw_s": spark_raw, "spark_score_s": spark_score,
+                    "duckdb_raw_s": duck_raw,
+                    "duckdb_score_s": duck_score,
+                    "spark_raw_s": spark_raw,
+                    "spark_score_s": spark_score,
                     "duckdb_overhead": duck_score / duck_raw,
                     "spark_overhead": spark_score / spark_raw,
                 }
@@ -247,30 +283,32 @@ def main(argv: list[str]) -> int:
 def render(r: dict[str, Any]) -> str:
     f = r["factor"]
     one, many, g = r["1x"], r[f"{f}x"], r["growth"]
-    return "\n".join([
-        f"Spark column: {r['tasks']} tasks' reference answers, {r['queries']} queries, "
-        "cold gold cache, one run.",
-        "",
-        "| figure | DuckDB | Spark |",
-        "| --- | --- | --- |",
-        f"| scoring wall / raw execution, 1x | {one['duckdb_overhead']:.2f}x | "
-        f"{one['spark_overhead']:.2f}x |",
-        f"| scoring wall / raw execution, {f}x | {many['duckdb_overhead']:.2f}x | "
-        f"{many['spark_overhead']:.2f}x |",
-        f"| scoring wall growth 1x -> {f}x persons | {g['duckdb_score']:.2f}x | "
-        f"{g['spark_score']:.2f}x |",
-        f"| raw execution growth 1x -> {f}x persons | {g['duckdb_raw']:.2f}x | "
-        f"{g['spark_raw']:.2f}x |",
-        f"| correct instances, 1x / {f}x | {_correct(one, 'duckdb')} / "
-        f"{_correct(many, 'duckdb')} | {_correct(one, 'spark')} / {_correct(many, 'spark')} |",
-        f"| db load into Spark, 1x / {f}x | – | {one.get('load_s', 0):.0f} s / "
-        f"{many.get('load_s', 0):.0f} s |",
-        f"| fingerprint checked when scoring starts, 1x / {f}x (not in the scoring wall; "
-        f"DuckDB's cached for the file's state) | {one['duckdb_fingerprint_s']:.1f} s / "
-        f"{many['duckdb_fingerprint_s']:.1f} s | {one['spark_fingerprint_s']:.1f} s / "
-        f"{many['spark_fingerprint_s']:.1f} s |",
-        "",
-    ])
+    return "\n".join(
+        [
+            f"Spark column: {r['tasks']} tasks' reference answers, {r['queries']} queries, "
+            "cold gold cache, one run.",
+            "",
+            "| figure | DuckDB | Spark |",
+            "| --- | --- | --- |",
+            f"| scoring wall / raw execution, 1x | {one['duckdb_overhead']:.2f}x | "
+            f"{one['spark_overhead']:.2f}x |",
+            f"| scoring wall / raw execution, {f}x | {many['duckdb_overhead']:.2f}x | "
+            f"{many['spark_overhead']:.2f}x |",
+            f"| scoring wall growth 1x -> {f}x persons | {g['duckdb_score']:.2f}x | "
+            f"{g['spark_score']:.2f}x |",
+            f"| raw execution growth 1x -> {f}x persons | {g['duckdb_raw']:.2f}x | "
+            f"{g['spark_raw']:.2f}x |",
+            f"| correct instances, 1x / {f}x | {_correct(one, 'duckdb')} / "
+            f"{_correct(many, 'duckdb')} | {_correct(one, 'spark')} / {_correct(many, 'spark')} |",
+            f"| db load into Spark, 1x / {f}x | – | {one.get('load_s', 0):.0f} s / "
+            f"{many.get('load_s', 0):.0f} s |",
+            f"| fingerprint checked when scoring starts, 1x / {f}x (not in the scoring wall; "
+            f"DuckDB's cached for the file's state) | {one['duckdb_fingerprint_s']:.1f} s / "
+            f"{many['duckdb_fingerprint_s']:.1f} s | {one['spark_fingerprint_s']:.1f} s / "
+            f"{many['spark_fingerprint_s']:.1f} s |",
+            "",
+        ]
+    )
 
 
 def _correct(size: dict[str, Any], engine: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -13,16 +14,19 @@ from score.cli.options import (
     bootstrap_options,
     database_options,
     executor_options,
-    executor_settings,
     handle_errors,
     jobs_option,
     profile_option,
     quiet_option,
     split_options,
     sql_size_option,
+    take_executor_settings,
 )
 from score.defaults import DEFAULT_CACHE
 from score.errors import ScoringError
+
+if TYPE_CHECKING:
+    from score.scoring.run import ScoringOptions
 
 #: sqlglot dialects predictions may be written in (``--dialect``).
 PREDICTION_DIALECTS = (
@@ -39,6 +43,20 @@ PREDICTION_DIALECTS = (
     "oracle",
     "trino",
 )
+
+
+def _scoring_options(params: dict) -> ScoringOptions:
+    """``score run``'s options (what is left of its parameters) as the library's."""
+    from score.scoring.run import ScoringOptions
+
+    no_cache, lenient = params.pop("no_cache"), params.pop("lenient")
+    cache_dir = params.pop("cache_dir")
+    return ScoringOptions(
+        run=params.pop("run_label"),
+        cache_dir=None if no_cache else cache_dir,
+        strict=not lenient,
+        **params,
+    )
 
 
 @click.group("score")
@@ -110,34 +128,7 @@ def score_group() -> None:
 @sql_size_option
 @quiet_option
 @handle_errors
-def score_run(
-    tasks,
-    predictions,
-    out,
-    profile,
-    run_label,
-    jobs,
-    resume,
-    lenient,
-    cache_dir,
-    no_cache,
-    manifest,
-    split,
-    test_fraction,
-    split_seed,
-    dialect,
-    seed,
-    resamples,
-    db_path,
-    schema,
-    timeout,
-    max_rows,
-    memory_limit,
-    threads,
-    today,
-    max_sql_bytes,
-    quiet,
-):
+def score_run(tasks, predictions, out, db_path, schema, quiet, **params):
     """Score PREDICTIONS (JSONL) against TASKS (a curated task file or a release folder)
     into --out.
 
@@ -154,30 +145,12 @@ def score_run(
     from score.scoring.run import run_scoring
 
     check_output_dir(out, stage="score")
-    settings = executor_settings(timeout, max_rows, memory_limit, threads, today, max_sql_bytes)
+    settings = take_executor_settings(params)
+    options = _scoring_options(params)
     progress = ProgressBar("scoring", quiet)
     with Executor(db_path, schema, settings) as executor:
         try:
-            outcome = run_scoring(
-                tasks,
-                predictions,
-                out,
-                executor,
-                profile=profile,
-                run=run_label,
-                jobs=jobs,
-                resume=resume,
-                cache_dir=None if no_cache else cache_dir,
-                strict=not lenient,
-                seed=seed,
-                resamples=resamples,
-                manifest=manifest,
-                progress=progress,
-                split=split,
-                test_fraction=test_fraction,
-                split_seed=split_seed,
-                dialect=dialect,
-            )
+            outcome = run_scoring(tasks, predictions, out, executor, options, progress=progress)
         finally:
             progress.close()
     s = outcome.summary

@@ -12,6 +12,7 @@ import functools
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -126,6 +127,16 @@ def executor_settings(
         today=today,
         max_sql_bytes=max_sql_bytes,
     )
+
+
+#: The parameters :func:`executor_options` and :func:`sql_size_option` add to a command.
+EXECUTOR_PARAMS = ("timeout", "max_rows", "memory_limit", "threads", "today", "max_sql_bytes")
+
+
+def take_executor_settings(params: dict[str, Any]) -> ExecutorSettings:
+    """The executor settings of a command's parameters, taken out of ``params``."""
+    given = {k: params.pop(k) for k in EXECUTOR_PARAMS if k in params}
+    return executor_settings(**given)
 
 
 def sql_size_option(f: Callable) -> Callable:

@@ -94,54 +94,75 @@ def tasks_sha256(path: str | Path) -> str:
     return file_sha256(path / "manifest.json" if path.is_dir() else path)
 
 
+@dataclass(frozen=True)
+class ScoringOptions:
+    """How a run is scored, apart from what is scored and where it goes.
+
+    ``profile`` is the comparator; ``run`` picks one run label from a predictions file
+    that holds several; ``jobs`` instances are scored at once; ``resume`` continues a
+    folder; ``cache_dir`` holds gold results and the task-file memo (None: no cache);
+    ``strict`` stops at a bad prediction line; ``seed`` and ``resamples`` drive the
+    bootstrap; ``with_priors`` also scores seed 004's priors; ``manifest`` checks a task
+    file against a release; ``split``, ``test_fraction`` and ``split_seed`` choose the
+    tasks scored; ``dialect`` is the predictions' SQL dialect when not the engine's.
+    """
+
+    profile: str = "sqlgold"
+    run: str | None = None
+    jobs: int = 1
+    resume: bool = False
+    cache_dir: str | Path | None = DEFAULT_CACHE
+    strict: bool = True
+    seed: int = 0
+    resamples: int = 2000
+    with_priors: bool = True
+    manifest: str | Path | None = None
+    split: str = "all"
+    test_fraction: float | None = None
+    split_seed: int | None = None
+    dialect: str | None = None
+
+
 def run_scoring(
     tasks_path: str | Path,
     predictions_path: str | Path,
     out: str | Path,
     executor: Executor,
+    options: ScoringOptions = ScoringOptions(),
     *,
-    profile: str = "sqlgold",
-    run: str | None = None,
-    jobs: int = 1,
-    resume: bool = False,
-    cache_dir: str | Path | None = DEFAULT_CACHE,
-    strict: bool = True,
-    seed: int = 0,
-    resamples: int = 2000,
-    with_priors: bool = True,
-    manifest: str | Path | None = None,
     progress: Callable[[int, int], None] | None = None,
-    split: str = "all",
-    test_fraction: float | None = None,
-    split_seed: int | None = None,
-    dialect: str | None = None,
 ) -> RunOutcome:
     """Score ``predictions_path`` against ``tasks_path`` into the folder ``out``.
 
-    With ``strict`` (the default) any bad prediction line stops the run before anything
-    runs; otherwise bad lines are reported in the summary's ``input_problems`` and the
+    With ``options.strict`` (the default) any bad prediction line stops the run before
+    anything runs; otherwise bad lines are reported in the summary's ``input_problems`` and the
     instances they would have answered are scored as missing.  ``tasks_path`` may be a
     release folder (checked against its manifest); ``manifest`` checks a JSONL task file
     against a release's manifest before anything runs.  ``split`` scores the ``test``
     or ``train`` side of the leakage-aware split, or ``all`` tasks
     (:mod:`score.inputs.scored_split`); predictions for tasks outside it are not scored.
     """
+    cache_dir = options.cache_dir
     memo = ValidatedFiles(None if cache_dir is None else Path(cache_dir) / MEMO_FOLDER)
-    task_set = open_task_set(tasks_path, manifest=manifest, validated=memo)
+    task_set = open_task_set(tasks_path, manifest=options.manifest, validated=memo)
     scored = select_split(
-        task_set.tasks, task_set.splits, split, test_fraction=test_fraction, seed=split_seed
+        task_set.tasks,
+        task_set.splits,
+        options.split,
+        test_fraction=options.test_fraction,
+        seed=options.split_seed,
     )
     tasks = scored.tasks
     check_today(tasks, executor)
-    predictions = read_predictions(predictions_path, task_set.tasks, run=run)
+    predictions = read_predictions(predictions_path, task_set.tasks, run=options.run)
     if not predictions.by_key and not predictions.problems:
         raise InputError(
             "the file holds no predictions"
-            + (f" with run label {run!r}" if run is not None else ""),
+            + (f" with run label {options.run!r}" if options.run is not None else ""),
             stage="predictions",
             path=str(predictions_path),
         )
-    if strict:
+    if options.strict:
         predictions.raise_problems()
     outside = [k for k in predictions.by_key if k[0] not in scored.ids]
     for key in outside:
@@ -155,10 +176,10 @@ def run_scoring(
         "predictions_sha256": file_sha256(predictions_path),
         "run": predictions.run,
         "split": scored.to_dict(),
-        "profile": profile,
+        "profile": options.profile,
         "database": executor.db_label,
         "engine": executor.engine,
-        "prediction_dialect": dialect or executor.dialect,
+        "prediction_dialect": options.dialect or executor.dialect,
         "database_schema": executor.schema,
         "database_fingerprint": executor.fingerprint,
         "settings": settings,
@@ -169,13 +190,14 @@ def run_scoring(
         },
     }
     gold = GoldCache(cache_dir, executor)
-    ctx = ScoringContext(executor, gold, profile, predictions.run, dialect=dialect)
-    run_dir = RunDir(out, meta, resume=resume)
+    ctx = ScoringContext(executor, gold, options.profile, predictions.run, dialect=options.dialect)
+    run_dir = RunDir(out, meta, resume=options.resume)
     total = len(instances(tasks))
     try:
         done = frozenset(run_dir.done)
         finished = len(done)
-        for result in score_predictions(tasks, predictions.by_key, ctx, skip=done, jobs=jobs):
+        scoring = score_predictions(tasks, predictions.by_key, ctx, skip=done, jobs=options.jobs)
+        for result in scoring:
             run_dir.append(result.to_record())
             finished += 1
             if progress:
@@ -183,9 +205,9 @@ def run_scoring(
     finally:
         run_dir.close()
     records = run_dir.records()
-    summary = summarize(records, seed=seed, resamples=resamples)
+    summary = summarize(records, seed=options.seed, resamples=options.resamples)
     summary["meta"] = {
-        "profile": profile,
+        "profile": options.profile,
         "database_fingerprint": executor.fingerprint,
         "verified_fingerprint": task_set.verified_fingerprint,
         "tasks": str(tasks_path),
@@ -195,16 +217,18 @@ def run_scoring(
     summary["failure_reasons"] = failure_reasons(records)
     summary["input_problems"] = [str(p) for p in predictions.problems]
     priors = []
-    if with_priors:
+    if options.with_priors:
         for kind, label in PRIORS.items():
-            prior_ctx = ScoringContext(executor, gold, profile, label)
+            prior_ctx = ScoringContext(executor, gold, options.profile, label)
             prior_records = [
                 r.to_record()
                 for r in score_predictions(
-                    tasks, prior_predictions(tasks, kind), prior_ctx, jobs=jobs
+                    tasks, prior_predictions(tasks, kind), prior_ctx, jobs=options.jobs
                 )
             ]
-            priors.append(summarize(prior_records, seed=seed, resamples=resamples, prior=True))
+            priors.append(
+                summarize(prior_records, seed=options.seed, resamples=options.resamples, prior=True)
+            )
     run_dir.finish(summary, priors)
     warnings = _warnings(task_set, executor, summary)
     return RunOutcome(

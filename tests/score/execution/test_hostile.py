@@ -21,7 +21,7 @@ from score.execution.executor import Executor, ExecutorSettings
 from score.inputs.validated_files import MEMO_FOLDER
 from score.scoring.gold_cache import GoldCache
 from score.scoring.outcomes import Outcome
-from score.scoring.run import run_scoring
+from score.scoring.run import ScoringOptions, run_scoring
 from tests.task_factory import make_task, write_task_file
 
 LIMITS = ["--timeout", "1", "--memory-limit", "400MB"]
@@ -188,7 +188,11 @@ def test_hostile_golds_are_gold_errors_never_a_dead_run(omop_db, tmp_path):
     cache = tmp_path / "cache"
     with Executor(omop_db, settings=settings) as ex:
         first = run_scoring(
-            tasks_path, preds, tmp_path / "a", ex, cache_dir=cache, with_priors=False
+            tasks_path,
+            preds,
+            tmp_path / "a",
+            ex,
+            ScoringOptions(cache_dir=cache, with_priors=False),
         )
         records = results_by_id(tmp_path / "a")
         assert records["deep_gold"]["outcome"] == Outcome.CORRECT
@@ -203,7 +207,11 @@ def test_hostile_golds_are_gold_errors_never_a_dead_run(omop_db, tmp_path):
         assert stored == [".arrow"] * 3
         # a later run runs only the failed golds again
         second = run_scoring(
-            tasks_path, preds, tmp_path / "b", ex, cache_dir=cache, with_priors=False
+            tasks_path,
+            preds,
+            tmp_path / "b",
+            ex,
+            ScoringOptions(cache_dir=cache, with_priors=False),
         )
         assert second.gold_executions == 2 * 2
 

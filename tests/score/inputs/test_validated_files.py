@@ -110,7 +110,7 @@ def test_a_memo_folder_that_is_a_file_is_no_error(tmp_path, schema_checks):
 
 def test_a_scoring_keeps_the_memo_in_its_cache_folder(tmp_path, executor, schema_checks):
     from score.inputs.validated_files import MEMO_FOLDER
-    from score.scoring.run import run_scoring
+    from score.scoring.run import ScoringOptions, run_scoring
 
     path = _file(tmp_path, 2)
     preds = tmp_path / "preds.jsonl"
@@ -119,8 +119,16 @@ def test_a_scoring_keeps_the_memo_in_its_cache_folder(tmp_path, executor, schema
     )
     cache = tmp_path / "cache"
     for out in ("one", "two"):
-        run_scoring(path, preds, tmp_path / out, executor, cache_dir=cache, with_priors=False)
+        run_scoring(
+            path,
+            preds,
+            tmp_path / out,
+            executor,
+            ScoringOptions(cache_dir=cache, with_priors=False),
+        )
     assert schema_checks == ["t0", "t1"]
     assert len(list((cache / MEMO_FOLDER).iterdir())) == 1
-    run_scoring(path, preds, tmp_path / "three", executor, cache_dir=None, with_priors=False)
+    run_scoring(
+        path, preds, tmp_path / "three", executor, ScoringOptions(cache_dir=None, with_priors=False)
+    )
     assert schema_checks == ["t0", "t1", "t0", "t1"]  # --no-cache: no memo

@@ -24,7 +24,7 @@ from score.inputs.task_set import load_tasks
 from score.scoring.gold_cache import GoldCache
 from score.scoring.outcomes import Outcome
 from score.scoring.pipeline import ScoringContext
-from score.scoring.run import run_scoring
+from score.scoring.run import ScoringOptions, run_scoring
 from score.scoring.run_folder import read_run
 from tests.conftest import DELETED_PERSONS
 from tests.paths import REPO
@@ -190,7 +190,9 @@ def test_scoring_runs_each_task_under_its_own_today(omop_db, day_tasks, tmp_path
     right answer scored mismatch."""
     preds = write_jsonl(tmp_path / "p.jsonl", reference_lines(load_tasks(day_tasks)))
     with Executor(omop_db) as ex:  # no --today
-        outcome = run_scoring(day_tasks, preds, tmp_path / "run", ex, cache_dir=None)
+        outcome = run_scoring(
+            day_tasks, preds, tmp_path / "run", ex, ScoringOptions(cache_dir=None)
+        )
     (record,) = read_run(tmp_path / "run")["records"]
     assert record["outcome"] == Outcome.CORRECT, record["reason"]
     assert "2019-06-30" in record["executed_sql"]

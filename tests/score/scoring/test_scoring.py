@@ -22,7 +22,7 @@ from score.inputs.task_set import load_tasks
 from score.scoring.gold_cache import GoldCache
 from score.scoring.outcomes import Outcome
 from score.scoring.pipeline import ScoringContext
-from score.scoring.run import run_scoring
+from score.scoring.run import ScoringOptions, run_scoring
 from score.scoring.run_folder import read_run
 from tests.paths import REPO
 from tests.task_factory import make_task, scored_records, write_task_file
@@ -140,9 +140,7 @@ def test_jobs_give_the_same_outcomes(small_executor):
     preds = {(f"t{i}", "en"): pred(f"t{i}", sql=f"SELECT {1130 + i}") for i in range(10)}
     ctx = ScoringContext(small_executor, GoldCache(None, small_executor))
     one = sorted((r["task_id"], r["outcome"]) for r in scored_records(tasks, preds, ctx))
-    four = sorted(
-        (r["task_id"], r["outcome"]) for r in scored_records(tasks, preds, ctx, jobs=4)
-    )
+    four = sorted((r["task_id"], r["outcome"]) for r in scored_records(tasks, preds, ctx, jobs=4))
     assert one == four and {o for _, o in one} == {"correct"}
 
 
@@ -171,9 +169,7 @@ def test_the_pipeline_s_parsing_process_never_runs_a_query(omop_db, tmp_path):
     big = "SELECT length(repeat('x', 400000000)) AS n"
     tasks = [make_task(f"t{i}") for i in range(6)]
     answers = [COUNT, big, "SELECT 1130", big, COUNT, None]
-    preds = {
-        (f"t{i}", "en"): pred(f"t{i}", sql=sql) for i, sql in enumerate(answers) if sql
-    }
+    preds = {(f"t{i}", "en"): pred(f"t{i}", sql=sql) for i, sql in enumerate(answers) if sql}
     (tmp_path / "t5.csv").write_text("persons\n1130\n")
     preds[("t5", "en")] = Prediction("t5", csv="t5.csv", csv_folder=str(tmp_path), kind="csv")
     with Executor(omop_db) as ex:
@@ -235,9 +231,7 @@ def test_gold_cache_serves_a_second_run_without_gold_queries(omop_db, tmp_path):
         assert first.executions == 5
     with Executor(omop_db) as ex:  # a new process would see the same files
         second = GoldCache(tmp_path / "cache", ex)
-        outcomes = [
-            r["outcome"] for r in scored_records(tasks, preds, ScoringContext(ex, second))
-        ]
+        outcomes = [r["outcome"] for r in scored_records(tasks, preds, ScoringContext(ex, second))]
         assert second.executions == 0 and outcomes == ["correct"] * 5
     with Executor(omop_db, settings=ExecutorSettings(max_rows=50)) as ex:
         other = GoldCache(tmp_path / "cache", ex)  # other settings, other keys
@@ -260,7 +254,13 @@ def test_csv_index_predictions_are_scored(omop_db, tmp_path):
         ],
     )
     with Executor(omop_db) as ex:
-        run_scoring(tasks_path, index, tmp_path / "run", ex, cache_dir=None, with_priors=False)
+        run_scoring(
+            tasks_path,
+            index,
+            tmp_path / "run",
+            ex,
+            ScoringOptions(cache_dir=None, with_priors=False),
+        )
     outcomes = [r["outcome"] for r in read_run(tmp_path / "run")["records"]]
     assert outcomes == ["correct", "mismatch", "execute_error"]
 
@@ -284,7 +284,9 @@ def reference_run(omop_db, reference_predictions, tmp_path_factory):
     out = tmp_path_factory.mktemp("runs") / "reference"
     cache = out.parent / "cache"
     with Executor(omop_db) as ex:
-        outcome = run_scoring(PROJECT_TASKS, reference_predictions, out, ex, cache_dir=cache)
+        outcome = run_scoring(
+            PROJECT_TASKS, reference_predictions, out, ex, ScoringOptions(cache_dir=cache)
+        )
     return out, cache, outcome
 
 
@@ -313,7 +315,11 @@ def test_select_zero_for_every_task_scores_zero(omop_db, tmp_path, reference_run
     )
     with Executor(omop_db) as ex:
         outcome = run_scoring(
-            PROJECT_TASKS, preds, tmp_path / "run", ex, cache_dir=cache, with_priors=False
+            PROJECT_TASKS,
+            preds,
+            tmp_path / "run",
+            ex,
+            ScoringOptions(cache_dir=cache, with_priors=False),
         )
     assert outcome.summary["ex"] == 0.0
     assert outcome.gold_executions == 0  # every gold came from the first run's cache
@@ -427,7 +433,7 @@ def test_report_and_compare_commands(reference_run, omop_db, tmp_path):
     preds = write_jsonl(tmp_path / "perturbed.jsonl", worse)
     run_b = tmp_path / "perturbed"
     with Executor(omop_db) as ex:
-        run_scoring(PROJECT_TASKS, preds, run_b, ex, cache_dir=cache)
+        run_scoring(PROJECT_TASKS, preds, run_b, ex, ScoringOptions(cache_dir=cache))
     compared = CliRunner().invoke(
         main, ["score", "compare", str(out), str(run_b), "--out", str(tmp_path / "cmp")]
     )
@@ -465,7 +471,11 @@ def test_a_release_folder_is_scored_and_a_drifted_task_file_refused(
     _, cache, _ = reference_run
     with Executor(omop_db) as ex:
         outcome = run_scoring(
-            release, reference_predictions, tmp_path / "run", ex, cache_dir=cache, with_priors=False
+            release,
+            reference_predictions,
+            tmp_path / "run",
+            ex,
+            ScoringOptions(cache_dir=cache, with_priors=False),
         )
     assert outcome.summary["ex"] == 1.0 and outcome.summary["n_instances"] == 451
     drifted = tmp_path / "drifted.jsonl"

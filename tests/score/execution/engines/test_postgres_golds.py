@@ -12,7 +12,7 @@ from score.comparison.result_hash import result_sha256
 from score.execution.executor import Executor, ExecutorSettings
 from score.execution.result import QueryError
 from score.scoring.gold_cache import GoldCache
-from score.scoring.run import run_scoring
+from score.scoring.run import ScoringOptions, run_scoring
 from tests.paths import REPO
 
 PROJECT_TASKS = REPO / "data" / "benchmark" / "omop_tasks.jsonl"
@@ -39,7 +39,11 @@ def pg_scoring(pg_cdm, tmp_path_factory):
     settings = ExecutorSettings(timeout_seconds=30)
     with Executor(pg_cdm.reader_url, settings=settings) as ex:
         outcome = run_scoring(
-            PROJECT_TASKS, preds, root / "run", ex, cache_dir=cache, dialect="duckdb"
+            PROJECT_TASKS,
+            preds,
+            root / "run",
+            ex,
+            ScoringOptions(cache_dir=cache, dialect="duckdb"),
         )
         golds = GoldCache(cache, ex)
         pg_golds = {t["id"]: golds.result(t["gold_sql"]) for t in _tasks() if t.get("gold_sql")}
