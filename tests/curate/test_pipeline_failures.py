@@ -102,9 +102,3 @@ def test_a_failing_importer_is_a_problem_not_the_end_of_the_run(
             "line": None,
         }
     ]
-
-
-def test_docstring_examples_run():
-    import doctest
-
-    assert doctest.testmod(pipeline).failed == 0

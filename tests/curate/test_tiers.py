@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import doctest
 import json
 
 import pytest
@@ -198,7 +197,3 @@ def test_unreadable_gold_sql_is_a_tier_error(sql: str) -> None:
     with pytest.raises(TierError) as raised:
         classify_tier(sql)
     assert raised.value.stage == "tiers"
-
-
-def test_docstring_examples_run() -> None:
-    assert doctest.testmod(tiers).failed == 0

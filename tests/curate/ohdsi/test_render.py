@@ -9,8 +9,6 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
-from curate.ohdsi import blocks as ohdsi_blocks
-from curate.ohdsi import conditions as ohdsi_conditions
 from curate.ohdsi import errors as ohdsi_errors
 from curate.ohdsi import render as ohdsi_render
 from curate.ohdsi import statements as sq
@@ -271,10 +269,3 @@ def test_every_querylibrary_page_renders_or_has_a_named_reason(querylibrary_dir:
     assert sum(outcomes.values()) == len(records)
     # P02's SQL has "AND WHERE" (a typo in the page): the one page that is dropped.
     assert outcomes == {"rendered": len(records) - 1, sq.PARSE_ERROR: 1}
-
-
-def test_docstring_examples_run() -> None:
-    import doctest
-
-    for module in (ohdsi_render, ohdsi_template, ohdsi_conditions, ohdsi_blocks):
-        assert doctest.testmod(module).failed == 0

@@ -241,9 +241,3 @@ def test_statements_split_at_semicolons_and_go_lines_only() -> None:
     assert split_statements(script) == [
         "SELECT 'a;b' AS x -- ; not here", "SELECT 2 AS go_on", "/* GO */ SELECT 3"
     ]
-
-
-def test_docstring_examples_run() -> None:
-    import doctest
-
-    assert doctest.testmod(sq).failed == 0

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import doctest
 import json
 import shutil
 from pathlib import Path
@@ -17,7 +16,6 @@ from huggingface_hub.errors import EntryNotFoundError
 from huggingface_hub.hf_api import CommitInfo, GitRefInfo, GitRefs
 from huggingface_hub.utils import DEFAULT_IGNORE_PATTERNS, filter_repo_objects
 
-import curate.publish.hub_push as hub_push_module
 from curate.publish.cli import publish_command
 from curate.publish.hub_push import push_release
 from curate.publish.release import publish
@@ -34,10 +32,6 @@ RELEASE_FILES = {
     "tasks/test.parquet",
     "tasks/train.parquet",
 }
-
-
-def test_docstring_examples():
-    assert doctest.testmod(hub_push_module).failed == 0
 
 
 def make_release(tmp_path: Path, tasks=None, root="releases") -> Path:

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import doctest
 import json
 
 import click
 import pytest
 from click.testing import CliRunner
 
-import curate.publish.task_diff as task_diff_module
 from curate.publish.cli import diff_command
 from curate.publish.release import publish
 from curate.publish.task_diff import TaskDiff, changed_fields, diff_tasks, render_markdown
@@ -21,10 +19,6 @@ from tests.task_records import (
     unanswerable,
     write_inputs,
 )
-
-
-def test_docstring_examples():
-    assert doctest.testmod(task_diff_module).failed == 0
 
 
 def edited_tasks() -> list[dict]:

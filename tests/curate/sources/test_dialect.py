@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import doctest
-
 import pytest
 
 from curate.pipeline import curate_record, curation_context
-from curate.sources import dialect as dialect_module
 from curate.sources.dialect import detect_dialect
 from curate.sources.querylibrary import parse_page
 from curate.sources.records import SourceProblem, SourceRecord
@@ -68,7 +65,3 @@ def test_a_postgres_page_is_read_as_postgres_with_its_placeholders_rendered(exec
         "GROUP BY 1 ORDER BY 1").rows()
     assert [(g, float(m)) for g, m in rows] == [(g, float(m)) for g, m in expected]
     assert any(float(m) != int(float(m)) for _, m in rows)
-
-
-def test_docstring_examples_run():
-    assert doctest.testmod(dialect_module).failed == 0

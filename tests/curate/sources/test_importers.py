@@ -62,11 +62,3 @@ def test_unknown_format_and_missing_path_are_input_errors(tmp_path: Path) -> Non
         load_sources(tmp_path, "csv")
     with pytest.raises(InputError, match="no such file or folder"):
         load_sources(tmp_path / "nope", "jsonl")
-
-
-@pytest.mark.parametrize("module", ["curate.sources", *(m.__name__ for m in FORMATS.values())])
-def test_docstring_examples_run(module: str) -> None:
-    import doctest
-    import importlib
-
-    assert doctest.testmod(importlib.import_module(module)).failed == 0

@@ -196,11 +196,3 @@ def test_an_unanswerable_record_may_keep_its_gold_sql() -> None:
 def test_an_unreadable_file_is_an_input_error(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="cannot read"):
         read_sources(tmp_path / "missing.jsonl")
-
-
-def test_docstring_examples_run() -> None:
-    import doctest
-
-    import curate.sources.records
-
-    assert doctest.testmod(curate.sources.records).failed == 0

@@ -4,8 +4,6 @@ pass-through of DuckDB SQL, warnings, and the pure helpers the rules use."""
 from __future__ import annotations
 
 import datetime as dt
-import doctest
-import importlib
 
 import pytest
 
@@ -16,22 +14,6 @@ from curate.transpile.rules.date_strings import is_iso, read_datetime
 from curate.transpile.rules.strings import like_to_regex
 from curate.transpile.to_duckdb import Transpiled, TranspileError, transpile
 
-MODULES = [
-    "curate.transpile.to_duckdb",
-    "curate.transpile.rules",
-    "curate.transpile.rules.annotate",
-    "curate.transpile.rules.base",
-    "curate.transpile.rules.convert",
-    "curate.transpile.rules.date_strings",
-    "curate.transpile.rules.dates",
-    "curate.transpile.rules.hazards",
-    "curate.transpile.rules.numeric",
-    "curate.transpile.rules.reject",
-    "curate.transpile.rules.strings",
-    "curate.transpile.rules.tables",
-    "curate.transpile.rules.top",
-    "curate.transpile.rules.tsql_dialect",
-]
 
 TYPICAL = """
 SELECT TOP 10 c.concept_name, COUNT(DISTINCT co.person_id) AS persons,
@@ -43,13 +25,6 @@ WHERE co.condition_start_date >= '20100101' AND c.domain_id = 'Condition'
 GROUP BY c.concept_name
 ORDER BY persons DESC
 """
-
-
-@pytest.mark.parametrize("name", MODULES)
-def test_docstring_examples_run(name: str) -> None:
-    module = importlib.import_module(name)
-    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
-    assert result.failed == 0
 
 
 def test_rules_are_named_described_and_documented() -> None:

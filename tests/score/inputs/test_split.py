@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import doctest
 import json
 import os
 import subprocess
@@ -10,7 +9,6 @@ import sys
 
 import pytest
 
-import score.inputs.split as split_module
 from score.errors import SqlgoldError
 from score.inputs.split import count_for_test, held_out_ids, rank_key, split_tasks
 
@@ -27,10 +25,6 @@ def make_tasks(n_per_tier: dict[str, int]) -> list[dict]:
 
 def ids(tasks: list[dict]) -> list[str]:
     return [t["id"] for t in tasks]
-
-
-def test_docstring_examples():
-    assert doctest.testmod(split_module).failed == 0
 
 
 def test_rank_key_is_sha256_of_seed_colon_id():

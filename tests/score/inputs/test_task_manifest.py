@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import doctest
 import hashlib
 import json
 from pathlib import Path
@@ -24,10 +23,6 @@ from score.inputs.task_manifest import (
 )
 from score.inputs.task_set import load_tasks
 from tests.task_records import answerable, sample_tasks, schema_errors, unanswerable, write_tasks
-
-
-def test_docstring_examples():
-    assert doctest.testmod(tm).failed == 0
 
 
 def test_sample_tasks_are_valid_task_records():

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import doctest
 import re
 import xml.etree.ElementTree as ET
 
@@ -47,10 +46,6 @@ def parse(text):
 
 def by_class(root, cls):
     return [e for e in root.iter() if e.get("class") == cls]
-
-
-def test_doctests():
-    assert doctest.testmod(chart).failed == 0
 
 
 def test_valid_and_deterministic(svg):

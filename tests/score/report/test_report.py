@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import doctest
 import json
 
 import jsonschema
@@ -69,10 +68,6 @@ def comparison():
     return compare_runs(
         model_run("model-a"), model_run("model-b", flip=(1, 4)), resamples=300, brittleness=True
     )
-
-
-def test_doctests():
-    assert doctest.testmod(report).failed == 0
 
 
 def test_report_is_deterministic(runs, comparison):

@@ -3,7 +3,6 @@ definitions."""
 
 from __future__ import annotations
 
-import doctest
 import random
 
 import numpy as np
@@ -40,10 +39,6 @@ def ehrsql_example():
         record("q5", "cut_off"),  # -1: a cut-off answer counts as an answer
         record("q6", "mismatch", answerable=False),  # -1: any query on an unanswerable one
     ]
-
-
-def test_doctests():
-    assert doctest.testmod(metrics).failed == 0
 
 
 def test_reliability_score_matches_the_ehrsql_example():

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import doctest
 import json
 import math
 import random
@@ -55,10 +54,6 @@ def mixed_run(n_questions=40, *, seed=3, run="run"):
                 )
             )
     return recs
-
-
-def test_doctests():
-    assert doctest.testmod(stats).failed == 0
 
 
 # --- bootstrap settings and determinism -------------------------------------------
