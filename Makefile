@@ -86,8 +86,9 @@ bench: $(SPARK_STAMP) $(DB)  ## measure curation and scoring cost (bench/latest.
 bench-spark: $(SPARK_STAMP) $(DB)  ## only the Spark column and the 1x-10x scale figure (bench/spark.json)
 	$(BIN)/python bench/bench_spark.py --db $(DB)
 
-lint: $(STAMP)  ## ruff
+lint: $(STAMP)  ## ruff (lint and format check) and mypy (the execution and comparison parts)
 	$(BIN)/ruff check src tests bench
+	$(BIN)/mypy
 
 clean:  ## remove the virtual environment and built database
 	rm -rf $(VENV) data/omop .sqlgold-cache $(SPARK_DIR)

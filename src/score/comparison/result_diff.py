@@ -155,9 +155,9 @@ def diff_results(
     miss, extra = _unpaired_rows(pairs, gold.num_rows, predicted.num_rows, tol)
     order = None
     if order_matters and not len(miss) and not len(extra) and gold.num_rows == predicted.num_rows:
-        order = _first_out_of_order(pairs, gold.num_rows, tol)
-        if order is not None:
-            order = (order, _tuple(P, order), _tuple(G, order))
+        first = _first_out_of_order(pairs, gold.num_rows, tol)
+        if first is not None:
+            order = (first, _tuple(P, first), _tuple(G, first))
     return ResultDiff(
         verdict.match,
         verdict.reason,

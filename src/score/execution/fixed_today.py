@@ -39,7 +39,7 @@ _CLOCK_FUNCTIONS = {
     "localtime": "TIME",
 }
 
-_CLOCK_NODES: dict[type[exp.Expression], str] = {
+_CLOCK_NODES: dict[type[exp.Expr], str] = {
     exp.CurrentDate: "DATE",
     exp.CurrentTimestamp: "TIMESTAMP",
     exp.CurrentDatetime: "TIMESTAMP",
@@ -64,7 +64,7 @@ def clock_function_names() -> frozenset[str]:
 _MAY_READ_CLOCK = (*_CLOCK_NODES, exp.Anonymous)
 
 
-def clock_type(node: exp.Expression) -> str | None:
+def clock_type(node: exp.Expr) -> str | None:
     """``DATE``, ``TIMESTAMP`` or ``TIME`` if ``node`` reads the clock, else None."""
     if not isinstance(node, _MAY_READ_CLOCK):
         return None
@@ -74,12 +74,12 @@ def clock_type(node: exp.Expression) -> str | None:
     return _CLOCK_FUNCTIONS.get(str(node.this).lower())
 
 
-def uses_current_time(tree: exp.Expression) -> bool:
+def uses_current_time(tree: exp.Expr) -> bool:
     """Whether the query reads the current date or time anywhere."""
     return any(clock_type(node) is not None for node in tree.walk())
 
 
-def _literal(kind: str, today: dt.date) -> exp.Expression:
+def _literal(kind: str, today: dt.date) -> exp.Expr:
     text = {
         "DATE": today.isoformat(),
         "TIMESTAMP": f"{today.isoformat()} 00:00:00",
@@ -88,14 +88,14 @@ def _literal(kind: str, today: dt.date) -> exp.Expression:
     return exp.cast(exp.Literal.string(text), kind)
 
 
-def pin_today(tree: exp.Expression, today: dt.date) -> tuple[exp.Expression, bool]:
+def pin_today(tree: exp.Expr, today: dt.date) -> tuple[exp.Expr, bool]:
     """A copy of ``tree`` with every clock call replaced by ``today``, and whether any
     was; a query that never reads the clock is returned as it is (no copy)."""
     if not uses_current_time(tree):
         return tree, False
     changed = False
 
-    def replace(node: exp.Expression) -> exp.Expression:
+    def replace(node: exp.Expr) -> exp.Expr:
         nonlocal changed
         kind = clock_type(node)
         if kind is None:

@@ -50,7 +50,7 @@ from score.execution.result import QueryError
 _ADMITTED_ROOTS = (exp.Select, exp.SetOperation, exp.Subquery)
 
 #: Nodes that write, configure or leave the query; never admitted anywhere in the tree.
-_FORBIDDEN_NODES: tuple[type[exp.Expression], ...] = (
+_FORBIDDEN_NODES: tuple[type[exp.Expr], ...] = (
     exp.Insert,
     exp.Update,
     exp.Delete,
@@ -157,7 +157,7 @@ _STATEMENT_NAMES = {
 }
 
 
-def _describe(node: exp.Expression) -> str:
+def _describe(node: exp.Expr) -> str:
     for cls, name in _STATEMENT_NAMES.items():
         if isinstance(node, cls):
             return name
@@ -229,7 +229,7 @@ def check_references(names: Iterable[tuple[str, str]]) -> None:
             raise QueryError("guard_rejected", reason)
 
 
-def parse_statements(sql: str, dialect: str = "duckdb") -> list[exp.Expression]:
+def parse_statements(sql: str, dialect: str = "duckdb") -> list[exp.Expr]:
     """Parse ``sql`` with sqlglot, dropping empty statements; raise ParseError."""
     logger = logging.getLogger("sqlglot")
     level = logger.level
@@ -246,7 +246,7 @@ CACHED_TEXT_CHARS = 8_000
 _CACHE_ENTRIES = 64
 
 
-def check_statement(sql: str, dialect: str = "duckdb", *, cached: bool = True) -> exp.Expression:
+def check_statement(sql: str, dialect: str = "duckdb", *, cached: bool = True) -> exp.Expr:
     """The parsed tree of ``sql`` if it is one read-only SELECT, else a QueryError.
 
     Raises ``QueryError("parse_error")`` when sqlglot cannot parse the text (also when
@@ -263,7 +263,7 @@ def check_statement(sql: str, dialect: str = "duckdb", *, cached: bool = True) -
     return _checked(sql, dialect)
 
 
-def _checked(sql: str, dialect: str) -> exp.Expression:
+def _checked(sql: str, dialect: str) -> exp.Expr:
     if not sql or not sql.strip():
         raise QueryError("guard_rejected", "empty query")
     try:

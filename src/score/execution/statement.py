@@ -33,9 +33,9 @@ class Statement:
     ``tree`` sqlglot's tree of it (None when only the engine's parser could read it)."""
 
     sql: str
-    tree: exp.Expression | None
+    tree: exp.Expr | None
     tree_is_private: bool = False  # not shared with the guard's cache: may be changed
-    checked_tree: exp.Expression | None = None  # the tree of ``sql`` itself (today pinned)
+    checked_tree: exp.Expr | None = None  # the tree of ``sql`` itself (today pinned)
 
 
 def prepare_statement(

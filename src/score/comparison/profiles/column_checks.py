@@ -69,6 +69,7 @@ def cells_equal(g: NormColumn, p: NormColumn, ig, ip, tol: Tolerance | None, nan
     (None for an index means all rows in order)."""
     hg, hp, tolerant = pair_hashes(g, p, tol)
     if tolerant:
+        assert tol is not None and g.values is not None and p.values is not None
         vg = g.values if ig is None else g.values[ig]
         vp = p.values if ip is None else p.values[ip]
         mg = valid_rows(g, ig)

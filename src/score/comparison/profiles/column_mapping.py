@@ -80,6 +80,7 @@ class Matcher:
         if not tolerant or not within_tolerance:
             return False
         a, b = g.sorted_values, p.sorted_values
+        assert self.tol is not None  # tolerant pairs exist only under a tolerance
         ok = self.tol.close(a, b)
         if self.nan_equal:
             ok |= np.isnan(a) & np.isnan(b)
@@ -329,8 +330,10 @@ class Matcher:
         NaN/NULL pattern, then the exact columns' hash."""
         raws, quants = [], []
         state = np.zeros(self.n, dtype=np.int64)
+        assert self.tol is not None  # rows are sorted this way only under a tolerance
         for j, c in enumerate(cols):
             v = c.values
+            assert v is not None  # a numeric column
             nan = np.isnan(v)
             null = ~valid_rows(c, None)
             state += (nan.astype(np.int64) + null) * 3**j
@@ -347,6 +350,7 @@ class Matcher:
         every tolerant cell close."""
         m = len(ig)
         adj = np.ones((m, m), dtype=bool)
+        assert self.tol is not None  # rows are re-paired only under a tolerance
         for g, p in cols:
             vg, vp = g.values[ig][:, None], p.values[ip][None, :]
             mg, mp = valid_rows(g, ig)[:, None], valid_rows(p, ip)[None, :]

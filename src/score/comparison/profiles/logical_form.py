@@ -66,7 +66,7 @@ def collapse_whitespace(sql: str) -> str:
     return re.sub(r"\s+", " ", sql).strip().rstrip(";").strip()
 
 
-def normalise_tree(tree: exp.Expression, dialect: str = "duckdb", *, copy: bool = True) -> str:
+def normalise_tree(tree: exp.Expr, dialect: str = "duckdb", *, copy: bool = True) -> str:
     """The canonical text of one parsed statement (what :func:`normalise_sql` gives).
     sqlglot's generator changes the tree it writes, so it writes a copy unless ``copy``
     is off (a tree nobody reads afterwards: the copy costs more than the writing).

@@ -86,6 +86,7 @@ def compare_spider_ts(gold: QueryResult, pred: QueryResult, flags: Flags) -> Ver
     v, mapping = compare_mapped(gold, pred, engine, order_matters=flags.order_matters)
     if not v.match:  # no permutation works: not equal, whatever quick_rej says
         return Verdict(False, f"{PEER}: {v.reason}")
+    assert mapping is not None  # a match comes with its mapping
     alike = all(classes[0][i] == classes[1][j] for i, j in mapping.items())
     if not (alike and not _has_negative_zero(gold) and not _has_negative_zero(pred)):
         if not _quick_rej(gold, pred, classes, flags.order_matters):

@@ -44,11 +44,24 @@ class Reference:
 class Engine(Protocol):
     """One database opened read-only; every method may raise a QueryError."""
 
-    name: str
-    dialect: str  # sqlglot's name of the SQL dialect the engine runs
-    schema: str  # the schema of the database holding the CDM tables
-    tables: Mapping[str, str]  # CDM table name -> the real table name
-    broken: bool  # set when the connection cannot be trusted for another query
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dialect(self) -> str:
+        """sqlglot's name of the SQL dialect the engine runs."""
+
+    @property
+    def schema(self) -> str:
+        """The schema of the database holding the CDM tables."""
+
+    @property
+    def tables(self) -> Mapping[str, str]:
+        """CDM table name -> the real table name."""
+
+    @property
+    def broken(self) -> bool:
+        """Set when the connection cannot be trusted for another query."""
 
     def stored_fingerprint(self) -> str | None:
         """The content fingerprint stored in the database, if any."""

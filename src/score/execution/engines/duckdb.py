@@ -133,8 +133,8 @@ class DuckDBEngine:
         """Functions and tables of ``sql`` as DuckDB's parser reads them (its JSON
         serialisation of the statement); None if it cannot serialise them."""
         try:
-            (text,) = self._cur.execute("SELECT json_serialize_sql(?)", [sql]).fetchone()
-            tree = json.loads(text)
+            row = self._cur.execute("SELECT json_serialize_sql(?)", [sql]).fetchone()
+            tree = json.loads(row[0]) if row is not None else {"error": True}
         except (duckdb.Error, ValueError, RecursionError):
             return None
         if tree.get("error"):

@@ -131,7 +131,7 @@ class PostgresEngine:
         try:
             self._conn.execute("SET LOCAL statement_timeout = 0")
             self._conn.execute("SET LOCAL extra_float_digits = 1")  # shortest float text
-            digests = POSTGRES.digests(tables(), lambda _, sql: self._conn.execute(sql).fetchone())
+            digests = POSTGRES.digests(tables(), lambda _, sql: _one_row(self._conn, sql))
         finally:
             self._conn.execute("ROLLBACK")
         return fingerprint_of(digests)
@@ -284,7 +284,7 @@ def describe_postgres(url: str, schema: str | None = None) -> PostgresInfo:
         counts = []
         for name in sorted(engine.tables):
             sql = f"SELECT count(*) FROM {ident(engine.schema)}.{ident(engine.tables[name])}"
-            (rows,) = engine._conn.execute(sql).fetchone()
+            (rows,) = _one_row(engine._conn, sql)
             counts.append((name, int(rows)))
         fingerprint = engine.compute_fingerprint()
     finally:
@@ -305,3 +305,11 @@ def _requalify(sql: str, schema: str) -> str:
             table.set("db", exp.to_identifier(schema, quoted=True))
             changed = True
     return tree.sql(DIALECT) if changed else sql
+
+
+def _one_row(conn, sql: str) -> tuple:
+    """The one row an aggregate query returns."""
+    row = conn.execute(sql).fetchone()
+    if row is None:
+        raise DatabaseError(f"no row from {sql[:80]!r}")
+    return row

@@ -153,12 +153,12 @@ def refused_postgres_function(name: str) -> str | None:
     return None
 
 
-def parse(sql: str) -> exp.Expression:
+def parse(sql: str) -> exp.Expr:
     """``sql`` through the base guard with the PostgreSQL dialect."""
     return check_statement(sql, DIALECT)
 
 
-def check_postgres_tree(tree: exp.Expression) -> None:
+def check_postgres_tree(tree: exp.Expr) -> None:
     """Refuse what the base guard admits but PostgreSQL must not run (see the module)."""
     for node in tree.walk():
         if isinstance(node, exp.Lock):

@@ -26,7 +26,7 @@ def pipeline_results(pgconn) -> list:
         readable, _, _ = select.select([socket], [socket], [])
         if readable:
             pgconn.consume_input()
-    results = []
+    results: list = []
     while True:
         while pgconn.is_busy():
             select.select([socket], [], [])

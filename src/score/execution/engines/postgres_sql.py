@@ -58,10 +58,10 @@ from sqlglot import exp
 from score.execution.guard import parse_statements
 from score.execution.result import QueryError
 
-Rule = Callable[[exp.Expression], exp.Expression]
+Rule = Callable[[exp.Expr], exp.Expr]
 
 
-def round_numeric(tree: exp.Expression) -> exp.Expression:
+def round_numeric(tree: exp.Expr) -> exp.Expr:
     for node in list(tree.find_all(exp.Round)):
         arg = node.this
         if node.args.get("decimals") is None:
@@ -75,7 +75,7 @@ def round_numeric(tree: exp.Expression) -> exp.Expression:
     return tree
 
 
-def integer_division(tree: exp.Expression) -> exp.Expression:
+def integer_division(tree: exp.Expr) -> exp.Expr:
     for node in list(tree.find_all(exp.IntDiv)):
         numeric = exp.DataType.build("DECIMAL")
         div = exp.Anonymous(
@@ -89,7 +89,7 @@ def integer_division(tree: exp.Expression) -> exp.Expression:
     return tree
 
 
-def derived_table_alias(tree: exp.Expression) -> exp.Expression:
+def derived_table_alias(tree: exp.Expr) -> exp.Expr:
     taken = {a.name for a in tree.find_all(exp.TableAlias)}
     n = 0
     for node in list(tree.find_all(exp.Subquery)):
@@ -103,7 +103,7 @@ def derived_table_alias(tree: exp.Expression) -> exp.Expression:
     return tree
 
 
-def date_trunc_timestamp(tree: exp.Expression) -> exp.Expression:
+def date_trunc_timestamp(tree: exp.Expr) -> exp.Expr:
     for node in list(tree.find_all(exp.DateTrunc, exp.TimestampTrunc)):
         arg = node.this
         if isinstance(arg, exp.Cast) and arg.to.this == exp.DataType.Type.TIMESTAMP:
@@ -119,23 +119,23 @@ _DATE_PARTS = {
 }
 
 
-def day_of_week(tree: exp.Expression) -> exp.Expression:
+def day_of_week(tree: exp.Expr) -> exp.Expr:
     for cls, part in _DATE_PARTS.items():
         for node in list(tree.find_all(cls)):
             node.replace(exp.Extract(this=exp.var(part), expression=node.this.copy()))
     return tree
 
 
-def list_length(tree: exp.Expression) -> exp.Expression:
+def list_length(tree: exp.Expr) -> exp.Expr:
     for node in list(tree.find_all(exp.ArraySize)):
         node.replace(exp.Anonymous(this="CARDINALITY", expressions=[node.this.copy()]))
-    for node in list(tree.find_all(exp.Length)):
-        if isinstance(node.this, exp.Array):
-            node.replace(exp.Anonymous(this="CARDINALITY", expressions=[node.this.copy()]))
+    for length in list(tree.find_all(exp.Length)):
+        if isinstance(length.this, exp.Array):
+            length.replace(exp.Anonymous(this="CARDINALITY", expressions=[length.this.copy()]))
     return tree
 
 
-def string_contains(tree: exp.Expression) -> exp.Expression:
+def string_contains(tree: exp.Expr) -> exp.Expr:
     for node in list(tree.find_all(exp.Contains)):
         strpos = exp.Anonymous(
             this="STRPOS", expressions=[node.this.copy(), node.expression.copy()]
@@ -144,7 +144,7 @@ def string_contains(tree: exp.Expression) -> exp.Expression:
     return tree
 
 
-def group_by_all(tree: exp.Expression) -> exp.Expression:
+def group_by_all(tree: exp.Expr) -> exp.Expr:
     for select in list(tree.find_all(exp.Select)):
         group = select.args.get("group")
         if group is None or not group.args.get("all"):
@@ -161,7 +161,7 @@ def group_by_all(tree: exp.Expression) -> exp.Expression:
     return tree
 
 
-def having_alias(tree: exp.Expression) -> exp.Expression:
+def having_alias(tree: exp.Expr) -> exp.Expr:
     for select in list(tree.find_all(exp.Select)):
         having = select.args.get("having")
         if having is None:
@@ -175,7 +175,7 @@ def having_alias(tree: exp.Expression) -> exp.Expression:
     return tree
 
 
-def arg_max_min(tree: exp.Expression) -> exp.Expression:
+def arg_max_min(tree: exp.Expr) -> exp.Expr:
     for node in list(tree.find_all(exp.ArgMax, exp.ArgMin)):
         key = node.expression.copy()
         order = exp.Ordered(this=key.copy(), desc=isinstance(node, exp.ArgMax))
@@ -190,26 +190,27 @@ def arg_max_min(tree: exp.Expression) -> exp.Expression:
     return tree
 
 
-def any_value(tree: exp.Expression) -> exp.Expression:
+def any_value(tree: exp.Expr) -> exp.Expr:
     for node in list(tree.find_all(exp.AnyValue)):
         target = node.parent if isinstance(node.parent, exp.IgnoreNulls) else node
         target.replace(exp.Min(this=node.this.copy()))
     return tree
 
 
-def duckdb_functions(tree: exp.Expression) -> exp.Expression:
+def duckdb_functions(tree: exp.Expr) -> exp.Expr:
     for node in list(tree.find_all(exp.Anonymous)):
         if node.name.lower() == "mean":
             node.replace(exp.Avg(this=node.expressions[0].copy()))
-    for node in list(tree.find_all(exp.DateFromParts)):
-        parts = [node.args.get(k) for k in ("year", "month", "day")]
-        if all(parts):
-            node.replace(exp.Anonymous(this="MAKE_DATE", expressions=[p.copy() for p in parts]))
-    for node in list(tree.find_all(exp.Format)):
-        pattern = node.this
+    for made in list(tree.find_all(exp.DateFromParts)):
+        parts = [made.args.get(k) for k in ("year", "month", "day")]
+        if all(p is not None for p in parts):
+            copies = [p.copy() for p in parts if p is not None]
+            made.replace(exp.Anonymous(this="MAKE_DATE", expressions=copies))
+    for formatted in list(tree.find_all(exp.Format)):
+        pattern = formatted.this
         if isinstance(pattern, exp.Literal) and pattern.is_string:
             text = pattern.this.replace("%", "%%").replace("{}", "%s")
-            node.set("this", exp.Literal.string(text))
+            formatted.set("this", exp.Literal.string(text))
     return tree
 
 

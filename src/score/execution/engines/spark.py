@@ -40,6 +40,7 @@ class SparkEngine:
     """A CDM in database ``cdm`` of a Spark Connect server, queried read-only."""
 
     name = "spark"
+    dialect = "spark"
     #: The query a new worker runs before its address space is limited (see
     #: :mod:`score.execution.processes.worker`): one round trip, so gRPC's threads exist.
     warm_up_sql = "SELECT count(*) AS n FROM cdm.person"

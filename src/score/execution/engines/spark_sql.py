@@ -101,7 +101,7 @@ _DATE_KEEPING = (exp.Min, exp.Max, exp.AnyValue, exp.First, exp.Last, exp.FirstV
                  exp.LastValue, exp.Lag, exp.Lead, exp.Coalesce)
 
 
-def _is_date(node: exp.Expression, aliases: frozenset[str] = frozenset()) -> bool:
+def _is_date(node: exp.Expr, aliases: frozenset[str] = frozenset()) -> bool:
     """Whether ``node`` is known to be a DATE: a CDM DATE column, a name the query
     gave to a date, a cast to DATE, current_date, or min/max/lag/lead/coalesce (and
     a window over them) of a date."""
@@ -117,7 +117,7 @@ def _is_date(node: exp.Expression, aliases: frozenset[str] = frozenset()) -> boo
     return isinstance(node, exp.CurrentDate)
 
 
-def _date_aliases(tree: exp.Expression) -> frozenset[str]:
+def _date_aliases(tree: exp.Expr) -> frozenset[str]:
     """Names the query gives to dates (``MIN(procedure_date) AS d``), to a fixpoint."""
     found: frozenset[str] = frozenset()
     while True:
@@ -130,14 +130,14 @@ def _date_aliases(tree: exp.Expression) -> frozenset[str]:
 
 
 def _datediff_days(
-    end: exp.Expression, start: exp.Expression, dates: frozenset[str] = frozenset()
-) -> exp.Expression:
+    end: exp.Expr, start: exp.Expr, dates: frozenset[str] = frozenset()
+) -> exp.Expr:
     as_date = [e.copy() if _is_date(e, dates) else exp.cast(e.copy(), "DATE")
                for e in (end, start)]
     return exp.Anonymous(this="DATEDIFF", expressions=as_date)
 
 
-def _date_minus_date(node: exp.Expression, dates: frozenset[str]) -> exp.Expression:
+def _date_minus_date(node: exp.Expr, dates: frozenset[str]) -> exp.Expr:
     """DuckDB ``date - date`` is a number of days; in Spark it is an interval.  When
     both sides are known dates (:func:`_is_date`), the difference becomes
     ``DATEDIFF(end, start)``."""
@@ -146,7 +146,7 @@ def _date_minus_date(node: exp.Expression, dates: frozenset[str]) -> exp.Express
     return node
 
 
-def _format_string(node: exp.Expression, dates: frozenset[str]) -> exp.Expression:
+def _format_string(node: exp.Expr, dates: frozenset[str]) -> exp.Expr:
     """DuckDB's ``format('{} to {}', a, b)`` is fmt-style; Spark's FORMAT_STRING is
     printf-style: each ``{}`` becomes ``%s`` (and a literal ``%`` becomes ``%%``)."""
     if isinstance(node, exp.Format) and isinstance(node.this, exp.Literal):
@@ -156,7 +156,7 @@ def _format_string(node: exp.Expression, dates: frozenset[str]) -> exp.Expressio
     return node
 
 
-def _regexp_flags(node: exp.Expression, dates: frozenset[str]) -> exp.Expression:
+def _regexp_flags(node: exp.Expr, dates: frozenset[str]) -> exp.Expr:
     """``regexp_matches(x, p, 'i')``: Spark's RLIKE takes no flags, so the flag goes
     into the pattern as ``(?i)`` (sqlglot drops it otherwise)."""
     if isinstance(node, exp.RegexpLike) and node.args.get("flag") is not None:
@@ -169,11 +169,11 @@ def _regexp_flags(node: exp.Expression, dates: frozenset[str]) -> exp.Expression
     return node
 
 
-def _year(e: exp.Expression) -> exp.Expression:
+def _year(e: exp.Expr) -> exp.Expr:
     return exp.Anonymous(this="YEAR", expressions=[e.copy()])
 
 
-def _boundary_diff(node: exp.Expression, dates: frozenset[str]) -> exp.Expression:
+def _boundary_diff(node: exp.Expr, dates: frozenset[str]) -> exp.Expr:
     """DuckDB's ``date_diff(part, a, b)`` counts the part boundaries crossed (a birth on
     31 Dec and 1 Jan are one year apart); Spark's ``DATEDIFF(part, a, b)`` counts whole
     parts.  Year, quarter, month and day differences are rewritten as boundary counts."""
@@ -211,7 +211,7 @@ _PARTS = {
 }
 
 
-def _date_part(node: exp.Expression, dates: frozenset[str]) -> exp.Expression:
+def _date_part(node: exp.Expr, dates: frozenset[str]) -> exp.Expr:
     """``date_part('decade', x)`` / ``EXTRACT(decade FROM x)`` and the other parts
     DuckDB has and Spark names or numbers differently (DuckDB's ``dow`` is 0 on
     Sunday, Spark's DAYOFWEEK 1)."""
@@ -238,7 +238,7 @@ def _date_part(node: exp.Expression, dates: frozenset[str]) -> exp.Expression:
 FIXUPS = (_date_part, _boundary_diff, _date_minus_date, _format_string, _regexp_flags)
 
 
-def check_spark(sql: str, tables: Collection[str]) -> exp.Expression:
+def check_spark(sql: str, tables: Collection[str]) -> exp.Expr:
     """Admit ``sql`` (Spark SQL) or raise ``guard_rejected``; ``tables`` are the CDM
     table names the database holds."""
     try:

@@ -103,10 +103,12 @@ class _Popen(popen_forkserver.Popen):
             reduction.dump(process_obj, buf)
         finally:
             set_spawning_popen(None)
-        self.sentinel, w = forkserver.connect_to_new_process(self._fds)
+        # multiprocessing's own fork-server start, which has no public form: these are
+        # the attributes and helpers its Popen uses
+        self.sentinel, w = forkserver.connect_to_new_process(self._fds)  # type: ignore[attr-defined]
         _parent_w = os.dup(w)
         self.finalizer = multiprocessing.util.Finalize(
-            self, multiprocessing.util.close_fds, (_parent_w, self.sentinel)
+            self, multiprocessing.util.close_fds, (_parent_w, self.sentinel)  # type: ignore[attr-defined]
         )
         with open(w, "wb", closefd=True) as f:
             f.write(buf.getbuffer())
@@ -169,7 +171,7 @@ class Worker:
         self.send(reduction.ForkingPickler.dumps(request))  # if it is gone, receive says so
         return self.receive(kill_after)
 
-    def send(self, data: bytes) -> bool:
+    def send(self, data: bytes | memoryview) -> bool:
         """Send a pickled request without waiting for its reply (the worker reads its
         requests in order); False if the worker is gone (the replies it sent before it
         went can still be received)."""

@@ -43,7 +43,7 @@ SEND_AHEAD_BYTES = 64 * 1024
 
 @dataclass
 class _Sent:
-    data: bytes  # the pickled request (sent again if its worker was lost before it)
+    data: bytes | memoryview  # the pickled request (sent again if its worker was lost before it)
     kill_after: float | None
     started: float | None = None  # when it could have started; None while queued behind
     delivered: bool = False  # written to the current worker
@@ -95,7 +95,9 @@ class WorkerStream:
             raise RuntimeError("no request is pending")
         while self._sent[0].outcome is None:
             self._advance()
-        raised, value = self._sent.popleft().outcome
+        outcome = self._sent.popleft().outcome
+        assert outcome is not None
+        raised, value = outcome
         if raised:
             raise value
         return value
