@@ -41,7 +41,7 @@ from curate.verify.identical_results import RULE as IDENTICAL_RULE
 from curate.verify.identical_results import ResultPrint, over_limit
 from curate.verify.reference_rules import ReferenceRules
 from curate.verify.semantics import NocaseExecutor, collation_drop, unresolved, unresolved_drop
-from score.comparison.order import order_matters as gold_orders_rows
+from score.comparison.order_matters import order_matters as gold_orders_rows
 from score.comparison.result_hash import result_sha256
 from score.execution.executor import Executor, ExecutorSettings
 from score.execution.result import QueryResult

@@ -20,7 +20,7 @@ from curate.transpile.to_duckdb import Transpiled, TranspileError, transpile
 from curate.verify.gold import Drop
 from curate.verify.reference_rules import ReferenceRules
 from score.comparison.compare import compare
-from score.comparison.order import order_matters as gold_orders_rows
+from score.comparison.order_matters import order_matters as gold_orders_rows
 from score.comparison.values import show
 from score.execution.executor import Executor
 from score.execution.result import QueryError, QueryResult

@@ -23,7 +23,7 @@ from score.errors import InputError, ScoringError
 from score.execution.executor import Executor
 from score.files import file_sha256
 from score.inputs.predictions import read_predictions
-from score.inputs.scored_split import ScoredSplit, select_split
+from score.inputs.split import ScoredSplit, select_split
 from score.inputs.task_set import TaskSet, instances, open_task_set
 from score.inputs.validated_files import MEMO_FOLDER, ValidatedFiles
 from score.scoring.gold_cache import GoldCache
@@ -140,7 +140,7 @@ def run_scoring(
     release folder (checked against its manifest); ``manifest`` checks a JSONL task file
     against a release's manifest before anything runs.  ``split`` scores the ``test``
     or ``train`` side of the leakage-aware split, or ``all`` tasks
-    (:mod:`score.inputs.scored_split`); predictions for tasks outside it are not scored.
+    (:func:`score.inputs.split.select_split`); predictions for tasks outside it are not scored.
     """
     cache_dir = options.cache_dir
     memo = ValidatedFiles(None if cache_dir is None else Path(cache_dir) / MEMO_FOLDER)

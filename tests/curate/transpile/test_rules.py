@@ -14,7 +14,6 @@ from curate.transpile.rules.date_strings import is_iso, read_datetime
 from curate.transpile.rules.strings import like_to_regex
 from curate.transpile.to_duckdb import Transpiled, TranspileError, transpile
 
-
 TYPICAL = """
 SELECT TOP 10 c.concept_name, COUNT(DISTINCT co.person_id) AS persons,
        AVG(DATEDIFF(day, p.birth_datetime, co.condition_start_date) / 365) AS mean_age

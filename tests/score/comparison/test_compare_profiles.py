@@ -48,7 +48,7 @@ def test_registry_names_and_summaries() -> None:
     [
         "score.comparison.compare",
         "score.comparison.values",
-        "score.comparison.order",
+        "score.comparison.order_matters",
         "score.comparison.result_diff",
         "score.comparison.python_values",
         "score.comparison.profiles.base",

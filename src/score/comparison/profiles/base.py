@@ -31,8 +31,9 @@ class Flags:
     """The task's flags a profile may read.
 
     ``order_matters``: the gold asks for an order (see
-    :func:`score.comparison.order.order_matters`). ``condition_cols``: 0-based positions of the gold
-    columns that must be matched (Spider 2.0's ``condition_cols``); None means every gold column.
+    :func:`score.comparison.order_matters.order_matters`). ``condition_cols``: 0-based
+    positions of the gold columns that must be matched (Spider 2.0's ``condition_cols``);
+    None means every gold column.
     ``tolerance``: numeric tolerance for profiles that take one (None: the profile's own).
     ``tie_k``: how many rows a tie-set task asks for (``any_k_from_tie_set``).
     """

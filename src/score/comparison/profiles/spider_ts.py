@@ -33,7 +33,7 @@ them it raises, and the verdict is no match with a reason saying so.
 Not ours to emulate: the peer strips every DISTINCT from both queries before running
 them and reads ``order_matters`` from the gold text ('order by' substring, so a window
 ORDER BY counts).  Those act on SQL, so the caller decides: pass the flag you want
-(:func:`score.comparison.order.order_matters` reads a top-level ORDER BY only).
+(:func:`score.comparison.order_matters.order_matters` reads a top-level ORDER BY only).
 
 >>> from score.execution.result import QueryResult
 >>> g = QueryResult.from_rows(["a", "b"], [(1.0, 1.5)])

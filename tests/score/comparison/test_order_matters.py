@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from score.comparison.order import order_matters
+from score.comparison.order_matters import order_matters
 
 
 @pytest.mark.parametrize(
