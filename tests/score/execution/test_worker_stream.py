@@ -65,15 +65,16 @@ def test_a_killed_request_leaves_those_sent_after_it_to_a_new_process(omop_db: P
 
 
 def test_the_time_limit_of_a_request_sent_ahead_starts_when_it_can_start(omop_db: Path):
-    """Eight uninterruptible queries of about 0.5 s each, sent at once, under a 2 s time
-    limit (killed at 3 s): each finishes inside its own limit, though the last finishes
-    about 4 s after it was sent."""
+    """Sixteen uninterruptible queries of about 0.25 s each on an idle machine, sent at
+    once, under a 2 s time limit (killed at 3 s): each finishes inside its own limit,
+    though the last finishes about 4 s after it was sent.  The margin (each query an
+    eighth of the limit) keeps it so on a machine several times slower."""
     settings = ExecutorSettings(timeout_seconds=2.0, memory_limit="1GB")
-    half_second = Execute("SELECT length(lpad('x', 25000000, 'y')) AS n")
+    quarter_second = Execute("SELECT length(lpad('x', 12500000, 'y')) AS n")
     with Executor(omop_db, settings=settings) as ex, ex.stream() as stream:
-        for _ in range(8):
-            stream.send(half_second)
-        assert [_value(stream.receive()) for _ in range(8)] == [25000000] * 8
+        for _ in range(16):
+            stream.send(quarter_second)
+        assert [_value(stream.receive()) for _ in range(16)] == [12500000] * 16
         assert ex.workers_replaced == 0
 
 
