@@ -76,11 +76,13 @@ def eight_columns(n: int, seed: int = 0) -> tuple[pa.Table, pa.Table, tuple[str,
         "x": pa.array(rng.normal(size=n) * 1000),
         "y": _with_nulls(rng.random(n), rng),
         "name": pa.array([f"name-{v}" for v in text_ids]),
-        "code": _with_nulls(np.array([f"code{v % 977}" for v in text_ids], dtype=object), rng,
-                            pa.string()),
+        "code": _with_nulls(
+            np.array([f"code{v % 977}" for v in text_ids], dtype=object), rng, pa.string()
+        ),
         "day": pa.array(rng.integers(0, 20000, n).astype(np.int32)).cast(pa.date32()),
-        "end_day": _with_nulls(rng.integers(0, 20000, n).astype(np.int32), rng,
-                               pa.int32()).cast(pa.date32()),
+        "end_day": _with_nulls(rng.integers(0, 20000, n).astype(np.int32), rng, pa.int32()).cast(
+            pa.date32()
+        ),
     }
     types = ("BIGINT", "INTEGER", "DOUBLE", "DOUBLE", "VARCHAR", "VARCHAR", "DATE", "DATE")
     gold = pa.table(cols)
@@ -167,8 +169,9 @@ def _predict(done: list[tuple[float, float]], x: float) -> float | None:
     return t1 * (x / x1) ** exponent
 
 
-def worker(figure: str, profile: str, sizes: list[int], runs: int, budget: float,
-           variant: str, rows: int) -> None:
+def worker(
+    figure: str, profile: str, sizes: list[int], runs: int, budget: float, variant: str, rows: int
+) -> None:
     """Measure one profile's ladder of cells; print one JSON line per cell."""
     # one untimed comparison first, so lazy imports and first-call set-up are not billed
     if figure == "comparator":
@@ -195,8 +198,13 @@ def worker(figure: str, profile: str, sizes: list[int], runs: int, budget: float
             if s > budget:  # one over-budget run is enough to report
                 break
         del gold, pred
-        cell.update(seconds=median(seconds), runs=len(seconds), all_seconds=seconds,
-                    match=match, reason=reason[:200])
+        cell.update(
+            seconds=median(seconds),
+            runs=len(seconds),
+            all_seconds=seconds,
+            match=match,
+            reason=reason[:200],
+        )
         print(json.dumps(cell), flush=True)
         done.append((size, cell["seconds"]))
 
@@ -204,10 +212,26 @@ def worker(figure: str, profile: str, sizes: list[int], runs: int, budget: float
 # -- the parent's side -----------------------------------------------------------------
 
 
-def _ladder(figure: str, profile: str, sizes: list[int], runs: int, budget: float,
-            variant: str = "-", rows: int = 0) -> dict[int, dict[str, Any]]:
-    argv = [str(Path(__file__)), "worker", figure, profile, ",".join(map(str, sizes)),
-            str(runs), str(budget), variant, str(rows)]
+def _ladder(
+    figure: str,
+    profile: str,
+    sizes: list[int],
+    runs: int,
+    budget: float,
+    variant: str = "-",
+    rows: int = 0,
+) -> dict[int, dict[str, Any]]:
+    argv = [
+        str(Path(__file__)),
+        "worker",
+        figure,
+        profile,
+        ",".join(map(str, sizes)),
+        str(runs),
+        str(budget),
+        variant,
+        str(rows),
+    ]
     allowance = 120 + len(sizes) * (runs * budget + 60)
     start = time.perf_counter()
     lines, killed, err = run_child(argv, timeout=allowance)
@@ -217,12 +241,17 @@ def _ladder(figure: str, profile: str, sizes: list[int], runs: int, budget: floa
         cells[cell["size"]] = cell
     for size in sizes:
         if size not in cells:
-            why = (f"killed: the child overran its {allowance:.0f} s allowance" if killed
-                   else f"the child failed: {err[-300:]}")
+            why = (
+                f"killed: the child overran its {allowance:.0f} s allowance"
+                if killed
+                else f"the child failed: {err[-300:]}"
+            )
             cells[size] = {"size": size, "skipped": True, "reason": why}
-    log(f"  {figure} {profile}{'' if variant == '-' else ' ' + variant}: "
+    log(
+        f"  {figure} {profile}{'' if variant == '-' else ' ' + variant}: "
         + ", ".join(_show(c) for c in cells.values())
-        + f" ({time.perf_counter() - start:.0f} s)")
+        + f" ({time.perf_counter() - start:.0f} s)"
+    )
     return cells
 
 
@@ -237,10 +266,11 @@ def _show(cell: dict[str, Any]) -> str:
 def comparator_cost(rows: list[int], runs: int, budget: float) -> dict[str, Any]:
     """Figure 2: seconds per profile and row count, and the naive baseline."""
     sizes = sorted({PROBE_ROWS, *rows})
-    log(f"comparator: {', '.join(map(str, sizes))} rows x 8 columns, {runs} runs, "
-        f"budget {budget:g} s per comparison")
-    cells = {p: _ladder("comparator", p, sizes, runs, budget)
-             for p in ("naive", *profile_names())}
+    log(
+        f"comparator: {', '.join(map(str, sizes))} rows x 8 columns, {runs} runs, "
+        f"budget {budget:g} s per comparison"
+    )
+    cells = {p: _ladder("comparator", p, sizes, runs, budget) for p in ("naive", *profile_names())}
     seconds = {p: {str(s): c.get("seconds") for s, c in by.items()} for p, by in cells.items()}
     big, prev = str(max(rows)), str(sorted(rows)[-2]) if len(rows) > 1 else None
     naive_big = seconds["naive"][big]
@@ -259,7 +289,8 @@ def comparator_cost(rows: list[int], runs: int, budget: float) -> dict[str, Any]
             {p: ratio(s[big], s[prev]) for p, s in seconds.items()} if prev else {}
         ),
         "n_log_n_growth": (int(big) * math.log(int(big))) / (int(prev) * math.log(int(prev)))
-        if prev else None,
+        if prev
+        else None,
         "cells": {p: {str(s): c for s, c in by.items()} for p, by in cells.items()},
     }
 
@@ -274,12 +305,14 @@ def wide_cost(rows: int, widths: list[int], runs: int, budget: float) -> dict[st
     for variant in ("same_multiset", "typed"):
         cells = {p: _ladder("wide", p, widths, runs, budget, variant, rows) for p in profiles}
         out["variants"][variant] = {
-            "seconds": {p: {str(w): c.get("seconds") for w, c in by.items()}
-                        for p, by in cells.items()},
+            "seconds": {
+                p: {str(w): c.get("seconds") for w, c in by.items()} for p, by in cells.items()
+            },
             "cells": {p: {str(w): c for w, c in by.items()} for p, by in cells.items()},
         }
-    out["excluded_profiles"] = {p: "quadratic in rows; see the comparator figure"
-                                for p in TIE_PROFILES}
+    out["excluded_profiles"] = {
+        p: "quadratic in rows; see the comparator figure" for p in TIE_PROFILES
+    }
     return out
 
 
@@ -295,8 +328,15 @@ def main(argv: list[str]) -> None:
     w.add_argument("variant")
     w.add_argument("rows", type=int)
     args = parser.parse_args(argv)
-    worker(args.figure, args.profile, [int(s) for s in args.sizes.split(",")], args.runs,
-           args.budget, args.variant, args.rows)
+    worker(
+        args.figure,
+        args.profile,
+        [int(s) for s in args.sizes.split(",")],
+        args.runs,
+        args.budget,
+        args.variant,
+        args.rows,
+    )
 
 
 if __name__ == "__main__":

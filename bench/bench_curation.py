@@ -110,17 +110,22 @@ def curation_cost(db: Path, querylibrary: Path, own: Path, runs: int, work: Path
             row: dict[str, dict[str, float]] = {}
             for name, path, fmt in found:
                 folder = work / f"curate-{i}-{name}"
-                wall, _ = timed(lambda path=path, fmt=fmt, folder=folder: _curate(
-                    path, fmt, ex, folder))
+                wall, _ = timed(
+                    lambda path=path, fmt=fmt, folder=folder: _curate(path, fmt, ex, folder)
+                )
                 row[name] = {"wall_s": wall, "raw_s": raw.run_all(kept_golds[name])}
             total_wall = sum(r["wall_s"] for r in row.values())
             total_raw = sum(r["raw_s"] for r in row.values())
             row["all"] = {"wall_s": total_wall, "raw_s": total_raw}
             per_run.append(row)
-            log(f"  run {i + 1}: " + ", ".join(
-                f"{n} {r['wall_s']:.2f} s / raw {r['raw_s']:.3f} s"
-                f" = x{r['wall_s'] / r['raw_s']:.1f}"
-                for n, r in row.items()))
+            log(
+                f"  run {i + 1}: "
+                + ", ".join(
+                    f"{n} {r['wall_s']:.2f} s / raw {r['raw_s']:.3f} s"
+                    f" = x{r['wall_s'] / r['raw_s']:.1f}"
+                    for n, r in row.items()
+                )
+            )
         with _QueryCounter() as counter:  # the untimed diagnostic pass
             start = time.perf_counter()
             for name, path, fmt in found:
@@ -179,16 +184,25 @@ def dqd_throughput(db: Path, dqd: Path, runs: int, work: Path, jobs: int = 2) ->
         for i in range(runs):
             folder = work / f"dqd-{i}"
             cpu = _cpu_seconds()
-            wall, run = timed(lambda folder=folder: curate_to_files(
-                dqd, "jsonl", ex, out=folder / "tasks.jsonl",
-                report_path=folder / "report.json", jobs=jobs))
+            wall, run = timed(
+                lambda folder=folder: curate_to_files(
+                    dqd,
+                    "jsonl",
+                    ex,
+                    out=folder / "tasks.jsonl",
+                    report_path=folder / "report.json",
+                    jobs=jobs,
+                )
+            )
             walls.append(wall)
             cpus.append(_cpu_seconds() - cpu)
             counts = run.report["counts"]
             out.update(records=counts["records"], kept=counts["kept"], dropped=counts["dropped"])
-            log(f"  curation_dqd run {i + 1}: {counts['records']} records "
+            log(
+                f"  curation_dqd run {i + 1}: {counts['records']} records "
                 f"({counts['kept']} kept) in {wall:.1f} s, {counts['records'] / wall:.1f} "
-                f"records/s, {cpus[-1]:.1f} CPU s")
+                f"records/s, {cpus[-1]:.1f} CPU s"
+            )
     out["wall_s"] = median(walls)
     out["cpu_s"] = median(cpus)
     out["records_per_second"] = median(out["records"] / w for w in walls)

@@ -34,8 +34,13 @@ def _write(profile: cProfile.Profile, path: Path, title: str) -> None:
 
 
 def write_profiles(
-    db: Path, tasks_file: Path, n_instances: int, querylibrary: Path, own: Path,
-    out: Path, work: Path,
+    db: Path,
+    tasks_file: Path,
+    n_instances: int,
+    querylibrary: Path,
+    own: Path,
+    out: Path,
+    work: Path,
 ) -> None:
     out.mkdir(parents=True, exist_ok=True)
     tasks = repeated_tasks(load_tasks(tasks_file), n_instances)
@@ -48,8 +53,11 @@ def write_profiles(
         prof.enable()
         _score(tasks_path, preds_path, folder / "warm", folder / "cache", ex)
         prof.disable()
-        _write(prof, out / "scoring_warm.txt",
-               f"run_scoring, warm gold cache, {n_instances} instances, with_priors=False")
+        _write(
+            prof,
+            out / "scoring_warm.txt",
+            f"run_scoring, warm gold cache, {n_instances} instances, with_priors=False",
+        )
         found, _ = sources(querylibrary, own)
         for name, path, fmt in found:  # warm the DuckDB instance
             _curate(path, fmt, ex, folder / f"warm-{name}")
@@ -62,6 +70,9 @@ def write_profiles(
             for record in records:
                 curate_record(record, ctx)
         prof.disable()
-        _write(prof, out / "curation.txt",
-               "curate_record (the per-record work of curate_to_files) on the records of "
-               + ", ".join(str(p) for _, p, _ in found))
+        _write(
+            prof,
+            out / "curation.txt",
+            "curate_record (the per-record work of curate_to_files) on the records of "
+            + ", ".join(str(p) for _, p, _ in found),
+        )

@@ -57,13 +57,26 @@ def _big_source(source: Path, folder: Path, records: int = 5000) -> tuple[Path, 
 
 
 def startup_cost(db: Path, source: Path, runs: int, folder: Path) -> dict[str, Any]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(MEASURED_SRC), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(MEASURED_SRC), os.environ.get("PYTHONPATH", "")]).rstrip(
+            os.pathsep
+        ),
+    }
     big, last_id = _big_source(source, folder)
     commands = {
         "help": ["--help"],
-        "verify": ["verify", "--db", str(db), "--gold", TRIVIAL, "--answer", TRIVIAL,
-                   "--gold-dialect", "duckdb"],
+        "verify": [
+            "verify",
+            "--db",
+            str(db),
+            "--gold",
+            TRIVIAL,
+            "--answer",
+            TRIVIAL,
+            "--gold-dialect",
+            "duckdb",
+        ],
         "verify_id": ["verify", "--db", str(db), "--id", last_id, "--source", str(big)],
     }
     out: dict[str, Any] = {"runs": runs, "source_records": 5000}

@@ -49,8 +49,15 @@ import bench_startup
 from bench_common import ROOT, SRC, log, machine, src_digest
 
 FIGURES = (
-    "scoring", "comparator", "wide", "curation", "memory", "hostile", "startup",
-    "curation_dqd", "postgres",
+    "scoring",
+    "comparator",
+    "wide",
+    "curation",
+    "memory",
+    "hostile",
+    "startup",
+    "curation_dqd",
+    "postgres",
 )
 TARGETS = {
     "scoring_overhead_ratio": ("<=", 1.2),
@@ -65,61 +72,119 @@ TARGETS = {
     "postgres_scoring_overhead_ratio": ("<=", 1.3),
 }
 _SHOWN = {"<=": "at most", "<": "under", ">=": "at least", "==": "exactly"}
-_UNIT = {"comparator_vs_naive_1m": "x", "peak_rss_mb": " MiB", "hostile_peak_rss_mb": " MiB",
-         "hostile_max_attack_over_timeout": "x the timeout", "help_seconds": " s",
-         "verify_seconds": " s"}
+_UNIT = {
+    "comparator_vs_naive_1m": "x",
+    "peak_rss_mb": " MiB",
+    "hostile_peak_rss_mb": " MiB",
+    "hostile_max_attack_over_timeout": "x the timeout",
+    "help_seconds": " s",
+    "verify_seconds": " s",
+}
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--db", type=Path, default=ROOT / "data" / "omop" / "synthea1k.duckdb")
-    p.add_argument("--tasks", type=Path, default=bench_scoring.default_tasks(),
-                   help="task file whose reference answers are scored (figures 1, 5)")
-    p.add_argument("--source", type=Path, default=bench_curation.OWN_SOURCE,
-                   help="the project's own source file to curate (figure 4)")
-    p.add_argument("--querylibrary", type=Path, default=bench_curation.QUERYLIBRARY,
-                   help="folder of OHDSI QueryLibrary pages (figure 4; skipped if absent)")
-    p.add_argument("--dqd", type=Path, default=bench_curation.DQD,
-                   help="DataQualityDashboard corpus (figure 6; skipped if absent)")
-    p.add_argument("--out", type=Path, default=None,
-                   help="JSON output (default bench/latest.json; bench/quick.json with --quick)")
+    p.add_argument(
+        "--tasks",
+        type=Path,
+        default=bench_scoring.default_tasks(),
+        help="task file whose reference answers are scored (figures 1, 5)",
+    )
+    p.add_argument(
+        "--source",
+        type=Path,
+        default=bench_curation.OWN_SOURCE,
+        help="the project's own source file to curate (figure 4)",
+    )
+    p.add_argument(
+        "--querylibrary",
+        type=Path,
+        default=bench_curation.QUERYLIBRARY,
+        help="folder of OHDSI QueryLibrary pages (figure 4; skipped if absent)",
+    )
+    p.add_argument(
+        "--dqd",
+        type=Path,
+        default=bench_curation.DQD,
+        help="DataQualityDashboard corpus (figure 6; skipped if absent)",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="JSON output (default bench/latest.json; bench/quick.json with --quick)",
+    )
     p.add_argument("--runs", type=int, default=None, help="runs per figure (default 3)")
-    p.add_argument("--quick", action="store_true",
-                   help="smoke run: 1 run, fewer instances and rows, a short budget")
-    p.add_argument("--only", default=None,
-                   help=f"comma-separated subset of {','.join(FIGURES)}")
-    p.add_argument("--instances", type=int, default=None,
-                   help="instances scored for figure 1 (default 2000)")
-    p.add_argument("--memory-instances", type=int, default=None,
-                   help="instances scored for figure 5 (default 10000)")
-    p.add_argument("--hostile-instances", type=int, default=None,
-                   help="instances scored for figure 6 (default 1000; 1 in 10 attacks)")
-    p.add_argument("--rows", default=None,
-                   help="comparator row counts (default 10000,100000,1000000)")
-    p.add_argument("--wide-rows", type=int, default=None,
-                   help="rows of the wide results (default 100000)")
-    p.add_argument("--budget", type=float, default=None,
-                   help="seconds one comparison may take before larger sizes are skipped "
-                        "(default 60)")
-    p.add_argument("--profile-dir", type=Path, default=None,
-                   help="also cProfile one warm scoring and one curation pass into DIR "
-                        "(not part of any figure)")
-    p.add_argument("--render", type=Path, default=None, metavar="JSON",
-                   help="measure nothing: print the table of an earlier report (with "
-                        "--readme, also put it into README.md)")
-    p.add_argument("--pg-url", default=None,
-                   help="figure 8 on this PostgreSQL server (an administrator's URL; the CDM "
-                        "is loaded into its schema cdm) instead of a throwaway one")
-    p.add_argument("--readme", action="store_true",
-                   help="also write the table into README.md's Benchmarks section")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="smoke run: 1 run, fewer instances and rows, a short budget",
+    )
+    p.add_argument("--only", default=None, help=f"comma-separated subset of {','.join(FIGURES)}")
+    p.add_argument(
+        "--instances", type=int, default=None, help="instances scored for figure 1 (default 2000)"
+    )
+    p.add_argument(
+        "--memory-instances",
+        type=int,
+        default=None,
+        help="instances scored for figure 5 (default 10000)",
+    )
+    p.add_argument(
+        "--hostile-instances",
+        type=int,
+        default=None,
+        help="instances scored for figure 6 (default 1000; 1 in 10 attacks)",
+    )
+    p.add_argument(
+        "--rows", default=None, help="comparator row counts (default 10000,100000,1000000)"
+    )
+    p.add_argument(
+        "--wide-rows", type=int, default=None, help="rows of the wide results (default 100000)"
+    )
+    p.add_argument(
+        "--budget",
+        type=float,
+        default=None,
+        help="seconds one comparison may take before larger sizes are skipped (default 60)",
+    )
+    p.add_argument(
+        "--profile-dir",
+        type=Path,
+        default=None,
+        help="also cProfile one warm scoring and one curation pass into DIR "
+        "(not part of any figure)",
+    )
+    p.add_argument(
+        "--render",
+        type=Path,
+        default=None,
+        metavar="JSON",
+        help="measure nothing: print the table of an earlier report (with "
+        "--readme, also put it into README.md)",
+    )
+    p.add_argument(
+        "--pg-url",
+        default=None,
+        help="figure 8 on this PostgreSQL server (an administrator's URL; the CDM "
+        "is loaded into its schema cdm) instead of a throwaway one",
+    )
+    p.add_argument(
+        "--readme",
+        action="store_true",
+        help="also write the table into README.md's Benchmarks section",
+    )
     args = p.parse_args(argv)
     quick = args.quick
     args.runs = args.runs or (1 if quick else 3)
     args.instances = args.instances or (451 if quick else 2000)
     args.memory_instances = args.memory_instances or (1000 if quick else 10_000)
     args.hostile_instances = args.hostile_instances or (200 if quick else 1000)
-    args.rows = [int(r) for r in (args.rows or ("10000,100000" if quick
-                                                 else "10000,100000,1000000")).split(",")]
+    args.rows = [
+        int(r)
+        for r in (args.rows or ("10000,100000" if quick else "10000,100000,1000000")).split(",")
+    ]
     args.wide_rows = args.wide_rows or (10_000 if quick else 100_000)
     args.budget = args.budget or (10.0 if quick else 60.0)
     args.out = args.out or ROOT / "bench" / ("quick.json" if quick else "latest.json")
@@ -138,8 +203,9 @@ def _met(key: str, value: Any) -> bool | None:
     if value is None or key not in TARGETS:
         return None
     op, bound = TARGETS[key]
-    return {"<=": value <= bound, "<": value < bound, ">=": value >= bound,
-            "==": value == bound}[op]
+    return {"<=": value <= bound, "<": value < bound, ">=": value >= bound, "==": value == bound}[
+        op
+    ]
 
 
 def headline(results: dict[str, Any], rows: list[int]) -> dict[str, Any]:
@@ -162,11 +228,13 @@ def headline(results: dict[str, Any], rows: list[int]) -> dict[str, Any]:
         )
         out["comparator_vs_naive_1m_by_profile"] = (
             {p: v for p, v in c["speedup_vs_naive_at_max"].items() if p != "naive"}
-            if max(rows) == 1_000_000 else None
+            if max(rows) == 1_000_000
+            else None
         )
         out["comparator_growth_1m_over_100k"] = (
             {p: v for p, v in c["growth_max_over_previous"].items() if p != "naive"}
-            if sorted(rows)[-2:] == [100_000, 1_000_000] else None
+            if sorted(rows)[-2:] == [100_000, 1_000_000]
+            else None
         )
     w = results.get("wide")
     if w:
@@ -196,16 +264,23 @@ def headline(results: dict[str, Any], rows: list[int]) -> dict[str, Any]:
     if pg and pg.get("ratio_warm") is not None:
         out["postgres_scoring_overhead_ratio"] = pg["ratio_warm"]
         out["postgres_scoring_overhead_ratio_duckdb_dialect"] = pg["ratio_warm_duckdb_dialect"]
-    out["targets"] = {k: {"target": f"{_SHOWN[op]} {bound:g}{_UNIT.get(k, '')}",
-                          "value": out.get(k),
-                          "met": _met(k, out.get(k))}
-                      for k, (op, bound) in TARGETS.items() if k in out}
+    out["targets"] = {
+        k: {
+            "target": f"{_SHOWN[op]} {bound:g}{_UNIT.get(k, '')}",
+            "value": out.get(k),
+            "met": _met(k, out.get(k)),
+        }
+        for k, (op, bound) in TARGETS.items()
+        if k in out
+    }
     growth = (out.get("comparator_growth_1m_over_100k") or {}).get("sqlgold")
     if growth is not None:
         bound = c["n_log_n_growth"]
         out["targets"]["comparator_growth_1m_over_100k"] = {
             "target": f"at most {bound:.1f} (n log n from 100k to 1M)",
-            "value": growth, "met": growth <= bound}
+            "value": growth,
+            "met": growth <= bound,
+        }
     if w:
         ws = out["wide_columns_seconds"]
         widths = sorted(int(k) for k in ws)
@@ -216,8 +291,10 @@ def headline(results: dict[str, Any], rows: list[int]) -> dict[str, Any]:
             out["wide_columns_growth"] = growth_w
             out["targets"]["wide_columns_growth"] = {
                 "target": f"at most {bound_w:g} (quadratic in the column count; trying "
-                          f"every permutation: {math.perm(int(hi)) / math.perm(int(lo)):.0e})",
-                "value": growth_w, "met": growth_w <= bound_w}
+                f"every permutation: {math.perm(int(hi)) / math.perm(int(lo)):.0e})",
+                "value": growth_w,
+                "met": growth_w <= bound_w,
+            }
     return out
 
 
@@ -274,8 +351,7 @@ def render(report: dict[str, Any], details: tuple[str, ...] = FIGURES) -> str:
         f"{m['versions']['sqlglot']}, pyarrow {m['versions']['pyarrow']}; commit "
         f"{m['git_commit']}{dirty}. "
         f"Every figure is the median of {report['settings']['runs']} runs; ratios are taken "
-        f"within one run. Bench time {report['bench_seconds'] / 60:.1f} min."
-        + _remeasured(report),
+        f"within one run. Bench time {report['bench_seconds'] / 60:.1f} min." + _remeasured(report),
         "",
         "| # | figure | measured | target | met |",
         "| --- | --- | --- | --- | --- |",
@@ -290,108 +366,173 @@ def render(report: dict[str, Any], details: tuple[str, ...] = FIGURES) -> str:
     s = r.get("scoring")
     if s:
         cpu_w, cpu_c = s.get("cpu_ratio_warm"), s.get("cpu_ratio_cold")
-        row(1, f"scoring wall / raw DuckDB, warm gold cache ({s['instances']:,} instances)",
+        row(
+            1,
+            f"scoring wall / raw DuckDB, warm gold cache ({s['instances']:,} instances)",
             f"{s['ratio_warm']:.2f} (medians {s['warm_s']:.1f} s / {s['raw_predicted_s']:.2f} s"
-            + (f"; CPU time: {cpu_w:.2f}" if cpu_w else "") + ")",
-            "scoring_overhead_ratio")
-        row(1, "scoring wall / raw DuckDB, cold gold cache (golds run once each)",
+            + (f"; CPU time: {cpu_w:.2f}" if cpu_w else "")
+            + ")",
+            "scoring_overhead_ratio",
+        )
+        row(
+            1,
+            "scoring wall / raw DuckDB, cold gold cache (golds run once each)",
             f"{s['ratio_cold']:.2f} (medians {s['cold_s']:.1f} s / "
             f"{s['raw_predicted_s'] + s['raw_gold_s']:.2f} s"
-            + (f"; CPU time: {cpu_c:.2f}" if cpu_c else "") + ")")
-        row(1, "the same, warm, with identical SQL texts in the copies (caches by SQL "
-               "text hit)",
-            f"{s['ratio_warm_identical_texts']:.2f}")
-        row(1, f"gold queries executed by a second scoring (first: "
-               f"{s['gold_executions_first_run']})", str(s["gold_executions_second_run"]),
-            "gold_executions_second_run")
+            + (f"; CPU time: {cpu_c:.2f}" if cpu_c else "")
+            + ")",
+        )
+        row(
+            1,
+            "the same, warm, with identical SQL texts in the copies (caches by SQL text hit)",
+            f"{s['ratio_warm_identical_texts']:.2f}",
+        )
+        row(
+            1,
+            f"gold queries executed by a second scoring (first: {s['gold_executions_first_run']})",
+            str(s["gold_executions_second_run"]),
+            "gold_executions_second_run",
+        )
     c = r.get("comparator")
     if c:
         big = _rows_label(max(c["rows"]))
         sq = c["seconds"]["sqlgold"][str(max(c["rows"]))]
         nv = c["seconds"]["naive"][str(max(c["rows"]))]
-        row(2, f"sqlgold comparator speed-up over the naive baseline, {big} rows x 8 "
-               "columns",
+        row(
+            2,
+            f"sqlgold comparator speed-up over the naive baseline, {big} rows x 8 columns",
             f"{c['speedup_vs_naive_at_max']['sqlgold']:.1f}x ({_fmt(sq)} s vs {_fmt(nv)} s)",
-            "comparator_vs_naive_1m" if big == "1M" else None)
+            "comparator_vs_naive_1m" if big == "1M" else None,
+        )
         g = c["growth_max_over_previous"].get("sqlgold")
         if g is not None:
-            row(2, f"sqlgold time growth {big} / {_rows_label(sorted(c['rows'])[-2])} rows",
-                f"{g:.1f}", "comparator_growth_1m_over_100k")
+            row(
+                2,
+                f"sqlgold time growth {big} / {_rows_label(sorted(c['rows'])[-2])} rows",
+                f"{g:.1f}",
+                "comparator_growth_1m_over_100k",
+            )
     w = r.get("wide")
     if w:
         ws = w["variants"]["same_multiset"]["seconds"]["sqlgold"]
         growth_w = h.get("wide_columns_growth")
-        row(3, f"sqlgold, {w['rows']:,} rows, permuted columns sharing one multiset: "
-               + ", ".join(f"{k}" for k in ws) + " columns; time at 14 / at 2",
+        row(
+            3,
+            f"sqlgold, {w['rows']:,} rows, permuted columns sharing one multiset: "
+            + ", ".join(f"{k}" for k in ws)
+            + " columns; time at 14 / at 2",
             " / ".join(f"{_fmt(v)} s" for v in ws.values())
             + (f"; growth {growth_w:.1f}" if growth_w is not None else ""),
-            "wide_columns_growth")
+            "wide_columns_growth",
+        )
     cu = r.get("curation")
     if cu and cu.get("ratio") is not None:
         a = cu["sources"]["all"]
-        row(4, f"curation wall / raw DuckDB of the {a['kept_golds']} kept golds "
-               f"({a['records']} records)",
+        row(
+            4,
+            f"curation wall / raw DuckDB of the {a['kept_golds']} kept golds "
+            f"({a['records']} records)",
             f"{cu['ratio']:.1f} (medians {a['wall_s']:.1f} s / {a['raw_s']:.2f} s)",
-            "curation_ratio")
+            "curation_ratio",
+        )
         row(4, "curation throughput", f"{cu['records_per_second']:.1f} records/s")
     elif cu:
         row(4, "curation", "skipped: " + "; ".join(cu["notes"]))
     me = r.get("memory")
     if me and me.get("peak_rss_mb") is not None:
         parts = me.get("parts_mb")
-        split = (f" (scoring process {parts['scoring_process']:.0f}, fork server "
-                 f"{parts['fork_server']:.0f}, query processes {parts['query_process']:.0f}"
-                 f"{_lanes(parts)})" if parts else "")
-        row(5, f"peak RSS scoring {me['instances']:,} instances in a fresh process, query "
-               f"processes included ({me['rss_before_scoring_mb']:.0f} MiB before scoring)",
-            f"{me['peak_rss_mb']:.0f} MiB{split}", "peak_rss_mb")
+        split = (
+            f" (scoring process {parts['scoring_process']:.0f}, fork server "
+            f"{parts['fork_server']:.0f}, query processes {parts['query_process']:.0f}"
+            f"{_lanes(parts)})"
+            if parts
+            else ""
+        )
+        row(
+            5,
+            f"peak RSS scoring {me['instances']:,} instances in a fresh process, query "
+            f"processes included ({me['rss_before_scoring_mb']:.0f} MiB before scoring)",
+            f"{me['peak_rss_mb']:.0f} MiB{split}",
+            "peak_rss_mb",
+        )
     ho = r.get("hostile")
     if ho and ho.get("runs"):
-        what = (f"{ho['instances']:,} instances, {ho['attacks']} of them resource attacks "
-                f"(timeout {ho['timeout_seconds']:g} s, memory limit {ho['memory_limit']})")
-        row(6, f"hostile scoring wall / honest scoring wall, {what}",
-            f"{ho['ratio']:.1f} (medians {ho['hostile_s']:.1f} s / {ho['honest_s']:.1f} s)")
-        row(6, "slowest attack, from sending it to its outcome, over the timeout",
-            f"{ho['max_attack_over_timeout']:.2f}", "hostile_max_attack_over_timeout")
+        what = (
+            f"{ho['instances']:,} instances, {ho['attacks']} of them resource attacks "
+            f"(timeout {ho['timeout_seconds']:g} s, memory limit {ho['memory_limit']})"
+        )
+        row(
+            6,
+            f"hostile scoring wall / honest scoring wall, {what}",
+            f"{ho['ratio']:.1f} (medians {ho['hostile_s']:.1f} s / {ho['honest_s']:.1f} s)",
+        )
+        row(
+            6,
+            "slowest attack, from sending it to its outcome, over the timeout",
+            f"{ho['max_attack_over_timeout']:.2f}",
+            "hostile_max_attack_over_timeout",
+        )
         pm = ho["parts_mb"]
-        row(6, "peak RSS of the hostile run (scoring process + fork server + query "
-               "processes)",
+        row(
+            6,
+            "peak RSS of the hostile run (scoring process + fork server + query processes)",
             f"{ho['peak_rss_mb']:.0f} MiB ({pm['scoring_process']:.0f} + "
             f"{pm['fork_server']:.0f} + {pm['query_process']:.0f}{_lanes(pm)})",
-            "hostile_peak_rss_mb")
+            "hostile_peak_rss_mb",
+        )
     st = r.get("startup")
     if st:
-        row(7, "`sqlgold --help`, fresh process",
-            f"{st['help']['wall_s']:.3f} s (CPU {st['help']['cpu_s']:.3f} s)", "help_seconds")
-        row(7, "`sqlgold verify` of a trivial pair on the embedded database, end to end",
+        row(
+            7,
+            "`sqlgold --help`, fresh process",
+            f"{st['help']['wall_s']:.3f} s (CPU {st['help']['cpu_s']:.3f} s)",
+            "help_seconds",
+        )
+        row(
+            7,
+            "`sqlgold verify` of a trivial pair on the embedded database, end to end",
             f"{st['verify']['wall_s']:.3f} s (CPU {st['verify']['cpu_s']:.3f} s)",
-            "verify_seconds")
-        row(7, f"`sqlgold verify --id` of the last of {st['source_records']:,} source records",
-            f"{st['verify_id']['wall_s']:.3f} s (CPU {st['verify_id']['cpu_s']:.3f} s)")
+            "verify_seconds",
+        )
+        row(
+            7,
+            f"`sqlgold verify --id` of the last of {st['source_records']:,} source records",
+            f"{st['verify_id']['wall_s']:.3f} s (CPU {st['verify_id']['cpu_s']:.3f} s)",
+        )
     dq = r.get("curation_dqd")
     if dq and dq.get("records_per_second") is not None:
-        row(8, f"DataQualityDashboard curation throughput, --jobs {dq['jobs']} "
-               f"({dq['records']:,} records, {dq['kept']:,} kept)",
+        row(
+            8,
+            f"DataQualityDashboard curation throughput, --jobs {dq['jobs']} "
+            f"({dq['records']:,} records, {dq['kept']:,} kept)",
             f"{dq['records_per_second']:.1f} records/s (median {dq['wall_s']:.1f} s wall; "
-            f"{dq['cpu_s']:.1f} CPU s, {dq['records_per_cpu_second']:.1f} records per CPU s)")
+            f"{dq['cpu_s']:.1f} CPU s, {dq['records_per_cpu_second']:.1f} records per CPU s)",
+        )
     elif dq:
         row(8, "DataQualityDashboard curation", "skipped: " + "; ".join(dq["notes"]))
     pg = r.get("postgres")
     if pg and pg.get("ratio_warm") is not None:
-        row(9, f"scoring wall / raw PostgreSQL, warm gold cache ({pg['instances']:,} "
-               "instances, predictions in PostgreSQL SQL)",
+        row(
+            9,
+            f"scoring wall / raw PostgreSQL, warm gold cache ({pg['instances']:,} "
+            "instances, predictions in PostgreSQL SQL)",
             f"{pg['ratio_warm']:.2f} (medians {pg['warm_s']:.1f} s / "
-            f"{pg['raw_predicted_s']:.2f} s)", "postgres_scoring_overhead_ratio")
-        row(9, "the same with DuckDB answers and `--dialect duckdb` (transpiled while "
-               "scoring)",
-            f"{pg['ratio_warm_duckdb_dialect']:.2f} (EX {pg['ex_duckdb_dialect']:.3f})")
+            f"{pg['raw_predicted_s']:.2f} s)",
+            "postgres_scoring_overhead_ratio",
+        )
+        row(
+            9,
+            "the same with DuckDB answers and `--dialect duckdb` (transpiled while scoring)",
+            f"{pg['ratio_warm_duckdb_dialect']:.2f} (EX {pg['ex_duckdb_dialect']:.3f})",
+        )
     elif pg:
         row(9, "PostgreSQL", "skipped: " + pg.get("note", ""))
     met = [f"`{k}` {_fmt(v['value'])}" for k, v in t.items() if v["met"]]
-    unmet = [f"`{k}` {_fmt(v['value'])} ({v['target']})" for k, v in t.items()
-             if v["met"] is False]
-    lines += ["", f"Targets met: {', '.join(met) or 'none'}. "
-                  f"Not met: {', '.join(unmet) or 'none'}."]
+    unmet = [f"`{k}` {_fmt(v['value'])} ({v['target']})" for k, v in t.items() if v["met"] is False]
+    lines += [
+        "",
+        f"Targets met: {', '.join(met) or 'none'}. Not met: {', '.join(unmet) or 'none'}.",
+    ]
     lines += _detail_tables({k: v for k, v in r.items() if k in details})
     return "\n".join(lines) + "\n"
 
@@ -401,33 +542,45 @@ def _detail_tables(r: dict[str, Any]) -> list[str]:
     s = r.get("scoring")
     if s:
         b = s["warm_breakdown_s"]
-        out += ["", f"Where a warm scoring's {s['warm_s']:.1f} s go (medians; raw DuckDB for "
-                    f"the same queries: {s['raw_predicted_s']:.2f} s):", "",
-                "| part | seconds |", "| --- | --- |",
-                f"| executor: guarded run in a rolled-back transaction, Arrow batches "
-                f"(`execute_s`) | {b['executor_run']:.2f} |",
-                f"| comparator (`compare_s`) | {b['compare']:.2f} |",
-                f"| rest of each instance: extraction, guard parse, logical-form match, "
-                f"prepare | {b['rest_of_instance']:.2f} |",
-                f"| outside instances: reading inputs, results.jsonl, summary, run folder "
-                f"| {b['outside_instances']:.2f} |"]
+        out += [
+            "",
+            f"Where a warm scoring's {s['warm_s']:.1f} s go (medians; raw DuckDB for "
+            f"the same queries: {s['raw_predicted_s']:.2f} s):",
+            "",
+            "| part | seconds |",
+            "| --- | --- |",
+            f"| executor: guarded run in a rolled-back transaction, Arrow batches "
+            f"(`execute_s`) | {b['executor_run']:.2f} |",
+            f"| comparator (`compare_s`) | {b['compare']:.2f} |",
+            f"| rest of each instance: extraction, guard parse, logical-form match, "
+            f"prepare | {b['rest_of_instance']:.2f} |",
+            f"| outside instances: reading inputs, results.jsonl, summary, run folder "
+            f"| {b['outside_instances']:.2f} |",
+        ]
         if b["outside_instances"] < 0:
-            out += ["", "The instances' own times overlap in the pipeline and add up to more "
-                        "than the wall time, so the last row is not a time; until 2026-12-02 "
-                        "(after 984a2d4) an instance's time also held its wait behind the "
-                        "queries sent to the query process before it."]
+            out += [
+                "",
+                "The instances' own times overlap in the pipeline and add up to more "
+                "than the wall time, so the last row is not a time; until 2026-12-02 "
+                "(after 984a2d4) an instance's time also held its wait behind the "
+                "queries sent to the query process before it.",
+            ]
     c = r.get("comparator")
     if c:
         sizes = [str(n) for n in c["rows"]]
         big = sizes[-1]
         prev = sizes[-2] if len(sizes) > 2 else None
         head = " | ".join(f"{_rows_label(int(n))} s" for n in sizes)
-        out += ["", f"Comparator seconds, {c['columns']} columns, rows shuffled (budget "
-                    f"{c['budget_seconds']:g} s per comparison):", "",
-                f"| profile | {head} | naive / profile at {_rows_label(int(big))} | "
-                f"growth {_rows_label(int(big))} / "
-                f"{_rows_label(int(prev)) if prev else '-'} | verdict |",
-                "| --- |" + " --- |" * (len(sizes) + 3)]
+        out += [
+            "",
+            f"Comparator seconds, {c['columns']} columns, rows shuffled (budget "
+            f"{c['budget_seconds']:g} s per comparison):",
+            "",
+            f"| profile | {head} | naive / profile at {_rows_label(int(big))} | "
+            f"growth {_rows_label(int(big))} / "
+            f"{_rows_label(int(prev)) if prev else '-'} | verdict |",
+            "| --- |" + " --- |" * (len(sizes) + 3),
+        ]
         for p, by in c["cells"].items():
             cells = []
             for n in sizes:
@@ -438,52 +591,86 @@ def _detail_tables(r: dict[str, Any]) -> list[str]:
                 else:
                     cells.append(_fmt(cell["seconds"]))
             measured = [by[n] for n in sizes if not by[n].get("skipped")]
-            verdict = ("match" if all(x["match"] for x in measured) else
-                       "no match: " + next(x["reason"] for x in measured if not x["match"])[:70]
-                       ) if measured else "–"
+            verdict = (
+                (
+                    "match"
+                    if all(x["match"] for x in measured)
+                    else "no match: " + next(x["reason"] for x in measured if not x["match"])[:70]
+                )
+                if measured
+                else "–"
+            )
             sp = c["speedup_vs_naive_at_max"].get(p)
             gr = c["growth_max_over_previous"].get(p)
             if measured and not all(x["match"] for x in measured):
                 sp = gr = None  # a refusal's time says nothing about comparing
-            out.append(f"| {p} | {' | '.join(cells)} | {_fmt(sp) if p != 'naive' else '1'} | "
-                       f"{_fmt(gr)} | {verdict} |")
+            out.append(
+                f"| {p} | {' | '.join(cells)} | {_fmt(sp) if p != 'naive' else '1'} | "
+                f"{_fmt(gr)} | {verdict} |"
+            )
     w = r.get("wide")
     if w:
         for variant, data in w["variants"].items():
             widths = [str(x) for x in w["widths"]]
-            out += ["", f"Wide results, `{variant}`, {w['rows']:,} rows, seconds by column "
-                        "count:", "",
-                    "| profile | " + " | ".join(widths) + " | verdict |",
-                    "| --- |" + " --- |" * (len(widths) + 1)]
+            out += [
+                "",
+                f"Wide results, `{variant}`, {w['rows']:,} rows, seconds by column count:",
+                "",
+                "| profile | " + " | ".join(widths) + " | verdict |",
+                "| --- |" + " --- |" * (len(widths) + 1),
+            ]
             for p, by in data["cells"].items():
-                vals = [("skipped" if by[k].get("skipped") else _fmt(by[k]["seconds"]))
-                        for k in widths]
+                vals = [
+                    ("skipped" if by[k].get("skipped") else _fmt(by[k]["seconds"])) for k in widths
+                ]
                 measured = [by[k] for k in widths if not by[k].get("skipped")]
-                verdict = ("match" if all(x["match"] for x in measured) else
-                           "no match (" + next(x["reason"] for x in measured
-                                               if not x["match"])[:60] + ")") if measured else "–"
+                verdict = (
+                    (
+                        "match"
+                        if all(x["match"] for x in measured)
+                        else "no match ("
+                        + next(x["reason"] for x in measured if not x["match"])[:60]
+                        + ")"
+                    )
+                    if measured
+                    else "–"
+                )
                 out.append(f"| {p} | {' | '.join(vals)} | {verdict} |")
     cu = r.get("curation")
     if cu and cu.get("ratio") is not None:
-        out += ["", "Curation by source:", "",
-                "| source | records | kept | wall s | raw kept golds s | ratio | records/s |",
-                "| --- | --- | --- | --- | --- | --- | --- |"]
+        out += [
+            "",
+            "Curation by source:",
+            "",
+            "| source | records | kept | wall s | raw kept golds s | ratio | records/s |",
+            "| --- | --- | --- | --- | --- | --- | --- |",
+        ]
         for name, e in cu["sources"].items():
             kept = e.get("kept", sum(x.get("kept", 0) for x in cu["sources"].values()))
-            out.append(f"| {name} | {e['records']} | {kept} | "
-                       f"{e['wall_s']:.2f} | {e['raw_s']:.3f} | {e['ratio']:.1f} | "
-                       f"{e['records_per_second']:.1f} |")
+            out.append(
+                f"| {name} | {e['records']} | {kept} | "
+                f"{e['wall_s']:.2f} | {e['raw_s']:.3f} | {e['ratio']:.1f} | "
+                f"{e['records_per_second']:.1f} |"
+            )
         d = cu["diagnostic"]
-        out += ["", f"Curation sent {d['executor_queries']} queries to the executor "
-                    f"({d['queries_per_kept_gold']:.1f} per kept gold), which spent "
-                    f"{d['executor_seconds']:.2f} s of {d['wall_seconds']:.2f} s inside "
-                    "them (instrumented pass, not timed)."]
+        out += [
+            "",
+            f"Curation sent {d['executor_queries']} queries to the executor "
+            f"({d['queries_per_kept_gold']:.1f} per kept gold), which spent "
+            f"{d['executor_seconds']:.2f} s of {d['wall_seconds']:.2f} s inside "
+            "them (instrumented pass, not timed).",
+        ]
     ho = r.get("hostile")
     if ho and ho.get("runs"):
-        out += ["", f"Attacks in the hostile run (timeout {ho['timeout_seconds']:g} s, memory "
-                    f"limit {ho['memory_limit']}; {ho['workers_replaced']:g} query processes "
-                    "killed or lost and replaced per run):", "",
-                "| attack | outcomes | slowest s |", "| --- | --- | --- |"]
+        out += [
+            "",
+            f"Attacks in the hostile run (timeout {ho['timeout_seconds']:g} s, memory "
+            f"limit {ho['memory_limit']}; {ho['workers_replaced']:g} query processes "
+            "killed or lost and replaced per run):",
+            "",
+            "| attack | outcomes | slowest s |",
+            "| --- | --- | --- |",
+        ]
         for name, outcomes in ho["outcomes_by_attack"].items():
             shown = ", ".join(f"{k} {v}" for k, v in sorted(outcomes.items()))
             out.append(f"| {name} | {shown} | {ho['slowest_by_attack_s'][name]:.2f} |")
@@ -552,7 +739,7 @@ def update_readme(table: str) -> None:
     if spark.is_file():  # written by bench_spark.py, which make bench runs after this
         table += "\n\n" + spark.read_text(encoding="utf-8").strip()
     body = f"\n{README_INTRO}\n{table}\n"
-    path.write_text(text[: match.start(1)] + body + text[match.end(1):], encoding="utf-8")
+    path.write_text(text[: match.start(1)] + body + text[match.end(1) :], encoding="utf-8")
 
 
 # -- main ---------------------------------------------------------------------------------
@@ -578,47 +765,64 @@ def main(argv: list[str]) -> int:
             folder = work / "scoring"
             folder.mkdir()
             results["scoring"] = bench_scoring.scoring_overhead(
-                args.db, args.tasks, args.instances, args.runs, folder)
+                args.db, args.tasks, args.instances, args.runs, folder
+            )
         if "comparator" in args.only:
-            results["comparator"] = bench_compare.comparator_cost(
-                args.rows, args.runs, args.budget)
+            results["comparator"] = bench_compare.comparator_cost(args.rows, args.runs, args.budget)
         if "wide" in args.only:
             results["wide"] = bench_compare.wide_cost(
-                args.wide_rows, [2, 6, 10, 14], args.runs, args.budget)
+                args.wide_rows, [2, 6, 10, 14], args.runs, args.budget
+            )
         if "curation" in args.only:
             folder = work / "curation"
             folder.mkdir()
             results["curation"] = bench_curation.curation_cost(
-                args.db, args.querylibrary, args.source, args.runs, folder)
+                args.db, args.querylibrary, args.source, args.runs, folder
+            )
         if "curation_dqd" in args.only:
             folder = work / "curation_dqd"
             folder.mkdir()
             results["curation_dqd"] = bench_curation.dqd_throughput(
-                args.db, args.dqd, args.runs, folder)
+                args.db, args.dqd, args.runs, folder
+            )
         if "memory" in args.only:
             results["memory"] = bench_scoring.peak_memory(
-                args.db, args.tasks, args.memory_instances, args.runs, work,
-                timeout=max(600.0, args.memory_instances * 0.1))
+                args.db,
+                args.tasks,
+                args.memory_instances,
+                args.runs,
+                work,
+                timeout=max(600.0, args.memory_instances * 0.1),
+            )
         if "hostile" in args.only:
             results["hostile"] = bench_hostile.hostile_cost(
-                args.db, args.tasks, args.hostile_instances, args.runs, work)
+                args.db, args.tasks, args.hostile_instances, args.runs, work
+            )
         if "startup" in args.only:
             folder = work / "startup"
             folder.mkdir()
             results["startup"] = bench_startup.startup_cost(
-                args.db, args.source, max(args.runs, 5), folder)
+                args.db, args.source, max(args.runs, 5), folder
+            )
         if "postgres" in args.only:
             folder = work / "postgres"
             folder.mkdir()
             try:
                 results["postgres"] = bench_postgres.postgres_overhead(
-                    args.db, args.tasks, args.instances, args.runs, folder, args.pg_url)
+                    args.db, args.tasks, args.instances, args.runs, folder, args.pg_url
+                )
             except LookupError as e:  # no server binaries and no --pg-url
                 results["postgres"] = {"note": str(e)}
         if args.profile_dir:
             bench_profile.write_profiles(
-                args.db, args.tasks, args.instances, args.querylibrary, args.source,
-                args.profile_dir, work)
+                args.db,
+                args.tasks,
+                args.instances,
+                args.querylibrary,
+                args.source,
+                args.profile_dir,
+                work,
+            )
     report: dict[str, Any] = {
         "format": "sqlgold.bench/1",
         "date": dt.date.today().isoformat(),
@@ -631,14 +835,17 @@ def main(argv: list[str]) -> int:
     table = render(report)
     final = {**report["figures"], **{k: v for k, v in report.items() if k != "figures"}}
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(_finite(final), indent=2, sort_keys=False) + "\n",
-                        encoding="utf-8")
+    args.out.write_text(
+        json.dumps(_finite(final), indent=2, sort_keys=False) + "\n", encoding="utf-8"
+    )
     args.out.with_suffix(".md").write_text(table, encoding="utf-8")
     print(table)
     if args.readme:
         update_readme(render(report, README_DETAILS))
-    log(f"wrote {args.out} and {args.out.with_suffix('.md')} in "
-        f"{report['bench_seconds'] / 60:.1f} min")
+    log(
+        f"wrote {args.out} and {args.out.with_suffix('.md')} in "
+        f"{report['bench_seconds'] / 60:.1f} min"
+    )
     return 0
 
 
@@ -647,8 +854,10 @@ def _code_check(start: dict[str, Any]) -> dict[str, Any]:
     live = src_digest(SRC)
     measured = start["src_sha256"]
     if live != measured:
-        log("note: src/ changed while the bench ran; every figure measured the copy taken "
-            f"at the start (commit {start['git_commit']}, src sha256 {measured[:12]})")
+        log(
+            "note: src/ changed while the bench ran; every figure measured the copy taken "
+            f"at the start (commit {start['git_commit']}, src sha256 {measured[:12]})"
+        )
     return {**start, "src_changed_during_run": live != measured}
 
 

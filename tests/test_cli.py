@@ -103,14 +103,32 @@ def test_help_imports_nothing_heavy(args):
 
 #: What a trivial `sqlgold verify` may not import in its own process: the query runs in a
 #: query process, the comparator needs neither pandas nor statistics nor publishing.
-VERIFY_UNUSED = ("duckdb", "pandas", "scipy", "datasets", "huggingface_hub", "jsonschema",
-                 "openai", "bm25s", "psycopg", "pyspark")
+VERIFY_UNUSED = (
+    "duckdb",
+    "pandas",
+    "scipy",
+    "datasets",
+    "huggingface_hub",
+    "jsonschema",
+    "openai",
+    "bm25s",
+    "psycopg",
+    "pyspark",
+)
 
 
 def test_a_trivial_verify_imports_only_what_it_uses(omop_db):
-    args = ["verify", "--db", str(omop_db), "--gold-dialect", "duckdb",
-            "--gold", "SELECT count(*) FROM cdm.person",
-            "--answer", "SELECT count(*) FROM cdm.person"]
+    args = [
+        "verify",
+        "--db",
+        str(omop_db),
+        "--gold-dialect",
+        "duckdb",
+        "--gold",
+        "SELECT count(*) FROM cdm.person",
+        "--answer",
+        "SELECT count(*) FROM cdm.person",
+    ]
     unused = sorted(set(VERIFY_UNUSED) & _imported_by(args))
     assert unused == [], f"`sqlgold verify` of a trivial pair imports {unused}"
 

@@ -149,8 +149,17 @@ CASES = {
     "generate": {
         # (a run against a real endpoint: tests/score/generate)
         ERROR: lambda i: i.sqlgold(
-            "generate", i.not_utf8, "--model", "m", "--base-url", "http://127.0.0.1:9/v1",
-            "--out", i.root / "g.jsonl", "--db", i.db, "-q",
+            "generate",
+            i.not_utf8,
+            "--model",
+            "m",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--out",
+            i.root / "g.jsonl",
+            "--db",
+            i.db,
+            "-q",
         ),  # fmt: skip
     },
     "diff": {

@@ -59,9 +59,7 @@ def _imports(module: str) -> list[tuple[str, str | None, int]]:
 
 
 def _graph() -> dict[str, set[str]]:
-    return {
-        m: {t for t, _, _ in _imports(m) if t in MODULES and t != m} for m in MODULES
-    }
+    return {m: {t for t, _, _ in _imports(m) if t in MODULES and t != m} for m in MODULES}
 
 
 def test_score_imports_nothing_from_curate() -> None:

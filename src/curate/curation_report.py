@@ -199,8 +199,9 @@ def _identical_results_markdown(report: dict[str, Any], shown: int = 8) -> list[
         "| ---: | ---: | --- | --- |",
     ]
     for g in groups:
-        ids = ", ".join(g["ids"][:shown]) + (f", ... ({len(g['ids']) - shown} more)"
-                                              if len(g["ids"]) > shown else "")
+        ids = ", ".join(g["ids"][:shown]) + (
+            f", ... ({len(g['ids']) - shown} more)" if len(g["ids"]) > shown else ""
+        )
         lines.append(
             f"| {g['tasks']} | {g['rows']} | `{_md_escape(g['first_row'])}` | {_md_escape(ids)} |"
         )

@@ -160,13 +160,20 @@ def verify_gold(
     if drop:
         return drop, open_warnings
     result = run_gold(
-        gold.sql, ctx.executor, options.rules, order_matters=order_matters,
+        gold.sql,
+        ctx.executor,
+        options.rules,
+        order_matters=order_matters,
         profile=options.profile,
     )
     if isinstance(result, Drop):
         return result, open_warnings
     drop = collation_drop(
-        gold.sql, gold.warnings, result, ctx.nocase, order_matters=order_matters,
+        gold.sql,
+        gold.warnings,
+        result,
+        ctx.nocase,
+        order_matters=order_matters,
         profile=options.profile,
     )
     return drop or result, open_warnings
@@ -291,7 +298,11 @@ def _validated(
         drop = Drop("validate", "task_schema", "; ".join(problems))
         return _dropped(task["id"], drop, notes)
     verdict = Verdict(
-        task["id"], "kept", tier=task["tier"], notes=tuple(notes), warnings=warnings,
+        task["id"],
+        "kept",
+        tier=task["tier"],
+        notes=tuple(notes),
+        warnings=warnings,
         result=printed,
     )
     return task, verdict
@@ -367,7 +378,11 @@ def curate_records(
             mp_context=multiprocessing.get_context("spawn"),  # no forked DuckDB threads
             initializer=_start_worker,
             initargs=(
-                executor.db_path, executor.schema, executor.settings, options, current_setting()
+                executor.db_path,
+                executor.schema,
+                executor.settings,
+                options,
+                current_setting(),
             ),
         )
         with pool:
@@ -378,7 +393,7 @@ def curate_records(
                     if progress:
                         progress(record)
             except Exception as error:  # noqa: BLE001 - a worker died: drop what it held
-                for record in records[len(outcomes):]:
+                for record in records[len(outcomes) :]:
                     outcomes.append(_dropped(record.id, internal_drop(error, "worker"), []))
                     if progress:
                         progress(record)

@@ -22,8 +22,17 @@ def _curated(shared_dir: Path, omop_db: Path, out: Path, name: str) -> dict:
         pytest.skip(f"{source} is not present")
     result = CliRunner().invoke(
         main,
-        ["curate", str(source), "--db", str(omop_db), "--out", str(out / f"{name}_tasks.jsonl"),
-         "--jobs", "2", "-q"],
+        [
+            "curate",
+            str(source),
+            "--db",
+            str(omop_db),
+            "--out",
+            str(out / f"{name}_tasks.jsonl"),
+            "--jobs",
+            "2",
+            "-q",
+        ],
     )
     assert result.exit_code == 0, result.output
     assert "Traceback" not in result.output + result.stderr
@@ -70,8 +79,10 @@ def test_achilles_as_written(achilles):
     # analysis ends by filling: no analysis is dropped for either
     missing = [e["id"] for e in achilles["records"] if e.get("rule") == "missing_parameter"]
     assert sorted(missing) == [
-        "achilles/cost_distribution_template.sql", "achilles/create_analysis_table.sql",
-        "achilles/create_result_concept_table.sql", "achilles/raw_cost_template.sql",
+        "achilles/cost_distribution_template.sql",
+        "achilles/create_analysis_table.sql",
+        "achilles/create_result_concept_table.sql",
+        "achilles/raw_cost_template.sql",
     ]  # templates Achilles fills in R before rendering, not analyses
     assert "ohdsi/no_final_select" not in rules
     kept = {e["id"]: e for e in achilles["records"] if e["status"] == "kept"}

@@ -29,11 +29,22 @@ def sample_source(tmp_path_factory) -> tuple:
 def _curate(source, out, url, *extra):
     result = CliRunner().invoke(
         cli,
-        ["curate", str(source), "--db", url, "--out", str(out), "--against",
-         str(PROJECT_TASKS), "-q", *extra],
+        [
+            "curate",
+            str(source),
+            "--db",
+            url,
+            "--out",
+            str(out),
+            "--against",
+            str(PROJECT_TASKS),
+            "-q",
+            *extra,
+        ],
     )
-    return result, json.loads(out.with_name(out.stem.removesuffix("_tasks") + "_report.json")
-                              .read_text(encoding="utf-8"))
+    return result, json.loads(
+        out.with_name(out.stem.removesuffix("_tasks") + "_report.json").read_text(encoding="utf-8")
+    )
 
 
 def test_curate_on_postgres_agrees_with_duckdb(pg_cdm, omop_db, sample_source, tmp_path):
@@ -54,8 +65,9 @@ def test_curate_on_postgres_agrees_with_duckdb(pg_cdm, omop_db, sample_source, t
     assert agreement["counts"]["only_there"] == 277 - len(ids)
     header = json.loads(out.read_text(encoding="utf-8").splitlines()[0])
     assert header["database_fingerprint"] == report["database"]["fingerprint"]
-    assert "## Agreement with another task file" in out.with_name(
-        "sample_report.md").read_text(encoding="utf-8")
+    assert "## Agreement with another task file" in out.with_name("sample_report.md").read_text(
+        encoding="utf-8"
+    )
 
 
 def test_without_the_collation_check_text_golds_are_unresolved(pg_cdm, sample_source, tmp_path):

@@ -277,8 +277,13 @@ def test_case_dependent_sql_server_gold_is_dropped(executor):
 
 def test_an_unsettled_transpile_warning_drops_the_gold_unless_switched_off(omop_db, tmp_path):
     source = tmp_path / "warned_source.jsonl"
-    line = {"format": "sqlgold.source/1", "id": "w1", "question": "Three factorial quarters?",
-            "gold_sql": "SELECT FACTORIAL(3) / 4 AS a", "gold_dialect": "tsql"}
+    line = {
+        "format": "sqlgold.source/1",
+        "id": "w1",
+        "question": "Three factorial quarters?",
+        "gold_sql": "SELECT FACTORIAL(3) / 4 AS a",
+        "gold_dialect": "tsql",
+    }
     source.write_text(json.dumps(line) + "\n")
     runner = CliRunner()
     args = ["curate", str(source), "--db", str(omop_db), "--out", str(tmp_path / "w.jsonl"), "-q"]
@@ -289,8 +294,10 @@ def test_an_unsettled_transpile_warning_drops_the_gold_unless_switched_off(omop_
     assert "FACTORIAL(3) / 4 divides integers" in entry["reason"]
     assert report["counts"]["kept_with_warnings"] == 0
     assert report["settings"]["unresolved_semantics"]
-    assert "None: every kept gold's transpile warnings were settled." in (
-        tmp_path / "w_report.md").read_text()
+    assert (
+        "None: every kept gold's transpile warnings were settled."
+        in (tmp_path / "w_report.md").read_text()
+    )
     result = runner.invoke(main, [*args, "--allow-unresolved-semantics"])
     assert result.exit_code == 0 and "with unsettled transpile warnings 1" in result.output
     report = json.loads((tmp_path / "w_report.json").read_text())
@@ -299,19 +306,34 @@ def test_an_unsettled_transpile_warning_drops_the_gold_unless_switched_off(omop_
     assert entry["warnings"] == [
         "division: cannot tell whether FACTORIAL(3) / 4 divides integers; left as DuckDB division"
     ]
-    assert "- w1: division: cannot tell whether FACTORIAL(3) / 4" in (
-        tmp_path / "w_report.md").read_text()
+    assert (
+        "- w1: division: cannot tell whether FACTORIAL(3) / 4"
+        in (tmp_path / "w_report.md").read_text()
+    )
 
 
 def test_identical_gold_results_are_grouped_and_can_be_limited(executor, tmp_path):
     source = tmp_path / "same_source.jsonl"
-    golds = {"a": "SELECT COUNT(*) AS n FROM cdm.person",
-             "b": "SELECT COUNT(person_id) AS persons FROM cdm.person",
-             "c": "SELECT COUNT(*) + 1 AS n FROM cdm.person"}
-    source.write_text("".join(
-        json.dumps({"format": "sqlgold.source/1", "id": i, "question": "How many?",
-                    "gold_sql": sql, "gold_dialect": "duckdb"}) + "\n"
-        for i, sql in golds.items()))
+    golds = {
+        "a": "SELECT COUNT(*) AS n FROM cdm.person",
+        "b": "SELECT COUNT(person_id) AS persons FROM cdm.person",
+        "c": "SELECT COUNT(*) + 1 AS n FROM cdm.person",
+    }
+    source.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "format": "sqlgold.source/1",
+                    "id": i,
+                    "question": "How many?",
+                    "gold_sql": sql,
+                    "gold_dialect": "duckdb",
+                }
+            )
+            + "\n"
+            for i, sql in golds.items()
+        )
+    )
     run = curate_to_files(source, "jsonl", executor, out=tmp_path / "same_tasks.jsonl")
     (group,) = run.report["identical_results"]
     assert group["ids"] == ["a", "b"] and group["rows"] == 1
@@ -319,8 +341,13 @@ def test_identical_gold_results_are_grouped_and_can_be_limited(executor, tmp_pat
     assert run.report["counts"]["kept"] == 3
     markdown = run.report_path.with_suffix(".md").read_text()
     assert '| 2 | 1 | `[["n","1130"]]` | a, b |' in markdown
-    limited = curate_to_files(source, "jsonl", executor, out=tmp_path / "one_tasks.jsonl",
-                              options=CurationOptions(max_per_result=1))
+    limited = curate_to_files(
+        source,
+        "jsonl",
+        executor,
+        out=tmp_path / "one_tasks.jsonl",
+        options=CurationOptions(max_per_result=1),
+    )
     records = {r["id"]: r for r in limited.report["records"]}
     assert records["a"]["status"] == records["c"]["status"] == "kept"
     assert (records["b"]["stage"], records["b"]["rule"]) == ("verify", "max_per_result")
@@ -502,13 +529,31 @@ def test_sqlglot_warnings_go_through_logging_and_quiet_silences_them(omop_db, tm
     import sys
 
     source = tmp_path / "noisy_source.jsonl"
-    source.write_text("".join(
-        json.dumps({"format": "sqlgold.source/1", "id": f"n{i}", "question": "q?",
-                    "gold_sql": f"CREATE LOGIN x{i}; SELECT {i} AS a", "gold_dialect": "tsql"})
-        + "\n" for i in range(1, 3))
-        + json.dumps({"format": "sqlgold.source/1", "id": "ok", "question": "How many persons?",
-                      "gold_sql": "SELECT COUNT(*) AS n FROM person", "gold_dialect": "tsql"})
-        + "\n")  # one kept task: a run that keeps none is an error
+    source.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "format": "sqlgold.source/1",
+                    "id": f"n{i}",
+                    "question": "q?",
+                    "gold_sql": f"CREATE LOGIN x{i}; SELECT {i} AS a",
+                    "gold_dialect": "tsql",
+                }
+            )
+            + "\n"
+            for i in range(1, 3)
+        )
+        + json.dumps(
+            {
+                "format": "sqlgold.source/1",
+                "id": "ok",
+                "question": "How many persons?",
+                "gold_sql": "SELECT COUNT(*) AS n FROM person",
+                "gold_dialect": "tsql",
+            }
+        )
+        + "\n"
+    )  # one kept task: a run that keeps none is an error
     args = ["curate", str(source), "--db", str(omop_db), "--out", str(tmp_path / "n.jsonl")]
     command = [sys.executable, "-m", "curate.cli", *args, "--jobs", "2", "-q"]
     quiet = subprocess.run(command, capture_output=True, text=True, check=True)

@@ -274,8 +274,7 @@ def build_database(
             fingerprint, infos = compute_fingerprint(con, _catalog_of(con), SCHEMA)
             con.execute(f"CREATE SCHEMA {INFO_SCHEMA}")
             con.execute(
-                f"CREATE TABLE {INFO_SCHEMA}.{INFO_TABLE} "
-                "(key VARCHAR PRIMARY KEY, value VARCHAR)"
+                f"CREATE TABLE {INFO_SCHEMA}.{INFO_TABLE} (key VARCHAR PRIMARY KEY, value VARCHAR)"
             )
             info = {
                 "fingerprint": fingerprint,

@@ -292,4 +292,3 @@ def _sql_text(value: str) -> str:
 
 def _sql_literal(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
-

@@ -71,17 +71,22 @@ def read_cdm(db_path: str | Path) -> list[tuple[str, pa.Table]]:
     from score.cdm.duckdb_file import attach_read_only, cdm_tables_in, find_cdm_schema, quote
 
     if not Path(db_path).is_file():
-        raise DatabaseError(f"no database file at {db_path} (build one with `make db`)",
-                            path=str(db_path))
+        raise DatabaseError(
+            f"no database file at {db_path} (build one with `make db`)", path=str(db_path)
+        )
     con = duckdb.connect(":memory:")
     try:
         attach_read_only(con, db_path, "omop")
         schema = find_cdm_schema(con, "omop", None)
         tables = cdm_tables_in(con, "omop", schema)
         return [
-            (name, cdm_arrow(
-                con.sql(f"SELECT * FROM omop.{quote(schema)}.{quote(real)}").to_arrow_table(),
-                name))
+            (
+                name,
+                cdm_arrow(
+                    con.sql(f"SELECT * FROM omop.{quote(schema)}.{quote(real)}").to_arrow_table(),
+                    name,
+                ),
+            )
             for name, real in sorted(tables.items())
         ]
     finally:
@@ -167,5 +172,3 @@ def write_table(
         writer.saveAsTable(staging)
     spark.sql(f"DROP TABLE IF EXISTS {database}.`{name}`")
     spark.sql(f"ALTER TABLE {staging} RENAME TO {database}.`{name}`")
-
-

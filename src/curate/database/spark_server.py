@@ -103,8 +103,13 @@ def start(
     env = dict(os.environ, SPARK_HOME=str(home), SPARK_LOG_DIR=str(state))
     log = open(state / "server.log", "wb")  # noqa: SIM115 - handed to the child
     process = subprocess.Popen(
-        command, cwd=state, env=env, stdout=log, stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL, start_new_session=True,
+        command,
+        cwd=state,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
     )
     (state / "server.pid").write_text(f"{process.pid}\n")
     deadline = time.monotonic() + wait

@@ -36,8 +36,7 @@ from score.defaults import DEFAULT_GROUNDING
 @click.option(
     "--check",
     is_flag=True,
-    help="Write nothing; exit 3 naming the documents in --out that differ from a fresh "
-    "generation.",
+    help="Write nothing; exit 3 naming the documents in --out that differ from a fresh generation.",
 )
 @handle_errors
 def grounding(

@@ -18,4 +18,3 @@ class RenderError(SqlgoldError):
     def __init__(self, reason: str, message: str, *, task_id: str | None = None) -> None:
         super().__init__(message, task_id=task_id)
         self.reason = reason
-

@@ -50,14 +50,35 @@ CDM_SCHEMA = "cdm"
 
 #: Parameters that name a schema (any ``@x.`` does too), given ``cdm`` unless the record
 #: gives its own value.
-SCHEMA_PLACEHOLDERS: frozenset[str] = frozenset({
-    "cdm", "vocab", "vocabulary", "results", "cohort", "scratch", "work", "temp",
-    "cdm_schema", "vocab_schema", "vocabulary_schema", "results_schema", "cohort_schema",
-    "cdm_database_schema", "vocabulary_database_schema", "results_database_schema",
-    "cohort_database_schema", "target_database_schema", "work_database_schema",
-    "cdmDatabaseSchema", "vocabularyDatabaseSchema", "resultsDatabaseSchema",
-    "cohortDatabaseSchema", "targetDatabaseSchema", "workDatabaseSchema",
-})
+SCHEMA_PLACEHOLDERS: frozenset[str] = frozenset(
+    {
+        "cdm",
+        "vocab",
+        "vocabulary",
+        "results",
+        "cohort",
+        "scratch",
+        "work",
+        "temp",
+        "cdm_schema",
+        "vocab_schema",
+        "vocabulary_schema",
+        "results_schema",
+        "cohort_schema",
+        "cdm_database_schema",
+        "vocabulary_database_schema",
+        "results_database_schema",
+        "cohort_database_schema",
+        "target_database_schema",
+        "work_database_schema",
+        "cdmDatabaseSchema",
+        "vocabularyDatabaseSchema",
+        "resultsDatabaseSchema",
+        "cohortDatabaseSchema",
+        "targetDatabaseSchema",
+        "workDatabaseSchema",
+    }
+)
 
 
 @dataclass(frozen=True)

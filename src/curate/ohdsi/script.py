@@ -33,6 +33,7 @@ SELECT
   COUNT(*) AS n
 FROM p
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -82,23 +83,29 @@ def _fill(temp: Temp, body: Body) -> exp.Query:
         and [g.lower() for g in given] == [n.lower() for n in names]
     ):
         filled = query.copy()
-        filled.set("expressions", [
-            exp.alias_(_cast(sel.unalias().copy(), kind), name)
-            for sel, (name, kind) in zip(query.selects, temp.declared, strict=True)
-        ])
+        filled.set(
+            "expressions",
+            [
+                exp.alias_(_cast(sel.unalias().copy(), kind), name)
+                for sel, (name, kind) in zip(query.selects, temp.declared, strict=True)
+            ],
+        )
         return filled
     source = "v" if isinstance(query, exp.Values) else "s"
-    alias = exp.TableAlias(this=exp.to_identifier(source),
-                           columns=[exp.to_identifier(c) for c in given])
+    alias = exp.TableAlias(
+        this=exp.to_identifier(source), columns=[exp.to_identifier(c) for c in given]
+    )
     if isinstance(query, exp.Values):
-        relation: exp.Expr = exp.Values(expressions=[r.copy() for r in query.expressions],
-                                        alias=alias)
+        relation: exp.Expr = exp.Values(
+            expressions=[r.copy() for r in query.expressions], alias=alias
+        )
     else:
         relation = exp.Subquery(this=query.copy(), alias=alias)
     projections = [
         exp.alias_(
             _cast(exp.column(given[at[name.lower()]], table=source), kind)
-            if name.lower() in at else _cast(exp.Null(), kind),
+            if name.lower() in at
+            else _cast(exp.Null(), kind),
             name,
         )
         for name, kind in temp.declared
@@ -164,33 +171,40 @@ def _written_result(script: Script) -> exp.Query:
     """
     if script.table_result is not None:
         target, body = script.table_result
-        script.note(f"the script ends with SELECT INTO {target.sql('tsql')}: its query is "
-                    "the result")
+        script.note(
+            f"the script ends with SELECT INTO {target.sql('tsql')}: its query is the result"
+        )
         return _body_query(body)
     if not script.writes:
         raise SingleQueryError(NO_QUERY, "the script has no final SELECT and fills no table")
     name = script.writes[-1]
     temp = script.temps[name]
     if temp.dropped or temp.truncated:
-        raise SingleQueryError(NO_QUERY, f"the script has no final SELECT and empties its "
-                               f"last table {name}")
+        raise SingleQueryError(
+            NO_QUERY, f"the script has no final SELECT and empties its last table {name}"
+        )
     if temp.read:
-        raise SingleQueryError(NO_QUERY, f"the script has no final SELECT and its last table "
-                               f"{name} is read before it is filled")
-    script.note(f"the script ends by filling {name}, which nothing reads: its rows are the "
-                "result")
+        raise SingleQueryError(
+            NO_QUERY,
+            f"the script has no final SELECT and its last table {name} is read before it is filled",
+        )
+    script.note(f"the script ends by filling {name}, which nothing reads: its rows are the result")
     if temp.declared is None and len(temp.bodies) == 1:
         del script.temps[name]
         return _body_query(temp.bodies[0])
-    ident = exp.Identifier(this=temp.display, temporary=name.startswith("#") and
-                           not name.startswith("##"), global_=name.startswith("##"))
+    ident = exp.Identifier(
+        this=temp.display,
+        temporary=name.startswith("#") and not name.startswith("##"),
+        global_=name.startswith("##"),
+    )
     return exp.select("*").from_(exp.Table(this=ident))
 
 
 def _assemble(script: Script) -> exp.Query:
     if len(script.finals) > 1:
-        raise SingleQueryError(SEVERAL_QUERIES, f"the script has {len(script.finals)} SELECTs "
-                               "that return results")
+        raise SingleQueryError(
+            SEVERAL_QUERIES, f"the script has {len(script.finals)} SELECTs that return results"
+        )
     final = script.finals[0] if script.finals else _written_result(script)
     needed: set[str] = set()
     pending = list(temp_refs(final))

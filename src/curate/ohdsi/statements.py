@@ -33,8 +33,18 @@ UNSUPPORTED = "unsupported_statement"
 NAME_CONFLICT = "cte_name_conflict"
 
 REASONS: tuple[str, ...] = (
-    PARSE_ERROR, NO_QUERY, SEVERAL_QUERIES, TEMP_UNDEFINED, TEMP_REDEFINED, TEMP_MODIFIED,
-    TEMP_SELF_REFERENCE, TEMP_COLUMNS, WRITES_DATABASE, CONTROL_FLOW, VARIABLE, UNSUPPORTED,
+    PARSE_ERROR,
+    NO_QUERY,
+    SEVERAL_QUERIES,
+    TEMP_UNDEFINED,
+    TEMP_REDEFINED,
+    TEMP_MODIFIED,
+    TEMP_SELF_REFERENCE,
+    TEMP_COLUMNS,
+    WRITES_DATABASE,
+    CONTROL_FLOW,
+    VARIABLE,
+    UNSUPPORTED,
     NAME_CONFLICT,
 )
 
@@ -144,4 +154,3 @@ def temp_refs(node: exp.Expr) -> Iterator[str]:
     for table in node.find_all(exp.Table):
         if (name := temp_name(table)) is not None:
             yield name
-

@@ -29,22 +29,38 @@ from curate.ohdsi.statements import (
 )
 
 _HARMLESS_OPTIONS = frozenset({"NOCOUNT", "XACT_ABORT"})
-_DEFAULT_ON_OPTIONS = frozenset({
-    "ANSI_NULLS", "QUOTED_IDENTIFIER", "ANSI_WARNINGS", "ANSI_PADDING", "ANSI_NULL_DFLT_ON",
-    "CONCAT_NULL_YIELDS_NULL", "ARITHABORT",
-})
+_DEFAULT_ON_OPTIONS = frozenset(
+    {
+        "ANSI_NULLS",
+        "QUOTED_IDENTIFIER",
+        "ANSI_WARNINGS",
+        "ANSI_PADDING",
+        "ANSI_NULL_DFLT_ON",
+        "CONCAT_NULL_YIELDS_NULL",
+        "ARITHABORT",
+    }
+)
 
 
 #: Column constraints that do not change what an INSERT puts in a column.
 _PLAIN_CONSTRAINTS = (
-    exp.NotNullColumnConstraint, exp.PrimaryKeyColumnConstraint, exp.UniqueColumnConstraint,
+    exp.NotNullColumnConstraint,
+    exp.PrimaryKeyColumnConstraint,
+    exp.UniqueColumnConstraint,
     exp.CollateColumnConstraint,
 )
 
 
 #: Statements that may follow a SELECT INTO a database table: they cannot read it.
-_AFTER_RESULT = (exp.Drop, exp.TruncateTable, exp.IfBlock, exp.Use, exp.Transaction,
-                 exp.Commit, exp.Set)
+_AFTER_RESULT = (
+    exp.Drop,
+    exp.TruncateTable,
+    exp.IfBlock,
+    exp.Use,
+    exp.Transaction,
+    exp.Commit,
+    exp.Set,
+)
 
 
 @dataclass
@@ -146,8 +162,9 @@ class Script:
         if var.value is not None or var.used:
             raise SingleQueryError(VARIABLE, f"variable {name} is assigned more than once")
         if not _is_constant(value):
-            raise SingleQueryError(VARIABLE, f"variable {name} is set to a non-constant "
-                                   f"{short(value.sql('tsql'))}")
+            raise SingleQueryError(
+                VARIABLE, f"variable {name} is set to a non-constant {short(value.sql('tsql'))}"
+            )
         var.value = exp.Cast(this=value.copy(), to=var.type.copy())
         self.note(f"variable {name} inlined as {var.value.sql('tsql')}")
 
@@ -221,7 +238,8 @@ class Script:
                 continue
             kind_type = column.args.get("kind")
             extra = [
-                c.kind for c in column.args.get("constraints") or []
+                c.kind
+                for c in column.args.get("constraints") or []
                 if not isinstance(c.kind, _PLAIN_CONSTRAINTS)
             ]
             if not isinstance(kind_type, exp.DataType) or extra:
@@ -269,8 +287,10 @@ class Script:
         else:
             widths = {len(query.selects)}
         if widths != {width}:
-            raise SingleQueryError(TEMP_COLUMNS, f"INSERT into {name} gives {sorted(widths)} "
-                                   f"values for {width} columns")
+            raise SingleQueryError(
+                TEMP_COLUMNS,
+                f"INSERT into {name} gives {sorted(widths)} values for {width} columns",
+            )
         temp.bodies.append(Body(query, columns, ctes))
         self.writes.append(name)
 
@@ -298,8 +318,9 @@ class Script:
             if option in _HARMLESS_OPTIONS or (option in _DEFAULT_ON_OPTIONS and value == "ON"):
                 self.note(f"SET {option} {value} left out")
                 continue
-            raise SingleQueryError(UNSUPPORTED, f"{short(stmt.sql('tsql'))} changes how "
-                                   "the query runs")
+            raise SingleQueryError(
+                UNSUPPORTED, f"{short(stmt.sql('tsql'))} changes how the query runs"
+            )
 
     def _guarded_drop(self, stmt: exp.IfBlock) -> list[exp.Expr] | None:
         """Tables of ``IF OBJECT_ID(...) IS NOT NULL DROP TABLE #t``, else None."""
@@ -318,8 +339,10 @@ class Script:
     def step(self, stmt: exp.Expr) -> None:
         if self.table_result is not None and not isinstance(stmt, _AFTER_RESULT):
             table = self.table_result[0].sql("tsql")
-            raise SingleQueryError(WRITES_DATABASE, f"SELECT INTO {table} writes a database "
-                                   "table that later statements can read")
+            raise SingleQueryError(
+                WRITES_DATABASE,
+                f"SELECT INTO {table} writes a database table that later statements can read",
+            )
         if isinstance(stmt, exp.Declare):
             self._declare(stmt)
             return
@@ -385,5 +408,3 @@ class Script:
         for cte in ctes:
             self._read(cte)
         self.table_result = (target, Body(query, None, ctes))
-
-

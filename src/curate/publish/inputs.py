@@ -104,5 +104,3 @@ def check_database_columns(columns: Sequence[Mapping[str, Any]]) -> list[dict[st
     if not rows:
         raise fail("no database columns: the database config needs the schema")
     return rows
-
-

@@ -99,4 +99,3 @@ def default_report_path(tasks_path: Path) -> Path:
     'b/omop_report.json'
     """
     return tasks_path.with_name(f"{release_name(tasks_path)}_report.json")
-

@@ -34,15 +34,34 @@ from dataclasses import dataclass
 from sqlglot.errors import TokenError
 from sqlglot.tokens import Token, Tokenizer, TokenType
 
-_ORACLE_WORDS = frozenset({
-    "SYSDATE", "SYSTIMESTAMP", "NVL", "NVL2", "DECODE", "ADD_MONTHS", "MONTHS_BETWEEN",
-    "ROWNUM", "MINUS",
-})
+_ORACLE_WORDS = frozenset(
+    {
+        "SYSDATE",
+        "SYSTIMESTAMP",
+        "NVL",
+        "NVL2",
+        "DECODE",
+        "ADD_MONTHS",
+        "MONTHS_BETWEEN",
+        "ROWNUM",
+        "MINUS",
+    }
+)
 _POSTGRES_WORDS = frozenset({"ILIKE", "DATE_PART", "AGE", "GENERATE_SERIES", "LIMIT"})
 _EITHER_WORDS = frozenset({"TO_DATE", "TO_CHAR", "TO_NUMBER", "EXTRACT"})
-_TSQL_WORDS = frozenset({
-    "TOP", "GETDATE", "DATEADD", "DATEDIFF", "ISNULL", "CHARINDEX", "LEN", "COUNT_BIG", "IIF",
-})
+_TSQL_WORDS = frozenset(
+    {
+        "TOP",
+        "GETDATE",
+        "DATEADD",
+        "DATEDIFF",
+        "ISNULL",
+        "CHARINDEX",
+        "LEN",
+        "COUNT_BIG",
+        "IIF",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -51,10 +70,17 @@ class Detected:
     markers: tuple[str, ...]  # the constructs that decided it, in order of appearance
 
 
-_TEXT = frozenset({
-    TokenType.STRING, TokenType.NATIONAL_STRING, TokenType.IDENTIFIER, TokenType.RAW_STRING,
-    TokenType.BIT_STRING, TokenType.HEX_STRING, TokenType.BYTE_STRING,
-})
+_TEXT = frozenset(
+    {
+        TokenType.STRING,
+        TokenType.NATIONAL_STRING,
+        TokenType.IDENTIFIER,
+        TokenType.RAW_STRING,
+        TokenType.BIT_STRING,
+        TokenType.HEX_STRING,
+        TokenType.BYTE_STRING,
+    }
+)
 
 
 def _marker(tokens: list[Token], i: int) -> tuple[str, str] | None:
@@ -70,16 +96,21 @@ def _marker(tokens: list[Token], i: int) -> tuple[str, str] | None:
         return "postgres", "::"
     if tok.token_type == TokenType.DPIPE:
         return "either", "||"
-    if tok.token_type == TokenType.L_BRACKET and before is not None and before.token_type in (
-        TokenType.FROM, TokenType.JOIN, TokenType.DOT, TokenType.COMMA, TokenType.SELECT
+    if (
+        tok.token_type == TokenType.L_BRACKET
+        and before is not None
+        and before.token_type
+        in (TokenType.FROM, TokenType.JOIN, TokenType.DOT, TokenType.COMMA, TokenType.SELECT)
     ):
         return "tsql", "[name]"
     if tok.token_type == TokenType.HASH and after is not None and after.token_type == TokenType.VAR:
         return "tsql", "#temp"
     if (
         tok.token_type == TokenType.PLUS
-        and before is not None and before.token_type == TokenType.L_PAREN
-        and after is not None and after.token_type == TokenType.R_PAREN
+        and before is not None
+        and before.token_type == TokenType.L_PAREN
+        and after is not None
+        and after.token_type == TokenType.R_PAREN
     ):
         return "oracle", "(+)"
     if word == "DUAL" and before is not None and before.token_type == TokenType.FROM:

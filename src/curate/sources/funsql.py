@@ -86,8 +86,14 @@ def parse_text(
         missing = [f for f in (mapping.question, mapping.sql, mapping.id) if f and f not in item]
         if missing:
             problems.append(
-                SourceProblem("missing_field", f"no field {missing[0]!r}", path=shown,
-                              line=number, task_id=shown_id, json_path=f"$.{missing[0]}")
+                SourceProblem(
+                    "missing_field",
+                    f"no field {missing[0]!r}",
+                    path=shown,
+                    line=number,
+                    task_id=shown_id,
+                    json_path=f"$.{missing[0]}",
+                )
             )
             continue
         question, sql = item[mapping.question], item[mapping.sql]

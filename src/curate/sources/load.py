@@ -76,9 +76,12 @@ def load_sources(
             if record.id in seen:
                 problems.append(
                     SourceProblem(
-                        "duplicate_id", f"duplicate id (first in {seen[record.id]})",
-                        path=str(file), line=_line_of(record, name),
-                        task_id=record.id, json_path="$.id",
+                        "duplicate_id",
+                        f"duplicate id (first in {seen[record.id]})",
+                        path=str(file),
+                        line=_line_of(record, name),
+                        task_id=record.id,
+                        json_path="$.id",
                     )
                 )
                 continue
@@ -97,8 +100,9 @@ def _module(format: str) -> ModuleType:
         return FORMATS[format]
     except KeyError:
         known = ", ".join(sorted(FORMATS))
-        raise InputError(f"unknown source format {format!r} (known: {known})",
-                         stage="import") from None
+        raise InputError(
+            f"unknown source format {format!r} (known: {known})", stage="import"
+        ) from None
 
 
 def find_source(

@@ -200,8 +200,11 @@ def parse_page(
         return problem("no_sql_block", "page has no ```sql block", title_line)
     if len(sql_blocks) > 1:
         lines = ", ".join(str(b.line) for b in sql_blocks)
-        return problem("several_sql_blocks", f"page has {len(sql_blocks)} ```sql blocks "
-                       f"(lines {lines})", sql_blocks[1].line)
+        return problem(
+            "several_sql_blocks",
+            f"page has {len(sql_blocks)} ```sql blocks (lines {lines})",
+            sql_blocks[1].line,
+        )
     block = sql_blocks[0]
     sql = "\n".join(block.lines).strip()
     if not sql:

@@ -237,9 +237,7 @@ def verify(
         if watch:
             paths = pair.watched()
             if not paths:
-                raise click.UsageError(
-                    "--watch needs --gold/--answer files or --id with --source"
-                )
+                raise click.UsageError("--watch needs --gold/--answer files or --id with --source")
             _watch(pair, paths, opening.result(), profile, rows)
             return
         loaded = pair.load()  # the files (or the source record) are read meanwhile too

@@ -53,8 +53,13 @@ class Group:
     ids: tuple[str, ...]  # sorted
 
     def to_dict(self) -> dict:
-        return {"sha256": self.sha256, "rows": self.rows, "first_row": self.head,
-                "tasks": len(self.ids), "ids": list(self.ids)}
+        return {
+            "sha256": self.sha256,
+            "rows": self.rows,
+            "first_row": self.head,
+            "tasks": len(self.ids),
+            "ids": list(self.ids),
+        }
 
 
 def result_groups(kept: Iterable[tuple[str, str, int, str]]) -> list[Group]:

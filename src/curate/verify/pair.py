@@ -126,9 +126,7 @@ def verify_pair(
         from score.comparison.result_diff import diff_results
 
         diff = diff_results(gold.result, answer.result, order_matters=order)
-    return PairCheck(
-        gold, answer, order, profile, verdict.match, verdict.reason, diff, hints, drop
-    )
+    return PairCheck(gold, answer, order, profile, verdict.match, verdict.reason, diff, hints, drop)
 
 
 def side_table(side: Side, rows: int) -> list[str]:
@@ -203,9 +201,7 @@ def render_pair(check: PairCheck, *, rows: int = 5, width: int = 160) -> str:
         if check.diff is not None:
             lines += ["", check.diff.render()]
     if check.gold.result is not None and check.gold.result.num_rows == 0:
-        lines.append(
-            "the gold is empty: any query that returns nothing would match it"
-        )
+        lines.append("the gold is empty: any query that returns nothing would match it")
     if check.hints:
         lines += ["", "the gold is empty; its concept ids on this database:"]
         lines += ["  " + h.render().replace("\n", "\n  ") for h in check.hints]

@@ -30,9 +30,7 @@ UNRESOLVED = "unresolved_semantics"
 
 def unresolved(warnings: Sequence[str], *, collation_checked: bool) -> tuple[str, ...]:
     """The warnings no check settles (collation ones are settled when the check runs)."""
-    return tuple(
-        w for w in warnings if not (collation_checked and w.startswith(COLLATION_PREFIX))
-    )
+    return tuple(w for w in warnings if not (collation_checked and w.startswith(COLLATION_PREFIX)))
 
 
 def unresolved_drop(warnings: Sequence[str], stage: str = "verify") -> Drop | None:

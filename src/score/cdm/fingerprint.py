@@ -76,10 +76,9 @@ _INTEGER = re.compile(
 )
 _DOUBLE = re.compile(r"^(DOUBLE|FLOAT|REAL|FLOAT[48]|DOUBLE PRECISION)$")
 _DECIMAL = re.compile(r"^(DECIMAL|NUMERIC)(\(\d+(,\s*\d+)?\))?$")
-_TIMESTAMP = re.compile(
-    r"^TIMESTAMP(_S|_MS|_NS|_NTZ)?(\(\d\))?( WITHOUT TIME ZONE)?$"
-)
+_TIMESTAMP = re.compile(r"^TIMESTAMP(_S|_MS|_NS|_NTZ)?(\(\d\))?( WITHOUT TIME ZONE)?$")
 _TIMESTAMP_TZ = re.compile(r"^TIMESTAMP(\(\d\))? WITH TIME ZONE$|^TIMESTAMPTZ$|^TIMESTAMP_LTZ$")
+
 
 def value_kind(type_name: str) -> str:
     """The kind of value a column type holds, from DuckDB's, PostgreSQL's or Spark's name

@@ -170,8 +170,11 @@ def read_task_file(
     every task passed."""
     path = Path(path)
     if path.is_dir():
-        raise InputError("a folder, not a task file (a release folder holds a manifest.json)",
-                         stage=STAGE, path=str(path))
+        raise InputError(
+            "a folder, not a task file (a release folder holds a manifest.json)",
+            stage=STAGE,
+            path=str(path),
+        )
     if not path.is_file():
         raise InputError("no such task file", stage=STAGE, path=str(path))
     try:

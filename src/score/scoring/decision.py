@@ -116,9 +116,7 @@ def for_gold(gold: QueryResult | QueryError, drift: str | None) -> Decision | No
 def for_verdict(verdict: Verdict | Exception) -> Decision:
     """The comparator's verdict, or the error of a value it could not handle."""
     if isinstance(verdict, Exception):
-        return Decision(
-            Outcome.MISMATCH, f"the results could not be compared: {describe(verdict)}"
-        )
+        return Decision(Outcome.MISMATCH, f"the results could not be compared: {describe(verdict)}")
     return Decision(Outcome.CORRECT if verdict.match else Outcome.MISMATCH, verdict.reason)
 
 

@@ -96,9 +96,7 @@ class GoldCache:
         found = self.executor.try_execute(sql, today=today, dialect=GOLD_DIALECT)
         runs = 1
         if isinstance(found, QueryError) and found.kind in RETRIED_KINDS:
-            found = self.executor.try_execute(
-                sql, today=today, fresh=True, dialect=GOLD_DIALECT
-            )
+            found = self.executor.try_execute(sql, today=today, fresh=True, dialect=GOLD_DIALECT)
             runs += 1
         with self._lock:
             self.executions += runs

@@ -81,9 +81,7 @@ class GoldPins:
         )
 
 
-def today_conflicts(
-    tasks: list[Mapping[str, Any]], today: dt.date | None
-) -> dict[str, list[str]]:
+def today_conflicts(tasks: list[Mapping[str, Any]], today: dt.date | None) -> dict[str, list[str]]:
     """Days (ISO) other than ``today`` that tasks were verified under -> their ids; empty
     when ``today`` is None (each task then runs under its own) or agrees with every task.
 

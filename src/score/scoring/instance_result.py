@@ -38,9 +38,7 @@ class InstanceResult:
     timings: dict[str, float] = field(default_factory=dict)
 
     @classmethod
-    def start(
-        cls, instance: Instance, run: str, prediction: Prediction | None
-    ) -> InstanceResult:
+    def start(cls, instance: Instance, run: str, prediction: Prediction | None) -> InstanceResult:
         """The result of ``instance`` before anything is decided."""
         task = instance.task
         return cls(

@@ -44,10 +44,14 @@ EXCLUDED: frozenset[Outcome] = frozenset({Outcome.GOLD_ERROR, Outcome.GOLD_DRIFT
 
 #: Outcomes where the model gave an answer that is not right (the -c of RS(c) on an
 #: answerable question): everything except correct, abstained and the excluded.
-FAILED_ANSWERS: frozenset[Outcome] = frozenset(Outcome) - {
-    Outcome.CORRECT,
-    Outcome.ABSTAINED,
-} - EXCLUDED
+FAILED_ANSWERS: frozenset[Outcome] = (
+    frozenset(Outcome)
+    - {
+        Outcome.CORRECT,
+        Outcome.ABSTAINED,
+    }
+    - EXCLUDED
+)
 
 _ERROR_KIND_TO_OUTCOME = {
     "guard_rejected": Outcome.BUILD_ERROR,

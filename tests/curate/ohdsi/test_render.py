@@ -73,10 +73,16 @@ SQLRENDER_CASES = [
     ("{123 <> 234}?{true}:{false}", {}, "true"),
     ("{TRUE & (FALSE | 1 IN (1,2,3))} ? {true} : {false}", {}, "true"),
     ("{TRUE & (FALSE | 4 IN (1,2,3))} ? {true} : {false}", {}, "false"),
-    ("SELECT * FROM table WHERE name = '@name';", {"name": "NA\\joe"},
-     "SELECT * FROM table WHERE name = 'NA\\joe';"),
-    ("SELECT * FROM table WHERE name = '@name';", {"name": "NA$joe"},
-     "SELECT * FROM table WHERE name = 'NA$joe';"),
+    (
+        "SELECT * FROM table WHERE name = '@name';",
+        {"name": "NA\\joe"},
+        "SELECT * FROM table WHERE name = 'NA\\joe';",
+    ),
+    (
+        "SELECT * FROM table WHERE name = '@name';",
+        {"name": "NA$joe"},
+        "SELECT * FROM table WHERE name = 'NA$joe';",
+    ),
 ]
 
 
@@ -104,7 +110,7 @@ def test_sqlrender_fails_where_sqlrender_fails() -> None:
         ("@v == 5", {"v": 5}, "then"),
         ("@v != 5", {"v": 5}, "else"),
         ("@v <> 'x'", {"v": "x"}, "else"),
-        ('"@v" == \'x\'', {"v": "x"}, "then"),
+        ("\"@v\" == 'x'", {"v": "x"}, "then"),
         ("3 IN (@list)", {"list": [1, 2, 3]}, "then"),
         ("4 IN (@list)", {"list": [1, 2, 3]}, "else"),
         ("'b' in ('a','b')", {}, "then"),
@@ -118,8 +124,7 @@ def test_sqlrender_fails_where_sqlrender_fails() -> None:
         # & is split first: '2 == 2 | 1 == 0' compares '2' with '2 | 1 == 0'
         ("1 == 1 & 2 == 2 | 1 == 0", {}, "else"),
         # DataQualityDashboard: the record's cohort = FALSE, not the schema cdm
-        ("@cohort & '@runForCohort' == 'Yes'", {"cohort": "FALSE", "runForCohort": "Yes"},
-         "else"),
+        ("@cohort & '@runForCohort' == 'Yes'", {"cohort": "FALSE", "runForCohort": "Yes"}, "else"),
         ('@t == "datetime" | @t == "date"', {"t": "date"}, "then"),
         ("@s.@a != @s.@b", {"s": "cdm", "a": "PERSON", "b": "PERSON"}, "else"),
     ],
@@ -136,12 +141,16 @@ def test_blocks_without_else_nest_and_keep_outer_text() -> None:
 
 
 def test_schema_placeholders_map_to_cdm_unless_the_record_says_otherwise() -> None:
-    sql = ("USE @cdm_database_schema; SELECT * FROM @cdmDatabaseSchema.person p "
-           "JOIN @vocabulary_database_schema.concept c ON 1 = 1 "
-           "JOIN @results_database_schema.cohort r ON 1 = 1 JOIN @anything.x ON 1 = 1")
+    sql = (
+        "USE @cdm_database_schema; SELECT * FROM @cdmDatabaseSchema.person p "
+        "JOIN @vocabulary_database_schema.concept c ON 1 = 1 "
+        "JOIN @results_database_schema.cohort r ON 1 = 1 JOIN @anything.x ON 1 = 1"
+    )
     result = render(sql, {"cdm_database_schema": "mine"})
-    assert result.sql == ("USE mine; SELECT * FROM cdm.person p JOIN cdm.concept c ON 1 = 1 "
-                          "JOIN cdm.cohort r ON 1 = 1 JOIN cdm.x ON 1 = 1")
+    assert result.sql == (
+        "USE mine; SELECT * FROM cdm.person p JOIN cdm.concept c ON 1 = 1 "
+        "JOIN cdm.cohort r ON 1 = 1 JOIN cdm.x ON 1 = 1"
+    )
     assert "@anything -> cdm" in result.notes
     assert {"cdm", "vocab", "cdm_database_schema"} <= ohdsi_render.SCHEMA_PLACEHOLDERS
     # a placeholder default loses to the record's own value (DQD's cohort = FALSE)
@@ -152,8 +161,9 @@ def test_schema_placeholders_map_to_cdm_unless_the_record_says_otherwise() -> No
 def test_parameters_substitute_as_plain_text_longest_name_first() -> None:
     sql = "SELECT * FROM cdm.concept WHERE concept_id IN (@ids) AND name LIKE '%@word%' AND x = @n"
     out = render(sql, {"ids": [1, 2], "word": "pain", "n": 1.5}).sql
-    assert out == ("SELECT * FROM cdm.concept WHERE concept_id IN (1,2) AND name LIKE '%pain%' "
-                   "AND x = 1.5")
+    assert out == (
+        "SELECT * FROM cdm.concept WHERE concept_id IN (1,2) AND name LIKE '%pain%' AND x = 1.5"
+    )
     # a longer name is not cut short by a shorter one
     assert render("SELECT @a, @ab", {"a": 1, "ab": 2}).sql == "SELECT 1, 2"
     # Achilles: names are replaced as text, so a suffix after a name stays
@@ -165,15 +175,23 @@ def test_parameters_substitute_as_plain_text_longest_name_first() -> None:
 
 
 def test_literals_and_comments_are_substituted_and_may_keep_unfilled_names() -> None:
-    sql = ("SELECT '@a' AS a, '@nobody@example.org' AS b -- @a and @c\n"
-           "--HINT DISTRIBUTE_ON_KEY(x)\nFROM t")
+    sql = (
+        "SELECT '@a' AS a, '@nobody@example.org' AS b -- @a and @c\n"
+        "--HINT DISTRIBUTE_ON_KEY(x)\nFROM t"
+    )
     result = render(sql, {"a": "x"})
-    assert result.sql == ("SELECT 'x' AS a, '@nobody@example.org' AS b -- x and @c\n"
-                          "--HINT DISTRIBUTE_ON_KEY(x)\nFROM t")
+    assert result.sql == (
+        "SELECT 'x' AS a, '@nobody@example.org' AS b -- x and @c\n"
+        "--HINT DISTRIBUTE_ON_KEY(x)\nFROM t"
+    )
     assert any("@nobody" in n and "literal" in n for n in result.notes)
     uses = ohdsi_template.parameter_uses("SELECT '}' /* @x */ @y -- don't @z\n@w")
-    assert [(u.name, u.in_text) for u in uses] == [("x", True), ("y", False), ("z", True),
-                                                   ("w", False)]
+    assert [(u.name, u.in_text) for u in uses] == [
+        ("x", True),
+        ("y", False),
+        ("z", True),
+        ("w", False),
+    ]
 
 
 def test_braces_are_sqlrender_groups_wherever_they_stand() -> None:
@@ -211,9 +229,11 @@ def test_render_errors_have_named_reasons(sql: str, reason: str) -> None:
 
 
 def test_to_sql_server_renders_then_makes_one_query() -> None:
-    script = ("IF OBJECT_ID('tempdb..#p', 'U') IS NOT NULL DROP TABLE #p;\n"
-              "SELECT person_id INTO #p FROM @cdm.person WHERE year_of_birth > @year;\n"
-              "SELECT COUNT(*) AS n FROM #p;\nDROP TABLE #p;")
+    script = (
+        "IF OBJECT_ID('tempdb..#p', 'U') IS NOT NULL DROP TABLE #p;\n"
+        "SELECT person_id INTO #p FROM @cdm.person WHERE year_of_birth > @year;\n"
+        "SELECT COUNT(*) AS n FROM #p;\nDROP TABLE #p;"
+    )
     result = to_sql_server(script, {"year": 1950})
     (query,) = sqlglot.parse(result.sql, read="tsql")
     assert isinstance(query, exp.Select) and query.args["with_"]
@@ -229,8 +249,13 @@ def record(sql: str, dialect: str, **extra: object) -> SourceRecord:
 
 
 def test_render_record() -> None:
-    rec = record("SELECT COUNT(*) AS n FROM @cdm.person WHERE year_of_birth = @y", "ohdsi",
-                 parameters={"y": 1970}, answer_sql="SELECT 1 AS n; ", answer_dialect="tsql")
+    rec = record(
+        "SELECT COUNT(*) AS n FROM @cdm.person WHERE year_of_birth = @y",
+        "ohdsi",
+        parameters={"y": 1970},
+        answer_sql="SELECT 1 AS n; ",
+        answer_dialect="tsql",
+    )
     out, notes = render_record(rec)
     assert out.gold_dialect == out.answer_dialect == "tsql"
     assert "cdm.person" in out.gold_sql and "1970" in out.gold_sql
@@ -243,8 +268,9 @@ def test_render_record() -> None:
         render_record(record("SELECT @nope", "ohdsi"))
     assert err.value.task_id == "r1" and "(task r1)" in str(err.value)
     with pytest.raises(RenderError, match="answer_sql: "):
-        render_record(record("SELECT 1", "tsql", answer_sql="SELECT 1; SELECT 2",
-                             answer_dialect="tsql"))
+        render_record(
+            record("SELECT 1", "tsql", answer_sql="SELECT 1; SELECT 2", answer_dialect="tsql")
+        )
 
 
 def test_every_querylibrary_page_renders_or_has_a_named_reason(querylibrary_dir: Path) -> None:

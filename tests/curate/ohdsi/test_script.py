@@ -156,25 +156,34 @@ def test_notes_say_what_was_done() -> None:
 def test_a_script_ending_in_select_into_says_so() -> None:
     result = to_single_query(EXECUTED["the_last_select_into_is_the_result"][0], pretty=False)
     assert "ORDER BY" not in result.sql  # a table has no order
-    assert "the script ends by filling #s_tmpach_1, which nothing reads: its rows are the " \
+    assert (
+        "the script ends by filling #s_tmpach_1, which nothing reads: its rows are the "
         "result" in result.notes
+    )
     assert "#first is not used by the final query: left out" in result.notes
 
 
 def test_a_temp_name_clashing_with_a_table_gets_a_suffix() -> None:
     out = to_single_query(EXECUTED["a_temp_named_like_a_table"][0], pretty=False).sql
     assert out.startswith("WITH person AS")  # no unqualified person table: no clash
-    clash = to_single_query("SELECT 1 AS a INTO #person; SELECT * FROM #person, person",
-                            pretty=False).sql
+    clash = to_single_query(
+        "SELECT 1 AS a INTO #person; SELECT * FROM #person, person", pretty=False
+    ).sql
     assert clash.startswith("WITH person_tmp AS") and "FROM person_tmp, person" in clash
 
 
 def test_a_plain_query_is_returned_as_one_query() -> None:
     result = to_single_query("SELECT TOP 3 person_id FROM cdm.person ORDER BY person_id;")
     assert result.notes == ()
-    assert result.sql == sqlglot.transpile(
-        "SELECT TOP 3 person_id FROM cdm.person ORDER BY person_id", read="tsql",
-        write="tsql", pretty=True)[0]
+    assert (
+        result.sql
+        == sqlglot.transpile(
+            "SELECT TOP 3 person_id FROM cdm.person ORDER BY person_id",
+            read="tsql",
+            write="tsql",
+            pretty=True,
+        )[0]
+    )
 
 
 DROPPED = {
@@ -185,8 +194,8 @@ DROPPED = {
     "SELECT a FROM #t; SELECT 1 AS a INTO #t": sq.TEMP_UNDEFINED,
     "SELECT 1 AS a INTO #t; DROP TABLE #t; SELECT a FROM #t": sq.TEMP_UNDEFINED,
     "INSERT INTO #t SELECT 1; SELECT * FROM #t": sq.TEMP_UNDEFINED,
-    "SELECT 1 AS a INTO #t; DROP TABLE #t; SELECT 2 AS a INTO #t; SELECT a FROM #t":
-        sq.TEMP_REDEFINED,
+    "SELECT 1 AS a INTO #t; DROP TABLE #t; "
+    "SELECT 2 AS a INTO #t; SELECT a FROM #t": sq.TEMP_REDEFINED,
     "CREATE TABLE #t (a INT); CREATE TABLE #t (b INT); SELECT 1": sq.TEMP_REDEFINED,
     "SELECT 1 AS a INTO #t; UPDATE #t SET a = 2; SELECT a FROM #t": sq.TEMP_MODIFIED,
     "SELECT 1 AS a INTO #t; DELETE FROM #t WHERE a = 1; SELECT a FROM #t": sq.TEMP_MODIFIED,
@@ -194,12 +203,12 @@ DROPPED = {
     "SELECT 1 AS a INTO #t; INSERT INTO #t SELECT 2; SELECT a FROM #t": sq.TEMP_MODIFIED,
     "CREATE TABLE #t (a INT); INSERT INTO #t SELECT 1; SELECT a FROM #t; "
     "INSERT INTO #t SELECT 2; SELECT a FROM #t": sq.TEMP_MODIFIED,
-    "CREATE TABLE #t (a INT); INSERT INTO #t SELECT a + 1 FROM #t; SELECT a FROM #t":
-        sq.TEMP_SELF_REFERENCE,
+    "CREATE TABLE #t (a INT); "
+    "INSERT INTO #t SELECT a + 1 FROM #t; SELECT a FROM #t": sq.TEMP_SELF_REFERENCE,
     "CREATE TABLE #t (id INT IDENTITY(1,1), a INT); INSERT INTO #t (a) SELECT 1; "
     "SELECT * FROM #t": sq.TEMP_COLUMNS,
-    "CREATE TABLE #t (a INT DEFAULT 3, b INT); INSERT INTO #t (b) SELECT 1; SELECT * FROM #t":
-        sq.TEMP_COLUMNS,
+    "CREATE TABLE #t (a INT DEFAULT 3, b INT); "
+    "INSERT INTO #t (b) SELECT 1; SELECT * FROM #t": sq.TEMP_COLUMNS,
     "CREATE TABLE #t (a INT); INSERT INTO #t SELECT 1, 2; SELECT * FROM #t": sq.TEMP_COLUMNS,
     "CREATE TABLE #t (a INT); INSERT INTO #t (b) SELECT 1; SELECT * FROM #t": sq.TEMP_COLUMNS,
     "INSERT INTO cdm.person SELECT * FROM cdm.person; SELECT 1": sq.WRITES_DATABASE,
@@ -239,5 +248,7 @@ def test_unsound_scripts_are_dropped_with_a_named_reason(script: str) -> None:
 def test_statements_split_at_semicolons_and_go_lines_only() -> None:
     script = "SELECT 'a;b' AS x -- ; not here\n;\nSELECT 2 AS go_on\nGO\n/* GO */ SELECT 3"
     assert split_statements(script) == [
-        "SELECT 'a;b' AS x -- ; not here", "SELECT 2 AS go_on", "/* GO */ SELECT 3"
+        "SELECT 'a;b' AS x -- ; not here",
+        "SELECT 2 AS go_on",
+        "/* GO */ SELECT 3",
     ]

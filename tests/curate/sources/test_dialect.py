@@ -26,8 +26,7 @@ def page(sql: str) -> str:
         ("SELECT year_of_birth::float / 2 FROM @cdm.person", "postgres"),
         ("SELECT * FROM @cdm.concept WHERE concept_name ILIKE '%pain%' LIMIT 5", "postgres"),
         ("SELECT DATE_PART('year', NOW()) - year_of_birth FROM @cdm.person", "postgres"),
-        ("SELECT TO_CHAR(visit_start_date, 'YYYY') FROM @cdm.visit_occurrence LIMIT 3",
-         "postgres"),
+        ("SELECT TO_CHAR(visit_start_date, 'YYYY') FROM @cdm.visit_occurrence LIMIT 3", "postgres"),
         ("SELECT NVL(x, 0) FROM t", "oracle"),
         ("SELECT * FROM @cdm.drug_era WHERE drug_era_end_date > SYSDATE", "oracle"),
         ("SELECT 1 FROM DUAL", "oracle"),
@@ -42,16 +41,19 @@ def test_the_dialect_is_told_by_tokens(sql, dialect):
 
 
 def test_an_oracle_page_is_a_named_problem_not_a_tsql_record():
-    found = parse_page(page("SELECT AVG(year_of_birth) FROM @cdm.person WHERE SYSDATE > x"),
-                       name="person/X01.md")
+    found = parse_page(
+        page("SELECT AVG(year_of_birth) FROM @cdm.person WHERE SYSDATE > x"), name="person/X01.md"
+    )
     assert isinstance(found, SourceProblem)
     assert found.reason == "not_sql_server" and found.task_id == "querylibrary/X01"
     assert "Oracle (SYSDATE)" in found.message
 
 
 def test_a_postgres_page_is_read_as_postgres_with_its_placeholders_rendered(executor):
-    sql = ("SELECT gender_concept_id, AVG(year_of_birth)::numeric(10, 2) AS mean_year "
-           "FROM @cdm.person GROUP BY gender_concept_id ORDER BY gender_concept_id")
+    sql = (
+        "SELECT gender_concept_id, AVG(year_of_birth)::numeric(10, 2) AS mean_year "
+        "FROM @cdm.person GROUP BY gender_concept_id ORDER BY gender_concept_id"
+    )
     record = parse_page(page(sql), name="person/X01.md")
     assert isinstance(record, SourceRecord) and record.gold_dialect == "postgres"
     with curation_context(executor) as ctx:
@@ -62,6 +64,7 @@ def test_a_postgres_page_is_read_as_postgres_with_its_placeholders_rendered(exec
     rows = executor.execute(task["gold_sql"]).rows()
     expected = executor.execute(
         "SELECT gender_concept_id, ROUND(AVG(year_of_birth), 2) FROM cdm.person "
-        "GROUP BY 1 ORDER BY 1").rows()
+        "GROUP BY 1 ORDER BY 1"
+    ).rows()
     assert [(g, float(m)) for g, m in rows] == [(g, float(m)) for g, m in expected]
     assert any(float(m) != int(float(m)) for _, m in rows)

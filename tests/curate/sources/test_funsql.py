@@ -16,8 +16,11 @@ def jsonl(*rows: object) -> str:
 
 
 ROWS = [
-    {"query": "How many persons are there?", "sql_query": "SELECT COUNT(*) FROM person",
-     "response": "From(:person) |> Group() |> Select(Agg.count())"},
+    {
+        "query": "How many persons are there?",
+        "sql_query": "SELECT COUNT(*) FROM person",
+        "response": "From(:person) |> Group() |> Select(Agg.count())",
+    },
     {"query": "List the genders.", "sql_query": "SELECT DISTINCT gender_concept_id FROM person"},
 ]
 
@@ -30,7 +33,9 @@ def test_default_mapping_and_ids_from_line_numbers() -> None:
     assert first.question == "How many persons are there?"
     assert first.gold_sql == "SELECT COUNT(*) FROM person" and first.gold_dialect == "tsql"
     assert (first.origin.importer, first.origin.file, first.origin.line) == (
-        "funsql", "train.jsonl", 1
+        "funsql",
+        "train.jsonl",
+        1,
     )
 
 
@@ -44,20 +49,27 @@ def test_ids_are_the_same_on_every_import() -> None:
 def test_a_custom_mapping() -> None:
     rows = [{"nl": "Count persons", "sql": "SELECT 1", "key": "a-1", "group": "simple"}]
     mapping = FieldMapping(question="nl", sql="sql", id="key", category="group")
-    records, problems = parse_text(jsonl(*rows), name="t.jsonl", mapping=mapping,
-                                   dialect="ohdsi")
+    records, problems = parse_text(jsonl(*rows), name="t.jsonl", mapping=mapping, dialect="ohdsi")
     assert problems == []
     (r,) = records
     assert (r.id, r.category, r.gold_dialect) == ("a-1", "simple", "ohdsi")
 
 
 def test_bad_lines_are_problems_with_line_numbers() -> None:
-    text = jsonl(ROWS[0], '{"query": "x",', {"query": "no sql"}, [1, 2], {"query": " ",
-                 "sql_query": "SELECT 1"})
+    text = jsonl(
+        ROWS[0],
+        '{"query": "x",',
+        {"query": "no sql"},
+        [1, 2],
+        {"query": " ", "sql_query": "SELECT 1"},
+    )
     records, problems = parse_text(text, name="t.jsonl", path="/data/t.jsonl")
     assert [r.id for r in records] == ["funsql/0001"]
     assert sorted({(p.reason, p.line) for p in problems}, key=lambda x: x[1]) == [
-        ("malformed_json", 2), ("missing_field", 3), ("schema", 4), ("schema", 5)
+        ("malformed_json", 2),
+        ("missing_field", 3),
+        ("schema", 4),
+        ("schema", 5),
     ]
     assert problems[1].task_id == "funsql/0003" and problems[1].json_path == "$.sql_query"
     assert all(p.path == "/data/t.jsonl" for p in problems)
@@ -77,8 +89,9 @@ def test_bad_settings_fail_loudly() -> None:
 
 def test_load_sources_with_options(tmp_path: Path) -> None:
     (tmp_path / "train.jsonl").write_text(jsonl(*ROWS))
-    records, problems = load_sources(tmp_path / "train.jsonl", "funsql",
-                                     mapping=FieldMapping(id_prefix="fq/"))
+    records, problems = load_sources(
+        tmp_path / "train.jsonl", "funsql", mapping=FieldMapping(id_prefix="fq/")
+    )
     assert problems == [] and [r.id for r in records] == ["fq/0001", "fq/0002"]
 
 

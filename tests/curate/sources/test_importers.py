@@ -13,8 +13,14 @@ from score.errors import InputError
 
 
 def record(rid: str, **extra: object) -> str:
-    obj = {"format": FORMAT, "id": rid, "question": f"question {rid}?",
-           "gold_sql": "SELECT 1", "gold_dialect": "duckdb", **extra}
+    obj = {
+        "format": FORMAT,
+        "id": rid,
+        "question": f"question {rid}?",
+        "gold_sql": "SELECT 1",
+        "gold_dialect": "duckdb",
+        **extra,
+    }
     return json.dumps(obj)
 
 

@@ -104,10 +104,16 @@ def test_writing_is_deterministic_sorted_and_leaves_no_temp_file(tmp_path: Path)
 
 
 def test_defaults_are_not_written() -> None:
-    out = json.loads(to_json_line(SourceRecord(id="a", question="q?", gold_sql="SELECT 1",
-                                               gold_dialect="tsql")))
-    assert out == {"format": FORMAT, "id": "a", "question": "q?", "gold_sql": "SELECT 1",
-                   "gold_dialect": "tsql"}
+    out = json.loads(
+        to_json_line(SourceRecord(id="a", question="q?", gold_sql="SELECT 1", gold_dialect="tsql"))
+    )
+    assert out == {
+        "format": FORMAT,
+        "id": "a",
+        "question": "q?",
+        "gold_sql": "SELECT 1",
+        "gold_dialect": "tsql",
+    }
 
 
 def test_write_refuses_invalid_records_and_writes_nothing(tmp_path: Path) -> None:

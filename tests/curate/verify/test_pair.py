@@ -115,8 +115,13 @@ def test_concept_literals_walk_the_ast():
 
 
 def test_verify_applies_the_reference_rules_curate_applies(omop_db):
-    result = run(omop_db, "--gold", "SELECT TOP 3 person_id FROM cdm.person",
-                 "--answer", "SELECT person_id FROM cdm.person LIMIT 3")
+    result = run(
+        omop_db,
+        "--gold",
+        "SELECT TOP 3 person_id FROM cdm.person",
+        "--answer",
+        "SELECT person_id FROM cdm.person LIMIT 3",
+    )
     assert result.exit_code == 3
     assert "reference rule: FAILS verify/limit_needs_order" in result.output
     now = "SELECT DATEDIFF(year, '2000-01-01', GETDATE()) AS y"

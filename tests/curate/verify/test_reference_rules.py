@@ -39,8 +39,9 @@ def gold(sql: str, executor):
 @pytest.mark.parametrize(("dtype", "value"), NUMBER_TYPES)
 def test_every_rule_reads_every_number_type(executor, dtype, value):
     zero = gold(f"SELECT CAST(0 AS {dtype}) AS v, CAST(NULL AS {dtype}) AS w", executor)
-    assert zero == Drop("verify", "not_all_zero_or_null",
-                        "every value of the result is zero or NULL")
+    assert zero == Drop(
+        "verify", "not_all_zero_or_null", "every value of the result is zero or NULL"
+    )
     kept = gold(f"SELECT CAST({value} AS {dtype}) AS v, CAST(0 AS {dtype}) AS w", executor)
     assert isinstance(kept, QueryResult) and kept.num_rows == 1
     values = f"(CAST({value} AS {dtype})), (CAST({value} AS {dtype})), (CAST(0 AS {dtype}))"
@@ -53,6 +54,7 @@ def test_every_rule_reads_every_number_type(executor, dtype, value):
 
 def test_a_nan_beside_zeros_is_not_all_zero(executor):
     """The rule reads a column's minimum and maximum, which skip NaN: NaN is looked for."""
-    mixed = gold("SELECT v FROM (VALUES (CAST(0 AS DOUBLE)), (CAST('nan' AS DOUBLE))) t(v)",
-                 executor)
+    mixed = gold(
+        "SELECT v FROM (VALUES (CAST(0 AS DOUBLE)), (CAST('nan' AS DOUBLE))) t(v)", executor
+    )
     assert isinstance(mixed, QueryResult) and mixed.num_rows == 2

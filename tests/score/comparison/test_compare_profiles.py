@@ -37,8 +37,16 @@ def match(gold, pred, profile, **kw) -> bool:
 def test_registry_names_and_summaries() -> None:
     assert profile_names() == tuple(sorted(PROFILES))
     assert set(profile_names()) == {
-        "sqlgold", "healthllm", "spider-ts", "spider2", "ehrsql2024", "snuh", "bird", "set",
-        "any_k_from_tie_set", "any_one_argmax",
+        "sqlgold",
+        "healthllm",
+        "spider-ts",
+        "spider2",
+        "ehrsql2024",
+        "snuh",
+        "bird",
+        "set",
+        "any_k_from_tie_set",
+        "any_one_argmax",
     }
     assert all(p.summary and p.name == name for name, p in PROFILES.items())
 
@@ -158,7 +166,14 @@ def test_bird_crash_and_null_lists() -> None:
 
 def test_ehr_cells() -> None:
     assert [process_item(x) for x in (1, 2.0004, "2.0006", True, None, "1_000", " 7 ", "abc")] == [
-        "1.0", "2.0", "2.001", "1.0", "None", "1000.0", "7.0", "abc"
+        "1.0",
+        "2.0",
+        "2.001",
+        "1.0",
+        "None",
+        "1000.0",
+        "7.0",
+        "abc",
     ]
     assert process_item(dt.date(2020, 1, 1)) == "2020-01-01"
     assert process_item([1, 2]) == "[1, 2]"
@@ -191,7 +206,8 @@ def test_csv_round_trip_reads_like_pandas() -> None:
     assert csv_column(pa.array([1, None]), "BIGINT").python() == [1.0, 0]
     ts = pa.array([dt.datetime(2020, 1, 1), dt.datetime(2020, 1, 2, 0, 0, 0, 500000)])
     assert csv_column(ts, "TIMESTAMP").python() == [
-        "2020-01-01 00:00:00.000", "2020-01-02 00:00:00.500"
+        "2020-01-01 00:00:00.000",
+        "2020-01-02 00:00:00.500",
     ]
     assert csv_column(pa.array([None, None], pa.string()), "VARCHAR").python() == [0, 0]
 
@@ -247,8 +263,7 @@ def test_any_k_from_tie_set() -> None:
     assert not match(TIES, q("who n", ("a", 5), ("a", 5)), "any_k_from_tie_set", tie_k=2)
     assert not match(TIES, q("who n", ("a", 5)), "any_k_from_tie_set", tie_k=2)
     assert not match(TIES, q("who n", ("d", 5), ("a", 5)), "any_k_from_tie_set", tie_k=2)
-    assert match(TIES, q("who", ("b",), ("a",)), "any_k_from_tie_set", tie_k=2,
-                 condition_cols=[0])
+    assert match(TIES, q("who", ("b",), ("a",)), "any_k_from_tie_set", tie_k=2, condition_cols=[0])
     assert not match(TIES, q("who", ("b",), ("a",)), "any_k_from_tie_set", tie_k=2)
     with pytest.raises(ValueError, match="needs tie_k"):
         compare(TIES, TIES, "any_k_from_tie_set")
@@ -264,16 +279,37 @@ def test_ehr_vectorised_text_equals_python_str_round() -> None:
     from score.comparison.profiles.ehrsql import _float_texts
 
     rng = np.random.default_rng(11)
-    values = np.concatenate([
-        rng.normal(0, 1, 2000), rng.normal(0, 1e7, 2000), np.round(rng.random(2000) * 100, 4),
-        [0.0, -0.0, -0.0004, 0.0005, -0.0005, 2.675, 1.0005, 1e12, 1e17, np.inf, -np.inf, np.nan],
-    ])
+    values = np.concatenate(
+        [
+            rng.normal(0, 1, 2000),
+            rng.normal(0, 1e7, 2000),
+            np.round(rng.random(2000) * 100, 4),
+            [
+                0.0,
+                -0.0,
+                -0.0004,
+                0.0005,
+                -0.0005,
+                2.675,
+                1.0005,
+                1e12,
+                1e17,
+                np.inf,
+                -np.inf,
+                np.nan,
+            ],
+        ]
+    )
     assert _float_texts(values).to_pylist() == [process_item(float(v)) for v in values]
 
 
 def test_timestamps_print_like_python_also_before_1970() -> None:
-    stamps = [dt.datetime(1960, 5, 5, 1, 2, 3, 500000), dt.datetime(1, 1, 1, 0, 0, 0, 999999),
-              dt.datetime(2020, 1, 1), None]
+    stamps = [
+        dt.datetime(1960, 5, 5, 1, 2, 3, 500000),
+        dt.datetime(1, 1, 1, 0, 0, 0, 999999),
+        dt.datetime(2020, 1, 1),
+        None,
+    ]
     gold = typed(t=pa.array(stamps, pa.timestamp("us")))
     assert canonical_rows(gold) == sorted((process_item(v),) for v in stamps)
     written = csv_column(pa.array(stamps[:2], pa.timestamp("us")), "TIMESTAMP").python()

@@ -207,8 +207,12 @@ def test_columns_alike_in_every_value_are_told_apart_by_how_they_relate() -> Non
     perm, rows = rng.permutation(14), rng.permutation(5000)
     pred = QueryResult.from_arrow(pa.table({f"p{j}": data[rows, i] for j, i in enumerate(perm)}))
     assert match(gold, pred)
-    assert not match(gold, QueryResult.from_arrow(pa.table(
-        {f"p{j}": np.roll(data[:, i], j == 0) for j, i in enumerate(perm)})))
+    assert not match(
+        gold,
+        QueryResult.from_arrow(
+            pa.table({f"p{j}": np.roll(data[:, i], j == 0) for j, i in enumerate(perm)})
+        ),
+    )
 
 
 def test_tolerant_rows_that_sort_apart_are_paired_again() -> None:
@@ -261,8 +265,10 @@ def _same(a, b, ta: str, tb: str) -> bool:
         return x == y or abs(x - y) <= 1e-9 + 1e-6 * max(abs(x), abs(y))
     times = ("DATE", "TIMESTAMP")
     if ta in times and tb in times:
+
         def as_dt(v):
             return v if isinstance(v, dt.datetime) else dt.datetime(v.year, v.month, v.day)
+
         return as_dt(a) == as_dt(b)
     return ta == tb and a == b
 
@@ -270,6 +276,7 @@ def _same(a, b, ta: str, tb: str) -> bool:
 def _brute_force(gold, pred, gtypes, ptypes, ordered: bool) -> bool:
     if len(gtypes) != len(ptypes) or len(gold) != len(pred):
         return False
+
     def row_eq(g, p, perm) -> bool:
         return all(_same(g[i], p[perm[i]], gtypes[i], ptypes[perm[i]]) for i in range(len(gtypes)))
 
@@ -277,8 +284,10 @@ def _brute_force(gold, pred, gtypes, ptypes, ordered: bool) -> bool:
         if ordered:
             if all(row_eq(g, p, perm) for g, p in zip(gold, pred, strict=True)):
                 return True
-        elif any(all(row_eq(g, pred[j], perm) for g, j in zip(gold, order, strict=True))
-                 for order in itertools.permutations(range(len(pred)))):
+        elif any(
+            all(row_eq(g, pred[j], perm) for g, j in zip(gold, order, strict=True))
+            for order in itertools.permutations(range(len(pred)))
+        ):
             return True
     return False
 

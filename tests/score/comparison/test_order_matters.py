@@ -35,7 +35,7 @@ def test_a_top_level_order_by_counts(sql: str) -> None:
         "WITH c AS (SELECT a FROM t ORDER BY a) SELECT count(*) FROM c",
         "SELECT a FROM t WHERE a IN (SELECT b FROM u ORDER BY b LIMIT 1)",
         "SELECT 'order by' AS label FROM t",
-        "SELECT a AS \"order by\" FROM t",
+        'SELECT a AS "order by" FROM t',
     ],
 )
 def test_order_by_elsewhere_does_not(sql: str) -> None:

@@ -17,7 +17,8 @@ def test_equal_results_link_every_column_and_list_no_rows() -> None:
     d = diff_results(q("a b", (1, "x"), (2, "y")), q("b a", ("y", 2), ("x", 1)))
     assert d.match and not d.missing_count and not d.extra_count
     assert [(link.gold, link.pred, link.how) for link in d.links] == [
-        (0, 1, "same"), (1, 0, "same")
+        (0, 1, "same"),
+        (1, 0, "same"),
     ]
     assert d.render().startswith("results match: ")
 

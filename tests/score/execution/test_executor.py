@@ -281,7 +281,7 @@ def test_guard_names_are_unquoted_and_case_folded(executor: Executor):
         "SELECT system.main.\"CURRENT_SETTING\"('temp_directory')",
         "SELECT * FROM system.main.duckdb_settings()",
         "SELECT * FROM pg_catalog.pg_settings",
-        "SELECT * FROM \"pragma_database_list\"",
+        'SELECT * FROM "pragma_database_list"',
         "SELECT SetSeed(0.5)",
         "SELECT * FROM json_execute_serialized_sql('{}')",
     ):

@@ -118,8 +118,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "date_arithmetic",
-        "refuse DATE + n, DATE - n and DATE - DATE: SQL Server rejects them (operand type "
-        "clash)",
+        "refuse DATE + n, DATE - n and DATE - DATE: SQL Server rejects them (operand type clash)",
         dates.date_arithmetic,
     ),
     Rule(

@@ -115,9 +115,10 @@ def isnumeric_by_type(node: exp.Expression) -> exp.Expression:
     if isinstance(arg, exp.Null) or is_temporal(arg):
         return typed(exp.Literal.number(0), "INT")
     if is_integer(arg) or is_fractional(arg):
-        case = exp.Case(ifs=[exp.If(this=exp.Is(this=arg, expression=exp.Null()),
-                                    true=exp.Literal.number(0))],
-                        default=exp.Literal.number(1))
+        case = exp.Case(
+            ifs=[exp.If(this=exp.Is(this=arg, expression=exp.Null()), true=exp.Literal.number(0))],
+            default=exp.Literal.number(1),
+        )
         return typed(case, "INT")
     raise TranspileError(
         f"{node.sql('tsql')}: ISNUMERIC of text follows SQL Server's number formats "

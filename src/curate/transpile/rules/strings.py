@@ -108,7 +108,10 @@ def varchar_length_truncates(node: exp.Expression) -> exp.Expression:
 
 #: The longest text of each integer type (sign included).
 _INTEGER_WIDTH = {
-    exp.DType.TINYINT: 3, exp.DType.UTINYINT: 3, exp.DType.SMALLINT: 6, exp.DType.INT: 11,
+    exp.DType.TINYINT: 3,
+    exp.DType.UTINYINT: 3,
+    exp.DType.SMALLINT: 6,
+    exp.DType.INT: 11,
     exp.DType.BIGINT: 20,
 }
 
@@ -147,8 +150,7 @@ def number_text_overflow(node: exp.Expression) -> exp.Expression:
         return node
     size = int_param(node.to) if node.to.expressions else DEFAULT_LENGTH
     widest = _widest_text(value)
-    if size is None or (widest is not None and widest <= size and node.to.this not in
-                        _FIXED_WIDTH):
+    if size is None or (widest is not None and widest <= size and node.to.this not in _FIXED_WIDTH):
         return node
 
     def text() -> exp.Expression:
@@ -157,15 +159,21 @@ def number_text_overflow(node: exp.Expression) -> exp.Expression:
     if is_integer(value) and node.to.this in (exp.DType.VARCHAR, exp.DType.CHAR):
         too_long: exp.Expression = exp.Literal.string("*")
     else:
-        message = (f"SQL Server: arithmetic overflow converting {value.type.sql('tsql')} to "
-                   f"{node.to.sql('tsql')}")
+        message = (
+            f"SQL Server: arithmetic overflow converting {value.type.sql('tsql')} to "
+            f"{node.to.sql('tsql')}"
+        )
         too_long = exp.Anonymous(this="ERROR", expressions=[exp.Literal.string(message)])
     length = exp.Anonymous(this="LENGTH", expressions=[text()])  # not T-SQL's LEN
     longer = exp.GT(this=length, expression=exp.Literal.number(size))
     result: exp.Expression = exp.Case(ifs=[exp.If(this=longer, true=too_long)], default=text())
     if node.to.this in _FIXED_WIDTH:
-        result = exp.Pad(this=result, expression=exp.Literal.number(size),
-                         fill_pattern=exp.Literal.string(" "), is_left=False)
+        result = exp.Pad(
+            this=result,
+            expression=exp.Literal.number(size),
+            fill_pattern=exp.Literal.string(" "),
+            is_left=False,
+        )
     return typed(result, "VARCHAR")
 
 

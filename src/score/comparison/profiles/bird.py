@@ -58,8 +58,9 @@ def set_equality(gold: QueryResult, pred: QueryResult, peer: str) -> Verdict:
         return Verdict(False, f"{peer}: predicted has {pred.num_rows} rows, gold {gold.num_rows}")
     if gold.num_columns != pred.num_columns:
         return Verdict(
-            False, f"{peer}: predicted rows have {pred.num_columns} values, gold rows "
-            f"{gold.num_columns}, so no row is in both"
+            False,
+            f"{peer}: predicted rows have {pred.num_columns} values, gold rows "
+            f"{gold.num_columns}, so no row is in both",
         )
     try:
         pairs = [_pair(gold, pred, i) for i in range(gold.num_columns)]
@@ -75,11 +76,15 @@ def set_equality(gold: QueryResult, pred: QueryResult, peer: str) -> Verdict:
     extra = np.flatnonzero(~np.isin(rp, rg))
     parts = []
     if len(missing):
-        parts.append(f"{len(np.unique(rg[missing]))} gold row(s) not in the prediction, "
-                     f"e.g. {_row(gold, int(missing[0]))}")
+        parts.append(
+            f"{len(np.unique(rg[missing]))} gold row(s) not in the prediction, "
+            f"e.g. {_row(gold, int(missing[0]))}"
+        )
     if len(extra):
-        parts.append(f"{len(np.unique(rp[extra]))} predicted row(s) not in gold, "
-                     f"e.g. {_row(pred, int(extra[0]))}")
+        parts.append(
+            f"{len(np.unique(rp[extra]))} predicted row(s) not in gold, "
+            f"e.g. {_row(pred, int(extra[0]))}"
+        )
     return Verdict(False, f"{peer}: " + ("; ".join(parts) or "rows differ"))
 
 

@@ -123,8 +123,11 @@ class Matcher:
             )
         cands = self._refine(cands)
         if any(not c for c in cands):
-            return Verdict(False, "no column mapping makes the rows equal: the columns relate "
-                                  "to each other differently")
+            return Verdict(
+                False,
+                "no column mapping makes the rows equal: the columns relate "
+                "to each other differently",
+            )
         order = sorted(range(len(G)), key=lambda i: (len(cands[i]), i))
         self._ident: dict[int, bytes] = {}
         try:
@@ -236,8 +239,11 @@ class Matcher:
 
         def profile(cols: list[NormColumn], i: int) -> list[int]:
             mine = key(cols[i])
-            return sorted(fingerprint(splitmix64(mine ^ (c.fhash if c.is_numeric else c.hash)))
-                          for j, c in enumerate(cols) if j != i and usable(c))
+            return sorted(
+                fingerprint(splitmix64(mine ^ (c.fhash if c.is_numeric else c.hash)))
+                for j, c in enumerate(cols)
+                if j != i and usable(c)
+            )
 
         if not any(usable(c) for c in self.G):
             return cands

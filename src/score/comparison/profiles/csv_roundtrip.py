@@ -50,13 +50,35 @@ from score.comparison.python_values import python_values, timestamp_parts
 TEXT, INT, FLOAT, BOOL = 0, 1, 2, 3
 INT64, UINT64, FLOAT64, BOOL_, OBJECT = "int64", "uint64", "float64", "bool", "object"
 NA_TEXTS = frozenset(
-    {"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
-     "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"}
+    {
+        "",
+        "#N/A",
+        "#N/A N/A",
+        "#NA",
+        "-1.#IND",
+        "-1.#QNAN",
+        "-NaN",
+        "-nan",
+        "1.#IND",
+        "1.#QNAN",
+        "<NA>",
+        "N/A",
+        "NA",
+        "NULL",
+        "NaN",
+        "None",
+        "n/a",
+        "nan",
+        "null",
+    }
 )
-_BOOLS = {"True": True, "TRUE": True, "true": True, "False": False, "FALSE": False,
-          "false": False}
-_SALT = {TEXT: 0x1F83D9ABFB41BD6B, INT: 0x5BE0CD19137E2179, FLOAT: 0xCBBB9D5DC1059ED8,
-         BOOL: 0x629A292A367CD507}
+_BOOLS = {"True": True, "TRUE": True, "true": True, "False": False, "FALSE": False, "false": False}
+_SALT = {
+    TEXT: 0x1F83D9ABFB41BD6B,
+    INT: 0x5BE0CD19137E2179,
+    FLOAT: 0xCBBB9D5DC1059ED8,
+    BOOL: 0x629A292A367CD507,
+}
 
 
 @dataclass(eq=False)
@@ -148,13 +170,22 @@ class CsvColumn:
         ints = self.ints
         if ints is not None:
             ints = [ints[i] for i in rows] if isinstance(ints, list) else ints[rows]
-        return CsvColumn(self.tags[rows], self.numbers[rows],
-                         self.texts.take(pa.array(rows, pa.int64())), self.dtype, ints)
+        return CsvColumn(
+            self.tags[rows],
+            self.numbers[rows],
+            self.texts.take(pa.array(rows, pa.int64())),
+            self.dtype,
+            ints,
+        )
 
     def as_floats(self) -> CsvColumn:
         """An integer column as a float64 frame holds it: every cell ``float(x)``."""
-        return CsvColumn(np.full(len(self), FLOAT, np.int8), self.numbers,
-                         pa.nulls(len(self), pa.string()), FLOAT64)
+        return CsvColumn(
+            np.full(len(self), FLOAT, np.int8),
+            self.numbers,
+            pa.nulls(len(self), pa.string()),
+            FLOAT64,
+        )
 
     def python(self) -> list[Any]:
         """The cells as Python values (for reasons and small checks)."""
@@ -290,8 +321,7 @@ def read_texts(texts: pa.Array) -> CsvColumn:
     missing_np = missing.to_numpy(zero_copy_only=False)
     present = pc.filter(texts, pc.invert(missing))
     if len(present) == 0:  # all missing: a float column of NaN -> all 0
-        return CsvColumn(np.full(n, INT, np.int8), np.zeros(n), pa.nulls(n, pa.string()),
-                         FLOAT64)
+        return CsvColumn(np.full(n, INT, np.int8), np.zeros(n), pa.nulls(n, pa.string()), FLOAT64)
     trimmed = pc.utf8_trim(texts, characters=" \t")
     if pc.all(pc.match_substring_regex(present, _INT_RE)).as_py():
         unsigned = pc.replace_substring_regex(pc.if_else(missing, "0", trimmed), r"^\+", "")
@@ -300,12 +330,17 @@ def read_texts(texts: pa.Array) -> CsvColumn:
         except pa.ArrowInvalid:  # beyond int64: Python's ints
             values = [int(t) for t in unsigned.to_pylist()]
             unsigned64 = not missing_np.any() and all(0 <= v < 2**64 for v in values)
-            return CsvColumn(np.full(n, INT, np.int8), np.array(values, dtype=np.float64),
-                             pa.nulls(n, pa.string()), UINT64 if unsigned64 else OBJECT,
-                             values if not missing_np.any() else None)
+            return CsvColumn(
+                np.full(n, INT, np.int8),
+                np.array(values, dtype=np.float64),
+                pa.nulls(n, pa.string()),
+                UINT64 if unsigned64 else OBJECT,
+                values if not missing_np.any() else None,
+            )
         if not missing_np.any():
-            col = CsvColumn(np.full(n, INT, np.int8), ints.astype(np.float64),
-                            pa.nulls(n, pa.string()), INT64)
+            col = CsvColumn(
+                np.full(n, INT, np.int8), ints.astype(np.float64), pa.nulls(n, pa.string()), INT64
+            )
             if np.any(np.abs(ints) > 2**53):
                 col.ints = ints
             return col
@@ -315,9 +350,13 @@ def read_texts(texts: pa.Array) -> CsvColumn:
         return _numbers(floats, ~missing_np, FLOAT)
     if pc.all(pc.is_in(present, pa.array(list(_BOOLS)))).as_py():
         truth = pc.is_in(texts, pa.array(["True", "TRUE", "true"])).to_numpy(zero_copy_only=False)
-        return CsvColumn(np.where(missing_np, INT, BOOL).astype(np.int8),
-                         np.where(missing_np, 0.0, truth.astype(np.float64)),
-                         pa.nulls(n, pa.string()), _dtype(BOOL, ~missing_np))
+        return CsvColumn(
+            np.where(missing_np, INT, BOOL).astype(np.int8),
+            np.where(missing_np, 0.0, truth.astype(np.float64)),
+            pa.nulls(n, pa.string()),
+            _dtype(BOOL, ~missing_np),
+        )
     tags = np.where(missing_np, INT, TEXT).astype(np.int8)
-    return CsvColumn(tags, np.zeros(n), pc.if_else(missing, pa.scalar(None, pa.string()), texts),
-                     OBJECT)
+    return CsvColumn(
+        tags, np.zeros(n), pc.if_else(missing, pa.scalar(None, pa.string()), texts), OBJECT
+    )

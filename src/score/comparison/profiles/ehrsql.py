@@ -73,17 +73,15 @@ def compare_ehrsql(gold: QueryResult, pred: QueryResult, flags: Flags) -> Verdic
         return Verdict(True, f"{PEER}: the same {seen}{len(g)} sorted row text(s)")
     if gold.num_rows and pred.num_rows and gold.num_columns != pred.num_columns:
         return Verdict(
-            False, f"{PEER}: predicted rows have {pred.num_columns} values, gold rows "
-            f"{gold.num_columns}"
+            False,
+            f"{PEER}: predicted rows have {pred.num_columns} values, gold rows {gold.num_columns}",
         )
     for i, (a, b) in enumerate(zip(g, p, strict=False)):
         if a != b:
             return Verdict(
                 False, f"{PEER}: sorted row {i + 1} differs: predicted {list(b)} vs gold {list(a)}"
             )
-    return Verdict(
-        False, f"{PEER}: predicted has {len(p)} sorted row(s) in view, gold {len(g)}"
-    )
+    return Verdict(False, f"{PEER}: predicted has {len(p)} sorted row(s) in view, gold {len(g)}")
 
 
 def _texts(arr: pa.ChunkedArray, duckdb_type: str) -> pa.Array:
@@ -169,7 +167,7 @@ def _exact_decimal(arr: pa.Array, doubles: np.ndarray) -> bool:
     on the unscaled integers, which are exact in a double below 10**15."""
     words = np.frombuffer(arr.buffers()[1], dtype=np.int64)
     unscaled = words[2 * arr.offset : 2 * (arr.offset + len(arr)) : 2].astype(np.float64)
-    expected = unscaled / 10.0 ** arr.type.scale
+    expected = unscaled / 10.0**arr.type.scale
     return bool(np.array_equal(np.where(_valid(arr), expected, 0.0), doubles))
 
 

@@ -152,23 +152,28 @@ def _lonely(g: CsvColumn, i: int, names, pred: list[CsvColumn], ignore_order: bo
         row = int(texts_g[np.flatnonzero(g.text_hashes[0] == short)[0]])
         n_g = int(cg[np.searchsorted(ug, short)])
         n_p = int(have[np.searchsorted(ug, short)])
-        return text + (f"{versus} holds the text {show(g.python_at(row))} {n_p} time(s), "
-                       f"gold {n_g}")
+        return text + (
+            f"{versus} holds the text {show(g.python_at(row))} {n_p} time(s), gold {n_g}"
+        )
     if ignore_order:
         a, b = g.sorted_number_values, p.sorted_number_values
         bad = np.flatnonzero(~_close(a, b))
         if len(bad):
             k = int(bad[0])
-            return text + f"{versus}, sorted by value, has {float(b[k])!r} where gold has " \
-                          f"{float(a[k])!r}"
+            return (
+                text + f"{versus}, sorted by value, has {float(b[k])!r} where gold has "
+                f"{float(a[k])!r}"
+            )
     og = _order(g) if ignore_order else np.arange(len(g))  # the peer's own str sort
     op = _order(p) if ignore_order else np.arange(len(p))
     bad = np.flatnonzero(~_cells_match(g, p, og, op))
     if len(bad):
         k = int(bad[0])
         where = "sorted position" if ignore_order else "row"
-        text += (f"{versus} at {where} {k + 1}: predicted {show(p.python_at(op[k]))} vs gold "
-                 f"{show(g.python_at(og[k]))}")
+        text += (
+            f"{versus} at {where} {k + 1}: predicted {show(p.python_at(op[k]))} vs gold "
+            f"{show(g.python_at(og[k]))}"
+        )
     return text
 
 
@@ -229,8 +234,9 @@ def _cells_match(g: CsvColumn, p: CsvColumn, og, op) -> np.ndarray:
 def same_multiset(g: CsvColumn, p: CsvColumn) -> bool:
     """The two columns hold the same (type, value) cells, in any order: then they match
     whatever the sorting, since equal cells sort alike and compare equal."""
-    if len(g) != len(p) or not np.array_equal(np.bincount(g.tags, minlength=4),
-                                              np.bincount(p.tags, minlength=4)):
+    if len(g) != len(p) or not np.array_equal(
+        np.bincount(g.tags, minlength=4), np.bincount(p.tags, minlength=4)
+    ):
         return False
     for tag in (INT, FLOAT, BOOL):
         a, b = g.sorted_numbers[tag], p.sorted_numbers[tag]
@@ -240,8 +246,10 @@ def same_multiset(g: CsvColumn, p: CsvColumn) -> bool:
         elif not np.array_equal(a, b):
             return False
     if (g.tags == TEXT).any():  # texts by two independent 64-bit hashes (128 bits)
-        return all(np.array_equal(np.sort(a), np.sort(b))
-                   for a, b in zip(g.text_hashes, p.text_hashes, strict=True))
+        return all(
+            np.array_equal(np.sort(a), np.sort(b))
+            for a, b in zip(g.text_hashes, p.text_hashes, strict=True)
+        )
     return True
 
 

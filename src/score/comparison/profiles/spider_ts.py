@@ -62,9 +62,14 @@ RULES = Rules(
 )
 _VECTOR_CLASSES = {"null", "int", "float", "bool", "str", "bytes", "date", "ts", "time"}
 _TYPE_NAME = {
-    "int": "<class 'int'>", "float": "<class 'float'>", "bool": "<class 'bool'>",
-    "str": "<class 'str'>", "bytes": "<class 'bytes'>", "date": "<class 'datetime.date'>",
-    "ts": "<class 'datetime.datetime'>", "time": "<class 'datetime.time'>",
+    "int": "<class 'int'>",
+    "float": "<class 'float'>",
+    "bool": "<class 'bool'>",
+    "str": "<class 'str'>",
+    "bytes": "<class 'bytes'>",
+    "date": "<class 'datetime.date'>",
+    "ts": "<class 'datetime.datetime'>",
+    "time": "<class 'datetime.time'>",
 }
 _NONE_KEY = "None<class 'NoneType'>"
 
@@ -151,8 +156,9 @@ def _sort_keys(arr: pa.ChunkedArray, cls: str, duckdb_type: str) -> pa.Array:
     elif cls == "float":
         values = arr.cast(pa.float64()).to_numpy(zero_copy_only=False)
         uniq, inverse = np.unique(values.view(np.uint64), return_inverse=True)
-        reprs = np.array([repr(float(x)) + _TYPE_NAME["float"] for x in uniq.view(np.float64)],
-                         dtype=object)
+        reprs = np.array(
+            [repr(float(x)) + _TYPE_NAME["float"] for x in uniq.view(np.float64)], dtype=object
+        )
         keys = pa.array(reprs[inverse], pa.string())
     elif cls == "date" and pa.types.is_date32(arr.type):  # ISO text, as str(date)
         keys = pc.binary_join_element_wise(arr.cast(pa.string()), _TYPE_NAME[cls], "")
@@ -173,10 +179,13 @@ def _sort_keys(arr: pa.ChunkedArray, cls: str, duckdb_type: str) -> pa.Array:
 def _unordered_rows(r: QueryResult, classes: list[str], side: int) -> np.ndarray:
     """A hash per row of ``unorder_row(row)``: its cells sorted (stably) by their key."""
     k, n = r.num_columns, r.num_rows
-    keys = [_sort_keys(r.table.column(i), c, t)
-            for i, (c, t) in enumerate(zip(classes, r.types, strict=True))]
-    cols = [normalise(r.table.column(i), name, RULES, side=side)
-            for i, name in enumerate(r.columns)]
+    keys = [
+        _sort_keys(r.table.column(i), c, t)
+        for i, (c, t) in enumerate(zip(classes, r.types, strict=True))
+    ]
+    cols = [
+        normalise(r.table.column(i), name, RULES, side=side) for i, name in enumerate(r.columns)
+    ]
     cells = [c.fhash if c.is_numeric else c.hash for c in cols]  # Python == as hashes
     ranks = []
     for i in range(k):

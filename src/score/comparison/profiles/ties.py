@@ -70,8 +70,11 @@ def tie_choice(gold: QueryResult, pred: QueryResult, flags: Flags, k: int, peer:
     cands = [[m for m in range(len(P)) if eq[j, m].any(axis=0).all()] for j in positions]
     for j, c in zip(positions, cands, strict=True):
         if not c:
-            return Verdict(False, f"{peer}: gold column {j + 1} {gold.columns[j]!r} has no "
-                                  f"predicted column whose cells are all among its values")
+            return Verdict(
+                False,
+                f"{peer}: gold column {j + 1} {gold.columns[j]!r} has no "
+                f"predicted column whose cells are all among its values",
+            )
     for mapping in itertools.islice(itertools.product(*cands), MAX_MAPPINGS):
         fits = np.ones((gold.num_rows, k), dtype=bool)
         for j, m in zip(positions, mapping, strict=True):

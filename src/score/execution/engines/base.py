@@ -82,9 +82,7 @@ class Engine(Protocol):
         """Every function and table ``sql`` names, by the engine's own parser (None if
         the engine cannot tell); used when sqlglot cannot read a query."""
 
-    def run(
-        self, sql: str, limits: Limits, *, check: bool = True, tree: Any = None
-    ) -> QueryResult:
+    def run(self, sql: str, limits: Limits, *, check: bool = True, tree: Any = None) -> QueryResult:
         """Run guarded SQL and return its result; nothing it does outlives it.  With
         ``check`` (always, except when :meth:`check_ahead` did it, and in tests of the
         deeper layers) the engine's own parser must first agree that it is exactly one

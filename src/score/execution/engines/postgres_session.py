@@ -103,4 +103,3 @@ def pin_session(conn, schema: str, settings: ExecutorSettings, where: str) -> No
 def ident(name: str) -> str:
     """A quoted PostgreSQL identifier."""
     return '"' + name.replace('"', '""') + '"'
-

@@ -70,7 +70,8 @@ class SparkEngine:
             spark.stop()
             raise DatabaseError(
                 f"no CDM in database {DATABASE!r} ({error_line(e)}); "
-                "load one with `sqlgold db load`", path=url
+                "load one with `sqlgold db load`",
+                path=url,
             ) from None
         from score.cdm.schema import CDM_TABLES
 
@@ -92,9 +93,9 @@ class SparkEngine:
     def stored_fingerprint(self) -> str | None:
         """The fingerprint ``sqlgold db load`` stored in ``sqlgold.build_info``."""
         try:
-            rows = self._spark.sql(
-                "SELECT key, value FROM sqlgold.build_info"
-            ).toArrow().to_pylist()
+            rows = (
+                self._spark.sql("SELECT key, value FROM sqlgold.build_info").toArrow().to_pylist()
+            )
         except Exception:  # noqa: BLE001 - no build info: not loaded by sqlgold
             return None
         info = {r["key"]: r["value"] for r in rows}
@@ -141,6 +142,7 @@ class SparkEngine:
         spark.addTag(tag)
         try:
             if limits.deadline is not None:
+
                 def interrupt() -> None:
                     fired.set()
                     try:

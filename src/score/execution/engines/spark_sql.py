@@ -64,9 +64,26 @@ JVM_FUNCTIONS = frozenset(
 
 _ADMITTED = (exp.Select, exp.SetOperation, exp.Subquery)
 _STATEMENTS = (
-    exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Create, exp.Drop, exp.Alter,
-    exp.TruncateTable, exp.Copy, exp.Set, exp.Command, exp.Use, exp.Cache, exp.Uncache,
-    exp.LoadData, exp.Into, exp.Describe, exp.Transaction, exp.Commit, exp.Rollback,
+    exp.Insert,
+    exp.Update,
+    exp.Delete,
+    exp.Merge,
+    exp.Create,
+    exp.Drop,
+    exp.Alter,
+    exp.TruncateTable,
+    exp.Copy,
+    exp.Set,
+    exp.Command,
+    exp.Use,
+    exp.Cache,
+    exp.Uncache,
+    exp.LoadData,
+    exp.Into,
+    exp.Describe,
+    exp.Transaction,
+    exp.Commit,
+    exp.Rollback,
 )
 _ALLOWED_SOURCES = (exp.Unnest, exp.Explode, exp.Lateral)
 
@@ -97,8 +114,18 @@ def _cdm_date_columns() -> frozenset[str]:
 _DATE_COLUMNS = _cdm_date_columns()
 
 
-_DATE_KEEPING = (exp.Min, exp.Max, exp.AnyValue, exp.First, exp.Last, exp.FirstValue,
-                 exp.LastValue, exp.Lag, exp.Lead, exp.Coalesce)
+_DATE_KEEPING = (
+    exp.Min,
+    exp.Max,
+    exp.AnyValue,
+    exp.First,
+    exp.Last,
+    exp.FirstValue,
+    exp.LastValue,
+    exp.Lag,
+    exp.Lead,
+    exp.Coalesce,
+)
 
 
 def _is_date(node: exp.Expr, aliases: frozenset[str] = frozenset()) -> bool:
@@ -121,19 +148,17 @@ def _date_aliases(tree: exp.Expr) -> frozenset[str]:
     """Names the query gives to dates (``MIN(procedure_date) AS d``), to a fixpoint."""
     found: frozenset[str] = frozenset()
     while True:
-        more = frozenset(
-            a.alias.lower() for a in tree.find_all(exp.Alias) if _is_date(a.this, found)
-        ) | found
+        more = (
+            frozenset(a.alias.lower() for a in tree.find_all(exp.Alias) if _is_date(a.this, found))
+            | found
+        )
         if more == found:
             return found
         found = more
 
 
-def _datediff_days(
-    end: exp.Expr, start: exp.Expr, dates: frozenset[str] = frozenset()
-) -> exp.Expr:
-    as_date = [e.copy() if _is_date(e, dates) else exp.cast(e.copy(), "DATE")
-               for e in (end, start)]
+def _datediff_days(end: exp.Expr, start: exp.Expr, dates: frozenset[str] = frozenset()) -> exp.Expr:
+    as_date = [e.copy() if _is_date(e, dates) else exp.cast(e.copy(), "DATE") for e in (end, start)]
     return exp.Anonymous(this="DATEDIFF", expressions=as_date)
 
 

@@ -50,7 +50,11 @@ class Session:
         :meth:`run` follows, which checks it anyway."""
         settings = self.settings if today is None else replace(self.settings, today=today)
         return prepare_statement(
-            sql, self.engine, settings, dialect, engine_check=engine_check,
+            sql,
+            self.engine,
+            settings,
+            dialect,
+            engine_check=engine_check,
             private_tree=private_tree,
         )
 

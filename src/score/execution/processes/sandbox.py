@@ -108,7 +108,9 @@ class _Popen(popen_forkserver.Popen):
         self.sentinel, w = forkserver.connect_to_new_process(self._fds)  # type: ignore[attr-defined]
         _parent_w = os.dup(w)
         self.finalizer = multiprocessing.util.Finalize(
-            self, multiprocessing.util.close_fds, (_parent_w, self.sentinel)  # type: ignore[attr-defined]
+            self,
+            multiprocessing.util.close_fds,
+            (_parent_w, self.sentinel),  # type: ignore[attr-defined]
         )
         with open(w, "wb", closefd=True) as f:
             f.write(buf.getbuffer())

@@ -151,15 +151,18 @@ def test_the_scoring_pipeline_refuses_the_same_before_any_run(pg_executor):
     for sql, reason in REFUSED:
         reply = pg_executor.call(PrepareAnswer(Answer(sql=sql, ready_sql=True)))
         assert reply.error is not None and reason.lower() in reply.error.message.lower(), sql
-    admitted = pg_executor.call(PrepareAnswer(Answer(sql="SELECT count(*) FROM person",
-                                                     ready_sql=True)))
+    admitted = pg_executor.call(
+        PrepareAnswer(Answer(sql="SELECT count(*) FROM person", ready_sql=True))
+    )
     assert admitted.checked and admitted.error is None and admitted.result is None
     ran = pg_executor.call(RunAnswer(admitted.executed_sql, 3.0, checked=True))
     assert ran.rows() == [(1130,)]
 
     tasks = [make_task(f"t{i}") for i in range(len(REFUSED) + 1)]
-    preds = {(f"t{i}", "en"): Prediction(f"t{i}", sql=sql, kind="sql")
-             for i, (sql, _) in enumerate(REFUSED)}
+    preds = {
+        (f"t{i}", "en"): Prediction(f"t{i}", sql=sql, kind="sql")
+        for i, (sql, _) in enumerate(REFUSED)
+    }
     preds[(f"t{len(REFUSED)}", "en")] = Prediction(
         f"t{len(REFUSED)}", sql="SELECT count(*) AS n FROM person", kind="sql"
     )
@@ -207,9 +210,7 @@ def test_nothing_a_query_does_outlives_it(pg_engine, pg_cdm):
     assert held == 0
 
 
-def test_the_row_cap_is_exact_and_no_failure_leaves_a_transaction_or_a_setting(
-    pg_engine, caplog
-):
+def test_the_row_cap_is_exact_and_no_failure_leaves_a_transaction_or_a_setting(pg_engine, caplog):
     """One FETCH reads one row past the cap; after every way a query can fail, the
     session is idle again with its pinned settings (the SET LOCAL went with it), and
     psycopg logs nothing (a query process's log lines reach the user's terminal)."""
@@ -227,8 +228,13 @@ def test_the_row_cap_is_exact_and_no_failure_leaves_a_transaction_or_a_setting(
     setting = "SELECT current_setting('statement_timeout') AS t"  # refused by the guard
     pinned = pg_engine.run(setting, LIMITS, check=False).rows()
     soon = Limits(time.monotonic() + 0.3, 1000, 2**26, 0.3)
-    for sql in ("SELEC 1", "SELECT * FROM nosuch", "SELECT 1 / (person_id - person_id) "
-                "FROM person", "SELECT pg_sleep(5)", "SELECT 1; SELECT 2"):
+    for sql in (
+        "SELEC 1",
+        "SELECT * FROM nosuch",
+        "SELECT 1 / (person_id - person_id) FROM person",
+        "SELECT pg_sleep(5)",
+        "SELECT 1; SELECT 2",
+    ):
         with pytest.raises(QueryError):
             pg_engine.run(sql, soon, check=False)
         assert pg_engine._conn.info.transaction_status.name == "IDLE", sql
@@ -263,8 +269,9 @@ def test_a_cursor_past_temp_file_limit_leaves_a_usable_session(pg_cdm, caplog):
     engine = PostgresEngine(pg_cdm.reader_url, None, settings)
     try:
         with pytest.raises(QueryError, match="temp_file_limit"):
-            engine.run("SELECT repeat('x', 1000000) FROM generate_series(1, 400)", LIMITS,
-                       check=False)
+            engine.run(
+                "SELECT repeat('x', 1000000) FROM generate_series(1, 400)", LIMITS, check=False
+            )
         assert not engine.broken
         assert engine.run("SELECT count(*) FROM person", LIMITS).rows() == [(1130,)]
     finally:
