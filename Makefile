@@ -88,6 +88,7 @@ bench-spark: $(SPARK_STAMP) $(DB)  ## only the Spark column and the 1x-10x scale
 
 lint: $(STAMP)  ## ruff (lint and format check) and mypy (the execution and comparison parts)
 	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy
 
 clean:  ## remove the virtual environment and built database
