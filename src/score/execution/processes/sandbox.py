@@ -107,11 +107,8 @@ class _Popen(popen_forkserver.Popen):
         # the attributes and helpers its Popen uses
         self.sentinel, w = forkserver.connect_to_new_process(self._fds)  # type: ignore[attr-defined]
         _parent_w = os.dup(w)
-        self.finalizer = multiprocessing.util.Finalize(
-            self,
-            multiprocessing.util.close_fds,
-            (_parent_w, self.sentinel),  # type: ignore[attr-defined]
-        )
+        close_fds = multiprocessing.util.close_fds  # type: ignore[attr-defined]
+        self.finalizer = multiprocessing.util.Finalize(self, close_fds, (_parent_w, self.sentinel))
         with open(w, "wb", closefd=True) as f:
             f.write(buf.getbuffer())
         self.pid = forkserver.read_signed(self.sentinel)
