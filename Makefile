@@ -14,8 +14,9 @@ JOBS    ?= 1
 SPARK_PORT ?= 15002
 SPARK_DIR  ?= .spark
 SPARK_STAMP := $(VENV)/.spark-installed
+DOCSTAMP := $(VENV)/.installed-docs
 
-.PHONY: help venv db curate grounding verify test bench lint publish score generate clean spark-up spark-down bench-spark
+.PHONY: help venv db curate grounding verify test bench lint docs publish score generate clean spark-up spark-down bench-spark
 
 help:  ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -91,5 +92,13 @@ lint: $(STAMP)  ## ruff (lint and format check) and mypy (the execution and comp
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy
 
+# MkDocs only for the documentation site: make curate never needs it
+$(DOCSTAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,docs]'
+	touch $(DOCSTAMP)
+
+docs: $(DOCSTAMP)  ## build the documentation (docs/) into site/ with MkDocs; a broken link fails
+	$(BIN)/mkdocs build --strict --quiet
+
 clean:  ## remove the virtual environment and built database
-	rm -rf $(VENV) data/omop .sqlgold-cache $(SPARK_DIR)
+	rm -rf $(VENV) data/omop .sqlgold-cache $(SPARK_DIR) site

@@ -201,17 +201,28 @@ CASES = {
 LEAVES = [" ".join(c) for c in COMMANDS if " ".join(c) not in ("db", "score")]
 
 
-def _readme_row(code: int) -> str:
-    """The row of ``code`` in the README's exit-code table."""
-    lines = (REPO / "README.md").read_text(encoding="utf-8").splitlines()
+def _exit_code_table(path) -> list[str]:
+    """The rows of the exit-code table in the file at ``path``."""
+    lines = path.read_text(encoding="utf-8").splitlines()
     start = lines.index("| code | meaning | commands |")
     table = []
     for line in lines[start + 2 :]:
         if not line.startswith("|"):
             break
         table.append(line)
-    (row,) = [line for line in table if line.startswith(f"| {code} | ")]
+    return table
+
+
+def _readme_row(code: int) -> str:
+    """The row of ``code`` in the README's exit-code table."""
+    (row,) = [
+        line for line in _exit_code_table(REPO / "README.md") if line.startswith(f"| {code} | ")
+    ]
     return row
+
+
+def test_the_commands_page_shows_the_readmes_exit_code_table() -> None:
+    assert _exit_code_table(REPO / "docs" / "commands.md") == _exit_code_table(REPO / "README.md")
 
 
 def test_every_command_has_a_case_for_every_code_the_readme_gives_it():

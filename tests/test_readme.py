@@ -1,5 +1,5 @@
-"""The README is part of the product: its code runs, and its synopsis and variables are
-complete (a new user reads nothing else)."""
+"""The README and the documentation pages (docs/) are part of the product: their code
+runs, and the synopsis and variables are complete (a new user reads nothing else)."""
 
 from __future__ import annotations
 
@@ -10,16 +10,22 @@ import re
 
 import click
 import pytest
+from click.testing import CliRunner
 
 from curate.cli import main
 from score.inputs.task_set import instances, load_tasks
 from tests.paths import REPO
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
+PAGES = {p.name: p.read_text(encoding="utf-8") for p in sorted((REPO / "docs").glob("*.md"))}
+#: Everything a user reads: the README, then every documentation page.
+DOCS = "\n".join([README, *PAGES.values()])
+#: The README stays a front page: the reference lives in docs/.
+README_MAX_LINES = 250
 
 
-def code_blocks(language: str) -> list[str]:
-    return re.findall(rf"^```{language}\n(.*?)^```", README, re.MULTILINE | re.DOTALL)
+def code_blocks(language: str, text: str = DOCS) -> list[str]:
+    return re.findall(rf"^```{language}\n(.*?)^```", text, re.MULTILINE | re.DOTALL)
 
 
 @pytest.fixture
@@ -30,7 +36,9 @@ def project_folder(tmp_path, omop_db, monkeypatch):
     (tmp_path / "data" / "omop" / "synthea1k.duckdb").symlink_to(omop_db)
     (tmp_path / "data" / "benchmark").mkdir()
     tasks_file = REPO / "data" / "benchmark" / "omop_tasks.jsonl"
-    (tmp_path / "data" / "benchmark" / "omop_tasks.jsonl").write_bytes(tasks_file.read_bytes())
+    for name in ("omop_tasks.jsonl", "omop_report.json"):
+        source = REPO / "data" / "benchmark" / name
+        (tmp_path / "data" / "benchmark" / name).write_bytes(source.read_bytes())
     lines = []
     for inst in instances(load_tasks(tasks_file))[::2]:
         answer = inst.task["answer_sql"]
@@ -38,25 +46,41 @@ def project_folder(tmp_path, omop_db, monkeypatch):
         lines.append({"task_id": inst.task_id, "language": inst.language, "output": output})
     (tmp_path / "preds.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
     monkeypatch.chdir(tmp_path)
+    published = CliRunner().invoke(
+        main,
+        ["publish", "data/benchmark/omop_tasks.jsonl", "--version", "0.1.0",
+         "--db", "data/omop/synthea1k.duckdb", "--out", "data/benchmark/releases"],
+    )  # fmt: skip
+    assert published.exit_code == 0, published.output
     return tmp_path
 
 
 def test_every_python_block_runs(project_folder):
     """The issue: the "From Python" example failed (it used the executor after its
-    `with` block closed it)."""
+    `with` block closed it).  Every block runs in a folder laid out as after `make db`
+    and `make publish VERSION=0.1.0`, offline."""
     blocks = code_blocks("python")
-    assert blocks, "the README has Python examples"
+    assert len(blocks) >= 2, "the README and docs have Python examples"
+    printed = []
     for block in blocks:
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
-            exec(compile(block, "README.md", "exec"), {"__name__": "readme"})
-        assert "Verdict(match=True" in out.getvalue()
+            exec(compile(block, "docs", "exec"), {"__name__": "readme"})
+        printed.append(out.getvalue())
+    assert any("Verdict(match=True" in text for text in printed)
+    assert any("omop-" in text for text in printed)  # the release's test split's ids
+
+
+def test_the_readme_is_a_front_page_and_every_page_is_linked() -> None:
+    assert len(README.splitlines()) <= README_MAX_LINES
+    for name in PAGES:
+        assert f"docs/{name}" in README or name == "index.md", f"the README does not link {name}"
 
 
 def test_every_make_target_named_exists():
     makefile = (REPO / "Makefile").read_text(encoding="utf-8")
     targets = set(re.findall(r"^([a-z][a-z-]*):", makefile, re.MULTILINE))
-    named = set(re.findall(r"`make ([a-z][a-z-]*)", README)) | {
+    named = set(re.findall(r"`make ([a-z][a-z-]*)", DOCS)) | {
         line.split()[1] for block in code_blocks("bash") for line in block.splitlines()
         if line.startswith("make ")
     }  # fmt: skip
@@ -67,11 +91,12 @@ def test_every_makefile_variable_a_user_sets_is_in_the_readme():
     """The issue: the synopsis missed the Makefile's REPO_ID."""
     makefile = (REPO / "Makefile").read_text(encoding="utf-8")
     internal = {
-        "PYTHON", "VENV", "BIN", "STAMP", "GENSTAMP", "SPARK_STAMP", "SQLGOLD", "MAKEFILE_LIST"
+        "PYTHON", "VENV", "BIN", "STAMP", "GENSTAMP", "SPARK_STAMP", "DOCSTAMP", "SQLGOLD",
+        "MAKEFILE_LIST",
     }  # fmt: skip
     used = set(re.findall(r"\$\((?:or |if )?\$?\(?([A-Z_]+)\)", makefile)) - internal
     assert {"REPO_ID", "PREDICTIONS", "OUT", "VERSION"} <= used
-    missing = sorted(v for v in used if f"{v}=" not in README)
+    missing = sorted(v for v in used if f"{v}=" not in DOCS)
     assert not missing, f"Makefile variables the README does not mention: {missing}"
 
 
@@ -110,18 +135,18 @@ def _leaves(group: click.Group, prefix: tuple[str, ...] = ()):
 def test_the_synopsis_lists_every_option(name, command):
     """The issue: it missed --lenient, --manifest, --today and --run."""
     synopsis = _synopsis()
-    assert name in synopsis, f"`sqlgold {name}` is not in the README's synopsis"
+    assert name in synopsis, f"`sqlgold {name}` is not in the synopsis (docs/commands.md)"
     for param in command.params:
         if isinstance(param, click.Argument):
             continue
         assert any(re.search(rf"{re.escape(o)}\b", synopsis[name]) for o in param.opts), (
-            f"`sqlgold {name}` {param.opts[0]} is not in the README's synopsis"
+            f"`sqlgold {name}` {param.opts[0]} is not in the synopsis (docs/commands.md)"
         )
 
 
 def test_source_records_say_format_is_required():
     schema = json.loads((REPO / "schemas" / "source.schema.json").read_text(encoding="utf-8"))
-    paragraph = README.split("Source records are JSONL")[1].split("\n\n")[0]
+    paragraph = PAGES["curation.md"].split("Source records are JSONL")[1].split("\n\n")[0]
     required, optional = paragraph.split("**Optional**")
     for field in schema["required"]:
         assert f"`{field}`" in required and f"`{field}`" not in optional
