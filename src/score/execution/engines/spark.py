@@ -40,7 +40,10 @@ class SparkEngine:
     """A CDM in database ``cdm`` of a Spark Connect server, queried read-only."""
 
     name = "spark"
-    dialect = "spark"
+    #: The dialect of the SQL it takes: DuckDB's, which :meth:`run` translates to Spark SQL
+    #: itself (:func:`score.execution.engines.spark_sql.to_spark`), so the guard reads the
+    #: query as DuckDB SQL and the Spark guard reads the translation.
+    dialect = "duckdb"
     #: The query a new worker runs before its address space is limited (see
     #: :mod:`score.execution.processes.worker`): one round trip, so gRPC's threads exist.
     warm_up_sql = "SELECT count(*) AS n FROM cdm.person"
