@@ -72,7 +72,7 @@ def db_info(db_path: Path | str, schema: str | None, recompute: bool) -> None:
     from the one `db build` stored (the file was changed).
     """
     from score.cdm.duckdb_file import describe_database
-    from score.execution.engines import is_database_url
+    from score.execution.engines.kinds import is_database_url
 
     if is_database_url(db_path):
         from score.execution.engines.postgres import describe_postgres

@@ -29,7 +29,8 @@ import duckdb
 from score.cdm.duckdb_file import attach_read_only, cdm_tables_in, find_cdm_schema, table_columns
 from score.cdm.schema import CDM_FIELD_TYPES
 from score.errors import DatabaseError
-from score.execution.engines.base import first_line, redact
+from score.execution.engines.base import first_line
+from score.execution.engines.kinds import redact
 
 READER_ROLE = "sqlgold_reader"
 TARGET_SCHEMA = "cdm"

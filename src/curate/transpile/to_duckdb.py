@@ -33,7 +33,7 @@ from curate.transpile.rules.base import TranspileError
 from curate.transpile.rules.hazards import hazards
 from curate.transpile.rules.reject import reject_unsupported
 from curate.transpile.rules.tsql_dialect import SqlgoldTSQL
-from score.execution.parse_position import near
+from score.execution.parse_position import near, plain_sqlglot_message
 
 __all__ = ["KNOWN_LIMITS", "READS", "RULES", "Transpiled", "TranspileError", "transpile"]
 
@@ -97,13 +97,15 @@ def _parse(sql: str, read: str) -> exp.Expression:
             start = max(first["col"] - len(first.get("highlight") or "") + 1, 1)
             where = " " + near(text, first["line"], start)
         raise TranspileError(
-            f"sqlglot cannot parse the {read} SQL: {first.get('description', error)}{where}",
+            f"sqlglot cannot parse the {read} SQL: "
+            f"{plain_sqlglot_message(str(first.get('description', error)))}{where}",
             rule="parse",
             line=first.get("line"),
         ) from error
     except (TokenError, SqlglotError) as error:
         raise TranspileError(
-            f"sqlglot cannot parse the {read} SQL: {error}", rule="parse"
+            f"sqlglot cannot parse the {read} SQL: {plain_sqlglot_message(str(error))}",
+            rule="parse",
         ) from error
     if len(statements) != 1:
         raise TranspileError(

@@ -12,8 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from curate.verify.gold import check_unanswerable
-from curate.verify.pair import Side, run_side, side_table
+from curate.verify.gold import Drop, check_unanswerable
+from curate.verify.pair import Side, ran_lines, reference_drop, reference_line, run_side, side_table
+from score.comparison.order_matters import order_matters as gold_orders_rows
 from score.execution.executor import Executor
 
 if TYPE_CHECKING:
@@ -26,31 +27,38 @@ class GoldCheck:
 
     gold: Side
     hints: list[ConceptHint] = field(default_factory=list)
+    drop: Drop | None = None  # the check the gold fails, as curation would drop it
 
     @property
     def ok(self) -> bool:
-        """The gold ran and returned rows (curation would keep it for its size)."""
-        return self.gold.result is not None and self.gold.result.num_rows > 0
+        """The gold ran, returned rows and meets every check curation applies."""
+        ran = self.gold.result is not None and self.gold.result.num_rows > 0
+        return ran and self.drop is None
 
 
-def check_gold_alone(sql: str, dialect: str, executor: Executor) -> GoldCheck:
+def check_gold_alone(
+    sql: str, dialect: str, executor: Executor, *, profile: str = "sqlgold"
+) -> GoldCheck:
+    """Run a gold with no reference answer and apply curation's checks to it."""
     gold = run_side("gold", sql, dialect, executor)
+    order = gold_orders_rows(gold.sql) if gold.sql else False
+    drop = reference_drop(gold, executor, order_matters=order, profile=profile)
     hints: list[ConceptHint] = []
     if gold.result is not None and gold.result.num_rows == 0 and gold.sql:
         from curate.verify.concept_hints import concept_hints
 
         hints = concept_hints(gold.sql, executor)
-    return GoldCheck(gold, hints)
+    return GoldCheck(gold, hints, drop)
 
 
 def render_gold_alone(check: GoldCheck, *, rows: int = 5) -> str:
     lines = [*side_table(check.gold, rows), ""]
     side = check.gold
-    if side.sql is not None and side.sql.strip() != side.source_sql.strip():
-        lines += ["gold as run on DuckDB:", "  " + side.sql.replace("\n", "\n  ")]
+    lines += ran_lines(side)
     if side.rules:
         lines.append(f"gold transpile rules: {', '.join(side.rules)}")
     lines += [f"gold warning: {w}" for w in side.warnings]
+    lines += reference_line(check.drop, side)
     if side.result is None:
         lines.append(f"verdict: the gold did not run ({side.error})")
     elif side.result.num_rows == 0:
@@ -59,9 +67,10 @@ def render_gold_alone(check: GoldCheck, *, rows: int = 5) -> str:
             "that returns nothing would match it"
         )
     else:
+        meets = "but fails a reference rule" if check.drop else "and meets the reference rules"
         lines.append(
-            f"verdict: the gold runs ({side.result.num_rows} row(s)); no reference answer "
-            "to compare it with"
+            f"verdict: the gold runs ({side.result.num_rows} row(s)) {meets}; no reference "
+            "answer to compare it with"
         )
     if check.hints:
         lines += ["", "the gold is empty; its concept ids on this database:"]

@@ -101,12 +101,10 @@ def _sources_in(pair: PairSource) -> list[Path]:
 
 
 def _looks_like_a_path(value: str) -> bool:
-    """A value meant as a file name rather than SQL: one word ending in .sql or holding
-    a slash (SQL text has spaces; ``missing.sql`` and ``q/gold.sql`` are paths)."""
+    """A value meant as a file name rather than SQL: one word (a query has at least two:
+    ``missing.sql``, ``q/gold.sql`` and ``gold_query`` are file names)."""
     text = value.strip()
-    if not text or any(c.isspace() for c in text):
-        return False
-    return text.lower().endswith(".sql") or "/" in text or "\\" in text
+    return bool(text) and not any(c.isspace() for c in text)
 
 
 def _sql_argument(value: str, option: str) -> str:
@@ -137,7 +135,9 @@ def _sql_argument(value: str, option: str) -> str:
                 line=line,
             ) from None
     if _looks_like_a_path(value):
-        raise SqlgoldError(f"{option}: no such file", stage="verify", path=value)
+        raise SqlgoldError(
+            f"{option}: no such file (and one word is not a query)", stage="verify", path=value
+        )
     return value
 
 
@@ -212,9 +212,15 @@ def verify(
     unanswerable record's claims (empty tables, all-NULL columns) are checked on the
     database.
 
-    Exit codes: 0 same, non-empty result (or the gold alone runs and is not empty, or
-    the claims hold); 3 different, empty gold, a side that did not run, or a claim that
-    does not hold; 1 error; 2 usage.  With --watch the check runs again whenever a file
+    The gold meets the checks curation applies (the reference rules: one of them failed
+    is named), also when it is checked alone.  On PostgreSQL or Spark (--db URL) both are
+    checked as DuckDB SQL, as curation checks them, and run translated; an answer
+    written in that engine's dialect (--answer-dialect postgres) runs as written.
+
+    Exit codes: 0 same, non-empty result and a gold that meets every reference rule (or
+    the gold alone runs, is not empty and meets them, or the claims hold); 3 different,
+    an empty gold, a gold that fails a reference rule, a side that did not run, or a
+    claim that does not hold; 1 error; 2 usage.  With --watch the check runs again whenever a file
     it reads is saved, on the same open database, until Ctrl-C (exit code 0).
     """
     if record_id is not None and source is None:
@@ -231,7 +237,9 @@ def verify(
 
     settings = executor_settings(timeout, max_rows, memory_limit, threads, today)
     # the query process opens the database while this one imports the checking machinery
-    with OpeningExecutor(db_path, schema, settings) as opening:
+    # gold and answer are checked as DuckDB SQL, as curation checks them; a server engine
+    # runs its translation
+    with OpeningExecutor(db_path, schema, settings, sql_dialect="duckdb") as opening:
         import curate.verify.pair  # noqa: F401
 
         if watch:
@@ -260,7 +268,7 @@ def _check(loaded: Loaded, executor, profile: str, rows: int) -> bool:
     if loaded.answer is None:
         from curate.verify.alone import check_gold_alone, render_gold_alone
 
-        alone = check_gold_alone(loaded.gold, loaded.gold_dialect, executor)
+        alone = check_gold_alone(loaded.gold, loaded.gold_dialect, executor, profile=profile)
         click.echo(render_gold_alone(alone, rows=rows))
         return alone.ok
     from curate.verify.pair import render_pair, verify_pair

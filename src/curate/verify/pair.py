@@ -11,7 +11,7 @@ names the rule it fails.  An empty gold also gets concept hints
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from curate.pipeline import CurationOptions, curation_context, verify_gold
@@ -22,6 +22,7 @@ from curate.verify.reference_rules import ReferenceRules
 from score.comparison.compare import compare
 from score.comparison.order_matters import order_matters as gold_orders_rows
 from score.comparison.values import show
+from score.execution.engines import EngineKind, engine_sql
 from score.execution.executor import Executor
 from score.execution.result import QueryError, QueryResult
 
@@ -30,16 +31,26 @@ if TYPE_CHECKING:  # imported where used: only an empty gold or a mismatch needs
     from score.comparison.result_diff import ResultDiff
 
 
+#: How an engine is named in what verify prints.
+ENGINE_NAMES = {"duckdb": "DuckDB", "postgres": "PostgreSQL", "spark": "Spark"}
+
+
 @dataclass(frozen=True)
 class Side:
     label: str
     source_sql: str
     dialect: str
-    sql: str | None  # the DuckDB SQL that ran (None: transpile failed)
+    sql: str | None  # the DuckDB SQL it became (None: transpile failed, or run as written)
     rules: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     result: QueryResult | None = None
     error: str | None = None
+    engine: str = "duckdb"  # the engine it ran on (an EngineKind value)
+    engine_sql: str | None = None  # what that engine ran, when it is not ``sql``
+
+    @property
+    def transpiled(self) -> bool:
+        return self.sql is not None and self.sql.strip() != self.source_sql.strip()
 
 
 @dataclass(frozen=True)
@@ -67,6 +78,15 @@ class PairCheck:
 
 
 def run_side(label: str, sql: str, dialect: str, executor: Executor) -> Side:
+    """One query checked as curation would: transpiled to DuckDB SQL (the gold's form in a
+    task), then run by ``executor`` on its engine (which translates DuckDB SQL to its own
+    dialect).  An answer written in a server engine's own dialect runs there as written."""
+    kind = executor.kind
+    if label == "answer" and dialect == kind.value and kind is not EngineKind.DUCKDB:
+        found = executor.try_execute(sql, dialect=dialect)
+        error = None if isinstance(found, QueryResult) else f"{found.kind}: {found.message}"
+        result = found if isinstance(found, QueryResult) else None
+        return Side(label, sql, dialect, None, result=result, error=error, engine=kind.value)
     read = READ_DIALECT.get(dialect)
     if read is None:
         return Side(label, sql, dialect, None, error=f"unknown dialect {dialect!r}")
@@ -74,12 +94,63 @@ def run_side(label: str, sql: str, dialect: str, executor: Executor) -> Side:
         t = transpile(sql, read=read)
     except TranspileError as e:
         return Side(label, sql, dialect, None, error=f"transpile: {e.message}")
+    ran = None
+    if kind is not EngineKind.DUCKDB:
+        try:
+            ran = engine_sql(kind, t.sql)
+        except QueryError:
+            ran = None  # the run below says why
     found = executor.try_execute(t.sql)
+    side = Side(label, sql, dialect, t.sql, tuple(t.rules), tuple(t.warnings))
+    side = replace(side, engine=kind.value, engine_sql=ran)
     if isinstance(found, QueryError):
-        return Side(
-            label, sql, dialect, t.sql, t.rules, t.warnings, error=f"{found.kind}: {found.message}"
+        return replace(side, error=f"{found.kind}: {found.message}")
+    return replace(side, result=found)
+
+
+def reference_drop(
+    gold: Side,
+    executor: Executor,
+    *,
+    order_matters: bool,
+    profile: str = "sqlgold",
+    rules: ReferenceRules | None = None,
+) -> Drop | None:
+    """The check a transpiled gold fails, exactly as curation would drop it (the
+    reference rules, unsettled transpile warnings, the collation check); None when it
+    meets every one or did not transpile."""
+    if gold.sql is None:
+        return None
+    options = CurationOptions(rules=rules or ReferenceRules(), profile=profile)
+    with curation_context(executor, options) as ctx:
+        checked, _ = verify_gold(
+            Transpiled(gold.sql, gold.rules, gold.warnings), ctx, order_matters=order_matters
         )
-    return Side(label, sql, dialect, t.sql, tuple(t.rules), tuple(t.warnings), found)
+    return checked if isinstance(checked, Drop) else None
+
+
+def reference_line(drop: Drop | None, gold: Side) -> list[str]:
+    """What verify says of the reference rules."""
+    if drop is not None:
+        return [
+            f"reference rule: FAILS {drop.stage}/{drop.rule}: {drop.reason} "
+            "(curation drops this gold)"
+        ]
+    return ["reference rules: the gold meets every one"] if gold.sql is not None else []
+
+
+def ran_lines(side: Side) -> list[str]:
+    """The SQL a side became and ran, where it is not the text given."""
+    lines = []
+    if side.transpiled:
+        assert side.sql is not None
+        where = "run on DuckDB" if side.engine == "duckdb" else "transpiled to DuckDB"
+        lines += [f"{side.label} as {where}:", "  " + side.sql.replace("\n", "\n  ")]
+    ran = side.engine_sql
+    if ran is not None and ran.strip() != (side.sql or side.source_sql).strip():
+        name = ENGINE_NAMES.get(side.engine, side.engine)
+        lines += [f"{side.label} as run on {name}:", "  " + ran.replace("\n", "\n  ")]
+    return lines
 
 
 def verify_pair(
@@ -103,14 +174,7 @@ def verify_pair(
     order = order_matters
     if order is None:
         order = gold_orders_rows(gold.sql) if gold.sql else False
-    drop = None
-    if gold.sql is not None:
-        options = CurationOptions(rules=rules or ReferenceRules(), profile=profile)
-        with curation_context(executor, options) as ctx:
-            checked, _ = verify_gold(
-                Transpiled(gold.sql, gold.rules, gold.warnings), ctx, order_matters=order
-            )
-        drop = checked if isinstance(checked, Drop) else None
+    drop = reference_drop(gold, executor, order_matters=order, profile=profile, rules=rules)
     hints: list[ConceptHint] = []
     if gold.result is not None and gold.result.num_rows == 0 and gold.sql:
         from curate.verify.concept_hints import concept_hints
@@ -132,9 +196,11 @@ def verify_pair(
 def side_table(side: Side, rows: int) -> list[str]:
     """One side of a pair as ``verify`` prints it: its label, then its first ``rows`` rows
     under a header of column names and types (or its error)."""
-    head = [
-        f"{side.label} ({side.dialect}" + (", transpiled)" if side.dialect != "duckdb" else ")")
-    ]
+    if side.sql is None and side.engine == side.dialect != "duckdb":
+        how = f", as written on {ENGINE_NAMES.get(side.engine, side.engine)}"
+    else:
+        how = ", transpiled" if side.dialect != "duckdb" else ""
+    head = [f"{side.label} ({side.dialect}{how})"]
     if side.result is None:
         return head + [f"  error: {side.error}"]
     r = side.result
@@ -169,29 +235,38 @@ def side_by_side(left: list[str], right: list[str], gap: int = 4) -> list[str]:
     ]
 
 
+def _footer_down(block: list[str], height: int, has_footer: bool) -> list[str]:
+    """``block`` made ``height`` lines long by blank lines above its footer (the row
+    count), so two tables side by side end on the same line.
+
+    >>> _footer_down(["t", "  a", "  1 row(s)"], 4, True)
+    ['t', '  a', '', '  1 row(s)']
+    """
+    missing = height - len(block)
+    if missing <= 0 or not has_footer:
+        return block
+    return block[:-1] + [""] * missing + block[-1:]
+
+
 def render_pair(check: PairCheck, *, rows: int = 5, width: int = 160) -> str:
     """The report ``sqlgold verify`` prints."""
     left, right = side_table(check.gold, rows), side_table(check.answer, rows)
     if max(map(len, left + right)) * 2 + 4 <= width:
+        height = max(len(left), len(right))  # the two footers on one line
+        left = _footer_down(left, height, check.gold.result is not None)
+        right = _footer_down(right, height, check.answer.result is not None)
         body = side_by_side(left, right)
     else:
         body = left + [""] + right
     lines = [*body, ""]
     for side in (check.gold, check.answer):
-        if side.sql is not None and side.sql.strip() != side.source_sql.strip():
-            lines += [f"{side.label} as run on DuckDB:", "  " + side.sql.replace("\n", "\n  ")]
+        lines += ran_lines(side)
         if side.rules:
             lines.append(f"{side.label} transpile rules: {', '.join(side.rules)}")
         for w in side.warnings:
             lines.append(f"{side.label} warning: {w}")
     order = "in order" if check.order_matters else "as multisets"
-    if check.drop is not None:
-        lines.append(
-            f"reference rule: FAILS {check.drop.stage}/{check.drop.rule}: {check.drop.reason} "
-            "(curation drops this gold)"
-        )
-    elif check.gold.sql is not None:
-        lines.append("reference rules: the gold meets every one")
+    lines += reference_line(check.drop, check.gold)
     if check.match is None:
         lines.append(f"verdict: not compared: {check.reason}")
     elif check.match:

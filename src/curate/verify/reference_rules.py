@@ -56,7 +56,12 @@ def check_query_rules(
             "no_current_date",
             "the query reads the current date; its answer changes daily (set a fixed today)",
         )
-    if rules.limit_needs_order and _limit(tree) is not None and not tree.args.get("order"):
+    if (
+        rules.limit_needs_order
+        and _limit(tree) is not None
+        and not tree.args.get("order")
+        and not one_row(tree)
+    ):
         return RuleFailure("limit_needs_order", "LIMIT/TOP without ORDER BY picks arbitrary rows")
     return None
 
@@ -94,6 +99,31 @@ def _zero_or_null(column: pa.ChunkedArray) -> bool:
         return not (pa.types.is_floating(t) and pc.any(pc.is_nan(column)).as_py())
     if pa.types.is_boolean(t):
         return not pc.any(column, skip_nulls=True).as_py()
+    return False
+
+
+def one_row(tree: exp.Expression) -> bool:
+    """Whether the query returns at most one row whatever the data: a SELECT that
+    aggregates with no GROUP BY (an aggregate inside a window or a subquery does not
+    count).  A LIMIT on such a query picks nothing, so it needs no ORDER BY.
+
+    >>> import sqlglot
+    >>> one_row(sqlglot.parse_one("SELECT COUNT(*) AS n FROM person LIMIT 1"))
+    True
+    >>> one_row(sqlglot.parse_one("SELECT COUNT(*) OVER () AS n FROM person LIMIT 1"))
+    False
+    >>> one_row(sqlglot.parse_one("SELECT gender_concept_id, COUNT(*) FROM person GROUP BY 1"))
+    False
+    """
+    if not isinstance(tree, exp.Select) or tree.args.get("group"):
+        return False
+    stack: list[exp.Expression] = list(tree.expressions)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, exp.AggFunc):
+            return True
+        if not isinstance(node, exp.Window | exp.Subquery | exp.Select):
+            stack.extend(node.iter_expressions())
     return False
 
 

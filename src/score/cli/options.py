@@ -20,11 +20,13 @@ from score.cli.exit_codes import ERROR
 from score.comparison.profiles.registry import profile_names
 from score.defaults import DEFAULT_DB
 from score.errors import SqlgoldError
+from score.execution.engines.kinds import EngineKind, engine_kind
 from score.execution.settings import ExecutorSettings, parse_size
 
 
 class DatabaseTarget(click.ParamType):
-    """``--db``: a DuckDB file (a Path) or a ``postgresql://`` URL (kept as text)."""
+    """``--db``: a DuckDB file (a Path) or a ``postgresql://`` or ``sc://`` URL (kept as
+    text); a URL of another scheme is a usage error naming the forms sqlgold opens."""
 
     name = "PATH|URL"
 
@@ -32,7 +34,11 @@ class DatabaseTarget(click.ParamType):
         if isinstance(value, Path):
             return value
         text = str(value)
-        if text.startswith(("postgresql://", "postgres://", "sc://")):
+        try:
+            kind = engine_kind(text)
+        except SqlgoldError as e:
+            self.fail(e.message, param, ctx)
+        if kind is not EngineKind.DUCKDB:
             return text
         if Path(text).is_dir():
             self.fail(f"{text!r} is a folder, not a database file", param, ctx)

@@ -40,7 +40,7 @@ from typing import Any
 
 from score.cdm.fingerprint_check import FingerprintCheck
 from score.errors import DatabaseError
-from score.execution.engines import database_label, is_database_url
+from score.execution.engines.kinds import database_label, engine_kind, is_database_url
 from score.execution.processes.messages import (
     QUERY_LANE,
     Execute,
@@ -107,6 +107,7 @@ class Executor:
         info = self._pool.first_info
         assert info is not None
         self.engine = info.name
+        self.kind = engine_kind(db_path)
         self.dialect = "postgres" if info.name == "postgresql" else info.name
         self.schema = info.schema
         self.tables = info.tables
@@ -310,17 +311,24 @@ class OpeningExecutor:
         db_path: str | Path,
         schema: str | None = None,
         settings: ExecutorSettings | None = None,
+        *,
+        sql_dialect: str | None = None,
     ) -> None:
         self._opened: Executor | None = None
         self._failed: BaseException | None = None
         self._thread = threading.Thread(
-            target=self._open, args=(db_path, schema, settings), name="sqlgold-open", daemon=True
+            target=self._open,
+            args=(db_path, schema, settings, sql_dialect),
+            name="sqlgold-open",
+            daemon=True,
         )
         self._thread.start()
 
-    def _open(self, db_path: str | Path, schema: str | None, settings: Any) -> None:
+    def _open(
+        self, db_path: str | Path, schema: str | None, settings: Any, sql_dialect: str | None
+    ) -> None:
         try:
-            self._opened = Executor(db_path, schema, settings)
+            self._opened = Executor(db_path, schema, settings, sql_dialect=sql_dialect)
         except BaseException as e:  # noqa: BLE001 - raised by result() in the caller's thread
             self._failed = e
 

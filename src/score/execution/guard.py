@@ -45,6 +45,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
+from score.execution.parse_position import plain_sqlglot_message
 from score.execution.result import QueryError
 
 _ADMITTED_ROOTS = (exp.Select, exp.SetOperation, exp.Subquery)
@@ -269,7 +270,7 @@ def _checked(sql: str, dialect: str) -> exp.Expr:
     try:
         statements = parse_statements(sql, dialect)
     except (ParseError, TokenError) as e:
-        raise QueryError("parse_error", str(e).splitlines()[0]) from None
+        raise QueryError("parse_error", plain_sqlglot_message(str(e).splitlines()[0])) from None
     except RecursionError:
         raise QueryError("parse_error", "nested too deeply for the SQL parser") from None
     if not statements:

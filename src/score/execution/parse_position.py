@@ -11,6 +11,13 @@ and still point at the spot.
 'Parser Error: syntax error at or near "x" (line 2, column 10: "  2 FORM x")'
 >>> near("SELECT a FROM t WHERE", 2, 13)
 '(line 2, column 13: "SELECT a FROM t WHERE")'
+
+sqlglot names what is missing by its own classes; :func:`plain_sqlglot_message` says it
+in SQL's words:
+
+>>> plain_sqlglot_message(
+...     "Required keyword: 'expression' missing for <class 'sqlglot.expressions.query.Limit'>")
+'LIMIT is incomplete: its expression is missing'
 """
 
 from __future__ import annotations
@@ -18,6 +25,22 @@ from __future__ import annotations
 import re
 
 _LINE = re.compile(r"^LINE (\d+): (.*)$")
+_REQUIRED = re.compile(r"Required keyword: '(\w+)' missing for <class '[\w.]*?(\w+)'>")
+_SPLIT_WORDS = re.compile(r"(?<=[a-z])(?=[A-Z])")
+
+
+def plain_sqlglot_message(message: str) -> str:
+    """sqlglot's parse error with its class names said as SQL: ``Required keyword:
+    'expression' missing for <class '...Limit'>`` is ``LIMIT is incomplete: its
+    expression is missing``; other messages are kept."""
+
+    def plain(found: re.Match[str]) -> str:
+        clause = _SPLIT_WORDS.sub(" ", found.group(2)).upper()
+        return f"{clause} is incomplete: its {found.group(1).replace('_', ' ')} is missing"
+
+    return _REQUIRED.sub(plain, message)
+
+
 _CONTEXT = 30
 
 

@@ -57,12 +57,33 @@ def test_a_path_that_is_not_a_sql_file_is_an_error_not_sql(omop_db, tmp_path):
     missing"), and a folder too."""
     missing = run(omop_db, "--gold", "missing.sql", "--answer", "SELECT 1")
     assert missing.exit_code == 1
-    assert missing.output == "error: [verify] missing.sql: --gold: no such file\n"
+    no_file = "no such file (and one word is not a query)"
+    assert missing.output == f"error: [verify] missing.sql: --gold: {no_file}\n"
     nested = run(omop_db, "--gold", "SELECT 1", "--answer", str(tmp_path / "q" / "a.sql"))
     assert nested.exit_code == 1 and "--answer: no such file" in nested.output
     folder = run(omop_db, "--gold", str(tmp_path), "--answer", "SELECT 1")
     assert folder.exit_code == 1
     assert folder.output == f"error: [verify] {tmp_path}: --gold: a folder, not a SQL file\n"
+
+
+def test_a_mistyped_file_name_is_a_missing_file_not_a_query(omop_db):
+    """The issue: `--gold gold_query` (no such file) was read as SQL: "a gold query is one
+    SELECT, not COLUMN"."""
+    typo = run(omop_db, "--gold", "gold_query")
+    assert typo.exit_code == 1
+    assert (
+        typo.output
+        == "error: [verify] gold_query: --gold: no such file (and one word is not a query)\n"
+    )
+
+
+def test_a_half_typed_query_says_which_clause_is_incomplete(omop_db):
+    """The issue: "Required keyword: 'expression' missing for <class
+    'sqlglot.expressions.query.Limit'>"."""
+    half = run(omop_db, "--gold", "SELECT person_id FROM person LIMIT")
+    assert half.exit_code == FOUND_DIFFERENT
+    assert "LIMIT is incomplete: its expression is missing (line 1, column 30:" in half.output
+    assert "sqlglot.expressions" not in half.output
 
 
 def test_a_file_that_is_not_utf8_is_one_line_naming_it(omop_db, tmp_path):
@@ -149,3 +170,71 @@ def test_quick_exit_does_nothing_unless_allowed_and_given_a_number(monkeypatch):
     quick_exit.end(None)
     quick_exit.end(3)
     assert ended == [0, 3]
+
+
+def test_a_gold_checked_alone_meets_the_reference_rules_as_with_an_answer(omop_db):
+    """The issue: `verify --gold` alone exited 0 on a gold reading the current date, all
+    zero, or TOP without ORDER BY, where the same gold beside an answer exited 3."""
+    for gold, rule in (
+        ("SELECT COUNT(*) AS n FROM person WHERE birth_datetime < GETDATE()", "no_current_date"),
+        ("SELECT COUNT(*) AS n FROM person WHERE person_id < 0", "not_all_zero_or_null"),
+        ("SELECT TOP 1 person_id FROM person", "limit_needs_order"),
+    ):
+        alone = run(omop_db, "--gold", gold)
+        assert alone.exit_code == FOUND_DIFFERENT, (gold, alone.output)
+        assert f"reference rule: FAILS verify/{rule}" in alone.output
+        paired = run(omop_db, "--gold", gold, "--answer", "SELECT 1 AS n")
+        assert paired.exit_code == FOUND_DIFFERENT and f"verify/{rule}" in paired.output
+    fine = run(omop_db, "--gold", "SELECT COUNT(*) AS n FROM person")
+    assert fine.exit_code == 0 and "reference rules: the gold meets every one" in fine.output
+
+
+def test_a_limit_on_a_one_row_aggregate_needs_no_order(omop_db):
+    """The issue: exit 3 beside SAME RESULT for `TOP 1 COUNT(*)`: no order can matter."""
+    result = run(
+        omop_db,
+        "--gold",
+        "SELECT TOP 1 COUNT(*) AS n FROM person",
+        "--answer",
+        "SELECT COUNT(*) AS n FROM cdm.person LIMIT 1",
+    )
+    assert result.exit_code == 0, result.output
+    assert "SAME RESULT" in result.output and "FAILS" not in result.output
+
+
+def test_side_by_side_tables_end_on_one_line(omop_db):
+    """The issue: the shorter side's "N row(s)" footer was printed on the other side's
+    data row."""
+    result = run(
+        omop_db,
+        "--gold",
+        "SELECT gender_concept_id, COUNT(*) AS n FROM person GROUP BY 1 ORDER BY 1",
+        "--answer",
+        "SELECT COUNT(*) AS n FROM cdm.person",
+    )
+    footers = [line for line in result.output.splitlines() if "row(s)," in line]
+    assert len(footers) == 1 and footers[0].count("row(s),") == 2, result.output
+
+
+def test_verify_on_postgresql_checks_duckdb_sql_and_runs_its_translation(pg_cdm):
+    """The issue: `verify --db postgresql://...` sent DuckDB SQL to PostgreSQL unchanged
+    (`type "double" does not exist`), and an answer written for PostgreSQL was made DuckDB
+    SQL first; the output said "as run on DuckDB"."""
+    db = ["verify", "--db", pg_cdm.reader_url]
+    source = "data/benchmark/omop_source.jsonl"
+    from tests.paths import REPO
+
+    record_check = CliRunner().invoke(
+        main, [*db, "--id", "omop-042", "--source", str(REPO / source)]
+    )
+    assert record_check.exit_code == 0, record_check.output
+    assert "gold as run on PostgreSQL:" in record_check.output
+    assert "SAME RESULT" in record_check.output
+    written = CliRunner().invoke(
+        main,
+        [*db, "--gold", "SELECT COUNT(*) AS n FROM person",
+         "--answer", "SELECT count(*)::int AS n FROM person", "--answer-dialect", "postgres"],
+    )  # fmt: skip
+    assert written.exit_code == 0, written.output
+    assert "answer (postgres, as written on PostgreSQL)" in written.output
+    assert "SAME RESULT" in written.output

@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
-from urllib.parse import urlsplit
 
 from score.execution.result import QueryError, QueryResult
 
@@ -113,16 +112,3 @@ def first_line(e: BaseException) -> str:
     """
     text = str(e).strip()
     return text.splitlines()[0] if text else type(e).__name__
-
-
-def redact(url: str) -> str:
-    """A URL fit to print: the password replaced.
-
-    >>> redact("postgresql://reader:s3cret@db:5432/omop")
-    'postgresql://reader:***@db:5432/omop'
-    """
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    user, _, host = parts.netloc.rpartition("@")
-    return url.replace(parts.netloc, f"{user.split(':')[0]}:***@{host}", 1)

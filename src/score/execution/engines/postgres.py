@@ -36,7 +36,8 @@ from sqlglot import exp
 
 from score.errors import DatabaseError
 from score.execution.engines import csv_reader
-from score.execution.engines.base import Limits, Reference, first_line, redact
+from score.execution.engines.base import Limits, Reference, first_line
+from score.execution.engines.kinds import redact
 from score.execution.engines.postgres_guard import DIALECT, check_postgres_tree, parse
 from score.execution.engines.postgres_results import (
     classify,

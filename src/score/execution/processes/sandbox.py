@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from score.errors import DatabaseError
-from score.execution.engines import database_label
+from score.execution.engines.kinds import database_label
 from score.execution.processes import fork_server
 from score.execution.processes.messages import QUERY_LANE
 from score.execution.processes.worker import EngineInfo, WorkerSpec, serve
