@@ -139,6 +139,10 @@ CASES = {
         ERROR: lambda i: i.sqlgold(
             "publish", i.not_utf8, "--version", "0.1.0", "--db", i.db, "--out", i.root / "rel1"
         ),
+        # the issue: a version that is not X.Y.Z exited 1 where a bad value is a usage error
+        USAGE: lambda i: i.sqlgold(
+            "publish", _curated(i), "--version", "1.0", "--db", i.db, "--out", i.root / "rel2"
+        ),
     },
     "prompt": {
         OK: lambda i: i.sqlgold(

@@ -37,4 +37,17 @@ def end(code: object) -> None:
         sys.stderr.flush()
     except (OSError, ValueError):  # a closed pipe: let Python report it as it would
         return
+    _remove_multiprocessing_folder()
     os._exit(code or 0)
+
+
+def _remove_multiprocessing_folder() -> None:
+    """Remove the temporary folder multiprocessing made for this process (the fork
+    server's socket is there), which its exit handler would have removed: a verify
+    ended this way left a ``pymp-*`` folder behind each time."""
+    util = sys.modules.get("multiprocessing.util")
+    if util is None:  # multiprocessing never used: no folder
+        return
+    import shutil
+
+    shutil.rmtree(util.get_temp_dir(), ignore_errors=True)

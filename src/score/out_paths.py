@@ -1,10 +1,12 @@
 """Output paths checked before any work is done, so a bad ``--out`` costs nothing.
 
 A command that writes files checks each destination first: its folder can be made (no
-regular file stands where a folder must be) and a file can be written in it (not a
-read-only or virtual file system such as ``/proc``).  Only then does it curate or
-score; a failure is one :class:`~score.errors.SqlgoldError` naming the path and the
-stage, never a traceback after an hour of work.
+regular file stands where a folder must be) and a file can be written where it will be
+made (not a read-only or virtual file system such as ``/proc``).  Only then does it
+curate or score; a failure is one :class:`~score.errors.SqlgoldError` naming the path
+and the stage, never a traceback after an hour of work.  Checking makes nothing: the
+folders are made when the first file is written, so a command that fails later (a bad
+predictions file, runs that cannot be compared) leaves no empty folder behind.
 
 >>> import tempfile, pathlib
 >>> base = pathlib.Path(tempfile.mkdtemp())
@@ -36,33 +38,37 @@ def _blocking_file(folder: Path) -> Path | None:
     return None
 
 
-def _make_writable_folder(folder: Path, shown: Path, stage: str) -> None:
+def _check_writable_folder(folder: Path, shown: Path, stage: str) -> None:
+    """Prove ``folder`` can be made and written in, making nothing: the nearest existing
+    folder on its way must take a new entry (a probe file, removed at once)."""
     blocking = _blocking_file(folder)
     if blocking is not None:
         raise _fail(shown, f"{blocking} is a file, not a folder", stage)
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise _fail(shown, f"cannot make the folder {folder}: {e.strerror or e}", stage) from None
-    probe = folder / f".sqlgold-write-check.{os.getpid()}"
+    existing = next(p for p in (folder, *folder.parents) if p.exists())
+    probe = existing / f".sqlgold-write-check.{os.getpid()}"
     try:
         probe.write_bytes(b"")
         probe.unlink()
     except OSError as e:
-        raise _fail(shown, f"cannot write in {folder}: {e.strerror or e}", stage) from None
+        if existing == folder:
+            raise _fail(shown, f"cannot write in {folder}: {e.strerror or e}", stage) from None
+        raise _fail(
+            shown, f"cannot make the folder {folder}: {e.strerror or e} in {existing}", stage
+        ) from None
 
 
 def check_output_dir(path: str | Path, *, stage: str) -> Path:
-    """Make the folder ``path`` (and its parents) and prove a file can be written in it."""
+    """Prove the folder ``path`` can be made (if it is not there) and written in."""
     path = Path(path)
-    _make_writable_folder(path, path, stage)
+    _check_writable_folder(path, path, stage)
     return path
 
 
 def check_output_file(path: str | Path, *, stage: str) -> Path:
-    """Check that the file ``path`` can be written: its folder made, no folder in its place."""
+    """Check that the file ``path`` can be written: its folder can be made, no folder is
+    in its place."""
     path = Path(path)
     if path.is_dir():
         raise _fail(path, "a folder is in the way", stage)
-    _make_writable_folder(path.parent, path, stage)
+    _check_writable_folder(path.parent, path, stage)
     return path

@@ -31,12 +31,25 @@ def database_columns(info: DatabaseInfo) -> list[dict[str, Any]]:
     ]
 
 
+def _semantic_version(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """--version is checked like every other option value: a bad one is a usage error."""
+    from curate.publish.versions import version_key
+    from score.errors import SqlgoldError
+
+    try:
+        version_key(value)
+    except SqlgoldError as e:
+        raise click.BadParameter(e.message) from None
+    return value
+
+
 @click.command("publish")
 @click.argument("tasks", type=click.Path(dir_okay=False, exists=True, path_type=Path))
 @click.option(
     "--version",
     "version",
     required=True,
+    callback=_semantic_version,
     metavar="X.Y.Z",
     help="Semantic version of the release (tagged vX.Y.Z on the Hub).",
 )

@@ -53,6 +53,7 @@ def _scoring_options(params: dict) -> ScoringOptions:
     cache_dir = params.pop("cache_dir")
     return ScoringOptions(
         run=params.pop("run_label"),
+        languages=tuple(params.pop("languages")) or None,
         cache_dir=None if no_cache else cache_dir,
         strict=not lenient,
         **params,
@@ -116,6 +117,14 @@ def score_group() -> None:
     seed_default=None,
 )
 @click.option(
+    "--language",
+    "languages",
+    multiple=True,
+    metavar="LANG",
+    help="Score only the questions in this language (repeatable; default: every language "
+    "of the task set). The report says which were scored.",
+)
+@click.option(
     "--dialect",
     type=click.Choice(PREDICTION_DIALECTS),
     default=None,
@@ -157,6 +166,9 @@ def score_run(tasks, predictions, out, db_path, schema, quiet, **params):
     low, high = s["ex_ci"] if s.get("ex_ci") else (None, None)
     click.echo(f"run          {s.get('run')}")
     click.echo(f"split        {outcome.split.describe() if outcome.split else 'all'}")
+    langs = s["languages"]
+    chosen = " (chosen with --language)" if langs["chosen"] else ""
+    click.echo(f"languages    {', '.join(langs['scored'])} of {', '.join(langs['all'])}{chosen}")
     click.echo(f"instances    {s['n_instances']}  (gold_drift {outcome.gold_drift})")
     click.echo(f"EX           {_fmt(s['ex'])}  [{_fmt(low)}, {_fmt(high)}]")
     click.echo("RS           " + "  ".join(f"RS({k}) {_fmt(v, 2)}" for k, v in s["rs"].items()))
@@ -181,10 +193,18 @@ def _split_name(meta: dict) -> str:
     return split.get("name", "all") if isinstance(split, dict) else str(split)
 
 
+def _task_set(meta: dict) -> str:
+    """The task set a run scored, by its content (the set hash), whatever file or release
+    folder held it; a run written before the set hash was recorded, by its file."""
+    if meta.get("task_set_sha256"):
+        return f"set sha256 {meta['task_set_sha256'][:12]}"
+    return f"{meta['tasks']} (file sha256 {meta['tasks_sha256'][:12]})"
+
+
 #: What runs must share to be reported or compared together: label -> how to read it.
 _SHARED = {
     "database fingerprint": lambda m: m["database_fingerprint"],
-    "task set": lambda m: f"{m['tasks']} (sha256 {m['tasks_sha256'][:12]})",
+    "task set": _task_set,
     "comparator profile": lambda m: m["profile"],
     "split": _split_name,
 }
@@ -205,7 +225,7 @@ def _meta_for(runs: list[dict], names: list[str] | None = None) -> dict[str, str
         )
     return {
         "database": f"{first['database']} (fingerprint {first['database_fingerprint']})",
-        "task_set": _SHARED["task set"](first),
+        "task_set": f"{_task_set(first)} ({first['tasks']})",
         "comparator_profile": first["profile"],
         "split": _split_name(first),
     }
@@ -298,6 +318,8 @@ def score_compare(
     write_atomic(out / "comparison.json", dumps(comparison))
     write_atomic(out / "report.md", render_report(summaries, comparison, meta=meta))
     write_atomic(out / "chart.svg", render_chart(summaries, comparison))
+    click.echo(f"A            {run_a}  (run {a['meta'].get('run')})")
+    click.echo(f"B            {run_b}  (run {b['meta'].get('run')})")
     click.echo(f"b (A right, B wrong) {comparison['b']}")
     click.echo(f"c (A wrong, B right) {comparison['c']}")
     click.echo(f"McNemar p    {comparison['p_value']:.4g}")

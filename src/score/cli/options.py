@@ -273,5 +273,18 @@ def handle_errors(f: Callable) -> Callable:
             where = f"{e.filename}: " if getattr(e, "filename", None) else ""
             click.echo(f"error: [io] {where}{e.strerror or e}", err=True)
             sys.exit(ERROR)
+        except KeyboardInterrupt:
+            click.echo(f"error: [{_stage(f.__name__)}] stopped by Ctrl-C{_AFTER_CTRL_C}", err=True)
+            sys.exit(ERROR)
 
     return wrapper
+
+
+#: What a user may do after stopping a command that keeps what it finished.
+_AFTER_CTRL_C = "; what was finished is kept (score run and generate continue with --resume)"
+
+
+def _stage(function_name: str) -> str:
+    """The stage an interrupted command names, from its function (``score_run`` is
+    ``score``)."""
+    return function_name.split("_")[0]

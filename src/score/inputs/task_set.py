@@ -14,7 +14,7 @@ language (seed 004: each language is its own scored instance).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -137,6 +137,23 @@ def read_release(folder: str | Path) -> tuple[list[dict[str, Any]], dict[str, li
     return tasks, splits
 
 
-def instances(tasks: Iterable[dict[str, Any]]) -> list[Instance]:
-    """Every (task, language) instance, tasks in order and languages sorted."""
-    return [Instance(task, lang) for task in tasks for lang in sorted(task["questions"])]
+def instances(
+    tasks: Iterable[dict[str, Any]], languages: Collection[str] | None = None
+) -> list[Instance]:
+    """Every (task, language) instance, tasks in order and languages sorted; only those in
+    ``languages`` when given."""
+    return [
+        Instance(task, lang)
+        for task in tasks
+        for lang in sorted(task["questions"])
+        if languages is None or lang in languages
+    ]
+
+
+def task_languages(tasks: Iterable[dict[str, Any]]) -> list[str]:
+    """The question languages of a task set, sorted.
+
+    >>> task_languages([{"questions": {"en": "?", "ko": "?"}}, {"questions": {"en": "?"}}])
+    ['en', 'ko']
+    """
+    return sorted({lang for task in tasks for lang in task["questions"]})

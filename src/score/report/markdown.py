@@ -240,6 +240,22 @@ def _md(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def _languages(runs: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The languages each run scored, when the summary says (a subset chosen with
+    ``--language`` is named as such)."""
+    lines = []
+    for i, s in enumerate(runs):
+        langs = s.get("languages")
+        if s.get("prior") or not langs:
+            continue
+        chosen = ", chosen with --language" if langs.get("chosen") else ""
+        lines.append(
+            f"- Languages scored ({run_label(s, i)}): {', '.join(langs['scored'])} of "
+            f"{', '.join(langs['all'])}{chosen}"
+        )
+    return lines
+
+
 def _warnings(runs: Sequence[Mapping[str, Any]]) -> list[str]:
     """Warnings about the inputs: many missing instances, bad prediction lines skipped
     (``--lenient``), gold results that drifted."""
@@ -261,6 +277,11 @@ def _warnings(runs: Sequence[Mapping[str, Any]]) -> list[str]:
                 f"- **{name}: {counts['gold_drift']} instances are gold_drift**: their gold "
                 "result is not the one the task was verified with (another database or engine); "
                 "they are left out of every score."
+            )
+        for lang, n in (s.get("languages") or {}).get("unanswered", {}).items():
+            lines.append(
+                f"- **{name}: no prediction answers any {lang} question**: its {n} instance(s) "
+                "count as missing (score run --language leaves a language out, and says so)."
             )
         problems = s.get("input_problems") or []
         if problems:
@@ -353,7 +374,7 @@ def render_report(
     """
     ordered = check_inputs(runs, comparison)
     boot = ordered[0]["bootstrap"]
-    lines = ["# sqlgold score report", "", *_meta_lines(meta, boot), ""]
+    lines = ["# sqlgold score report", "", *_meta_lines(meta, boot), *_languages(ordered), ""]
     lines += _warnings(ordered)
     lines += ["## Headline", "", *_headline(ordered), ""]
     lines += [

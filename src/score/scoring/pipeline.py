@@ -28,7 +28,7 @@ what was found); the phases that find it are :mod:`score.scoring.phases`.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -64,17 +64,33 @@ def score_predictions(
     *,
     skip: frozenset[tuple[str, str]] = frozenset(),
     jobs: int = 1,
+    languages: Collection[str] | None = None,
 ) -> Iterator[InstanceResult]:
     """Score every instance of ``tasks`` not in ``skip``, yielding results in task order.
 
-    The denominator is the whole task set: instances without a prediction are yielded
-    as ``missing``.  With one job, scoring is a pipeline: one query process parses an
-    answer (:func:`~score.scoring.phases.query_phase`) while another runs the previous
-    answer's query (:class:`~score.scoring.run_lane.RunLane`) and this process compares
+    The denominator is the whole task set (in ``languages``, when given): instances
+    without a prediction are yielded as ``missing``.  With one job, scoring is a
+    pipeline: one query process parses an answer
+    (:func:`~score.scoring.phases.query_phase`) while another runs the previous answer's
+    query (:class:`~score.scoring.run_lane.RunLane`) and this process compares
     the one before; with ``jobs`` > 1, that many instances are scored at once, each in
-    its own query process.
+    its own query process.  Ctrl-C (KeyboardInterrupt) closes the executor, so the
+    queries under way stop at once, and is raised again.
     """
-    todo = [i for i in instances(tasks) if i.key not in skip]
+    todo = [i for i in instances(tasks, languages) if i.key not in skip]
+    try:
+        yield from _scored(todo, predictions, ctx, jobs)
+    except KeyboardInterrupt:  # stop the queries now, not when each reaches its limit
+        ctx.executor.close()
+        raise
+
+
+def _scored(
+    todo: list[Instance],
+    predictions: Mapping[tuple[str, str], Prediction],
+    ctx: ScoringContext,
+    jobs: int,
+) -> Iterator[InstanceResult]:
     if jobs <= 1:
         with (
             ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlgold-prepare") as parse,

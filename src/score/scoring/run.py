@@ -24,10 +24,12 @@ from score.execution.executor import Executor
 from score.files import file_sha256
 from score.inputs.predictions import read_predictions
 from score.inputs.split import ScoredSplit, select_split
+from score.inputs.task_manifest import set_hash
 from score.inputs.task_set import TaskSet, instances, open_task_set
 from score.inputs.validated_files import MEMO_FOLDER, ValidatedFiles
 from score.scoring.gold_cache import GoldCache
 from score.scoring.gold_pin import today_conflicts
+from score.scoring.languages import language_summary, language_warnings, languages_scored
 from score.scoring.outcomes import Outcome
 from score.scoring.pipeline import ScoringContext, score_predictions
 from score.scoring.priors import PRIORS, prior_predictions
@@ -79,6 +81,7 @@ def _warnings(task_set: TaskSet, executor: Executor, summary: dict[str, Any]) ->
             f"{drifted} instance(s) are gold_drift (their gold result is not the one the "
             "task was verified with) and are left out of every score"
         )
+    found += language_warnings(summary["languages"])
     missing, total = counts.get(Outcome.MISSING, 0), summary["n_instances"]
     if total and missing * 2 > total:
         found.append(
@@ -104,7 +107,8 @@ class ScoringOptions:
     ``strict`` stops at a bad prediction line; ``seed`` and ``resamples`` drive the
     bootstrap; ``with_priors`` also scores seed 004's priors; ``manifest`` checks a task
     file against a release; ``split``, ``test_fraction`` and ``split_seed`` choose the
-    tasks scored; ``dialect`` is the predictions' SQL dialect when not the engine's.
+    tasks scored; ``dialect`` is the predictions' SQL dialect when not the engine's;
+    ``languages`` scores only the instances in those question languages (None: all).
     """
 
     profile: str = "sqlgold"
@@ -121,6 +125,7 @@ class ScoringOptions:
     test_fraction: float | None = None
     split_seed: int | None = None
     dialect: str | None = None
+    languages: tuple[str, ...] | None = None
 
 
 def run_scoring(
@@ -154,6 +159,7 @@ def run_scoring(
     )
     tasks = scored.tasks
     check_today(tasks, executor)
+    languages = languages_scored(tasks, options.languages)
     predictions = read_predictions(predictions_path, task_set.tasks, run=options.run)
     if not predictions.by_key and not predictions.problems:
         raise InputError(
@@ -165,13 +171,15 @@ def run_scoring(
     if options.strict:
         predictions.raise_problems()
     outside = [k for k in predictions.by_key if k[0] not in scored.ids]
-    for key in outside:
+    other_languages = [k for k in predictions.by_key if k[1] not in languages]
+    for key in {*outside, *other_languages}:
         del predictions.by_key[key]
     settings = asdict(executor.settings)
     settings["today"] = settings["today"].isoformat() if settings["today"] else None
     meta = {
         "tasks": str(tasks_path),
         "tasks_sha256": tasks_sha256(tasks_path),
+        "task_set_sha256": set_hash(task_set.tasks),
         "predictions": str(predictions_path),
         "predictions_sha256": file_sha256(predictions_path),
         "run": predictions.run,
@@ -182,6 +190,7 @@ def run_scoring(
         "prediction_dialect": options.dialect or executor.dialect,
         "database_schema": executor.schema,
         "database_fingerprint": executor.fingerprint,
+        **({"languages": list(languages)} if options.languages is not None else {}),
         "settings": settings,
         "versions": {
             "sqlgold": version("sqlgold"),
@@ -192,11 +201,13 @@ def run_scoring(
     gold = GoldCache(cache_dir, executor)
     ctx = ScoringContext(executor, gold, options.profile, predictions.run, dialect=options.dialect)
     run_dir = RunDir(out, meta, resume=options.resume)
-    total = len(instances(tasks))
+    total = len(instances(tasks, languages))
     try:
         done = frozenset(run_dir.done)
         finished = len(done)
-        scoring = score_predictions(tasks, predictions.by_key, ctx, skip=done, jobs=options.jobs)
+        scoring = score_predictions(
+            tasks, predictions.by_key, ctx, skip=done, jobs=options.jobs, languages=languages
+        )
         for result in scoring:
             run_dir.append(result.to_record())
             finished += 1
@@ -212,8 +223,13 @@ def run_scoring(
         "verified_fingerprint": task_set.verified_fingerprint,
         "tasks": str(tasks_path),
         "tasks_sha256": meta["tasks_sha256"],
+        "task_set_sha256": meta["task_set_sha256"],
     }
     summary["split"] = {**scored.to_dict(), "predictions_outside": len(outside)}
+    summary["languages"] = {
+        **language_summary(tasks, languages, options.languages is not None, predictions.by_key),
+        "predictions_outside": len(other_languages),
+    }
     summary["failure_reasons"] = failure_reasons(records)
     summary["input_problems"] = [str(p) for p in predictions.problems]
     priors = []
@@ -223,14 +239,19 @@ def run_scoring(
             prior_records = [
                 r.to_record()
                 for r in score_predictions(
-                    tasks, prior_predictions(tasks, kind), prior_ctx, jobs=options.jobs
+                    tasks,
+                    prior_predictions(tasks, kind),
+                    prior_ctx,
+                    jobs=options.jobs,
+                    languages=languages,
                 )
             ]
             priors.append(
                 summarize(prior_records, seed=options.seed, resamples=options.resamples, prior=True)
             )
-    run_dir.finish(summary, priors)
     warnings = _warnings(task_set, executor, summary)
+    summary["warnings"] = warnings
+    run_dir.finish(summary, priors)
     return RunOutcome(
         summary, gold.executions, len(run_dir.done) - len(done), scored, tuple(warnings)
     )

@@ -38,8 +38,8 @@ IDENTITY_KEYS = (
     "predictions_sha256",
     "split",
     "run",
-    "split",
     "profile",
+    "languages",
     "database_fingerprint",
     "settings",
 )

@@ -119,13 +119,26 @@ SCRIPT = "import sys; from curate.cli import run; sys.argv[0] = 'sqlgold'; run()
 MANY_ROWS = "SELECT person_id, year_of_birth FROM cdm.person ORDER BY person_id LIMIT 1000"
 
 
-def _script(*args: str):
+def _script(*args: str, env: dict | None = None):
     import subprocess
     import sys
 
     return subprocess.run(
-        [sys.executable, "-c", SCRIPT, *args], capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", SCRIPT, *args], capture_output=True, text=True, timeout=120, env=env
     )
+
+
+def test_the_script_leaves_no_temporary_folder_behind(omop_db, tmp_path):
+    """The issue: each `sqlgold verify` left a $TMPDIR/pymp-* folder (the fork server's
+    socket), since it ends without Python's teardown."""
+    import os
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    done = _script("verify", "--db", str(omop_db), "--gold", "SELECT COUNT(*) AS n FROM person",
+                   env={**os.environ, "TMPDIR": str(tmp)})  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert list(tmp.iterdir()) == []
 
 
 def test_the_script_ends_verify_at_once_with_all_its_output_and_its_exit_code(omop_db):

@@ -1,0 +1,151 @@
+"""`sqlgold score` as a new user runs it: languages scored and left unanswered, runs of the
+same task set compared whatever file held it, no empty folder left by a failed command,
+both runs named in a comparison, and Ctrl-C as one line (then --resume)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from curate.cli import main
+from score.cli.exit_codes import ERROR
+from tests.paths import REPO
+
+TASKS = REPO / "data" / "benchmark" / "omop_tasks.jsonl"
+
+
+def _tasks() -> list[dict]:
+    return [json.loads(line) for line in TASKS.read_text(encoding="utf-8").splitlines()[1:]]
+
+
+def _english_answers(path: Path) -> Path:
+    """The reference answer of every English question, and nothing in Korean."""
+    with path.open("w", encoding="utf-8") as f:
+        for task in _tasks():
+            answer = task["answer_sql"] or task["gold_sql"]
+            output = f"```sql\n{answer}\n```" if task["answerable"] else "ABSTAIN"
+            f.write(json.dumps({"task_id": task["id"], "language": "en", "output": output}) + "\n")
+    return path
+
+
+def score(omop_db, *args) -> object:
+    return CliRunner().invoke(main, ["score", "run", *map(str, args), "--db", str(omop_db), "-q"])
+
+
+def test_a_language_left_unanswered_is_said_and_a_chosen_subset_is_stated(omop_db, tmp_path):
+    """The issue: the gold SQL for all English questions scored EX 0.612 and RS(10) -329,
+    no warning: the Korean instances counted as missing."""
+    preds = _english_answers(tmp_path / "en.jsonl")
+    every = score(omop_db, TASKS, preds, "--out", tmp_path / "all", "--no-cache")
+    assert every.exit_code == 0, every.output
+    assert "no prediction answers any ko question" in every.output  # stderr, mixed in
+    summary = json.loads((tmp_path / "all" / "summary.json").read_text())
+    assert summary["languages"]["unanswered"] == {"ko": summary["by_language"]["ko"]["n"]}
+    assert any("ko question" in w for w in summary["warnings"])
+    english = score(omop_db, TASKS, preds, "--out", tmp_path / "en", "--language", "en")
+    assert english.exit_code == 0, english.output
+    assert "languages    en of en, ko (chosen with --language)" in english.output
+    summary = json.loads((tmp_path / "en" / "summary.json").read_text())
+    assert summary["ex"] == 1.0 and summary["languages"]["chosen"] is True
+    assert summary["languages"]["unanswered"] == {} and "warnings" in summary
+    report = CliRunner().invoke(main, ["score", "report", str(tmp_path / "en")])
+    assert report.exit_code == 0, report.output
+    assert "Languages scored (" in (tmp_path / "en" / "report.md").read_text()
+    unknown = score(omop_db, TASKS, preds, "--out", tmp_path / "fr", "--language", "fr")
+    assert unknown.exit_code == ERROR and "asks its questions in en, ko" in unknown.output
+    assert not (tmp_path / "fr").exists()
+
+
+def test_runs_of_the_same_task_set_compare_whatever_file_held_it(omop_db, tmp_path):
+    """The issue: a run on a release folder and one on the task file with the same set hash
+    were refused ("the runs differ in task set"), and the report labelled a file's hash the
+    task set."""
+    release = CliRunner().invoke(
+        main,
+        ["publish", str(TASKS), "--version", "0.1.0", "--db", str(omop_db),
+         "--out", str(tmp_path / "releases")],
+    )  # fmt: skip
+    assert release.exit_code == 0, release.output
+    folder = tmp_path / "releases" / "omop" / "0.1.0"
+    preds = _english_answers(tmp_path / "en.jsonl")
+    for out, tasks in (("a", TASKS), ("b", folder)):
+        done = score(omop_db, tasks, preds, "--out", tmp_path / out, "--language", "en")
+        assert done.exit_code == 0, done.output
+    compared = CliRunner().invoke(
+        main, ["score", "compare", str(tmp_path / "a"), str(tmp_path / "b"),
+               "--out", str(tmp_path / "ab")],
+    )  # fmt: skip
+    assert compared.exit_code == 0, compared.output
+    assert f"A            {tmp_path / 'a'}" in compared.output  # which run is A, which B
+    assert f"B            {tmp_path / 'b'}" in compared.output
+    report = (tmp_path / "ab" / "report.md").read_text()
+    assert "- Task set: set sha256 " in report
+
+
+def test_a_failed_command_leaves_no_empty_folder(omop_db, tmp_path):
+    """The issue: score run with a bad predictions file, a refused compare and a refused
+    report --out each left an empty output folder."""
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("{not json\n")
+    failed = score(omop_db, TASKS, bad, "--out", tmp_path / "runs" / "x")
+    assert failed.exit_code == ERROR
+    assert not (tmp_path / "runs").exists()
+    preds = _english_answers(tmp_path / "en.jsonl")
+    assert score(omop_db, TASKS, preds, "--out", tmp_path / "en", "--language", "en").exit_code == 0
+    other = score(omop_db, TASKS, preds, "--out", tmp_path / "all", "--split", "all")
+    assert other.exit_code == 0
+    refused = CliRunner().invoke(
+        main, ["score", "compare", str(tmp_path / "en"), str(tmp_path / "all"),
+               "--out", str(tmp_path / "cmp" / "out")],
+    )  # fmt: skip
+    assert refused.exit_code == ERROR and "differ in split" in refused.output
+    assert not (tmp_path / "cmp").exists()
+    report = CliRunner().invoke(
+        main, ["score", "report", str(tmp_path / "en"), str(tmp_path / "all"),
+               "--out", str(tmp_path / "rep")],
+    )  # fmt: skip
+    assert report.exit_code == ERROR and not (tmp_path / "rep").exists()
+
+
+def test_ctrl_c_stops_a_scoring_with_one_line_and_resume_finishes_it(omop_db, tmp_path):
+    """The issue: Ctrl-C printed click's "Aborted!"; it is one documented line, the
+    queries under way stop at once, and --resume then finishes the run."""
+    preds = tmp_path / "slow.jsonl"
+    slow = "```sql\nSELECT count(*) AS n FROM range(4000000000)\n```"
+    with preds.open("w") as f:
+        for task in _tasks()[:4]:
+            f.write(json.dumps({"task_id": task["id"], "language": "en", "output": slow}) + "\n")
+    out = tmp_path / "run"
+    args = [sys.executable, "-m", "curate.cli", "score", "run", str(TASKS), str(preds),
+            "--out", str(out), "--split", "all", "--timeout", "60",
+            "--db", str(omop_db)]  # fmt: skip
+    process = subprocess.Popen(
+        args,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        # a test run started in the background has SIGINT ignored: restore what a
+        # terminal gives a command
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    results = out / "results.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (results.exists() and results.stat().st_size):
+        time.sleep(0.2)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == ERROR
+    last = err.replace("\r", "\n").strip().splitlines()[-1]
+    assert last.startswith("error: [score] stopped by Ctrl-C;"), err
+    assert "Aborted!" not in err and "Traceback" not in err
+    finished = len(results.read_text().splitlines())
+    assert 0 < finished < 451
+    resumed = subprocess.run([*args, "--resume", "-q"], capture_output=True, text=True)
+    assert resumed.returncode == 0, resumed.stderr
+    assert len(results.read_text().splitlines()) == 451
