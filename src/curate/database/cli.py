@@ -64,27 +64,30 @@ def db_build(out: Path, vocab: Path | None, quiet: bool) -> None:
 @handle_errors
 def db_info(db_path: Path | str, schema: str | None, recompute: bool) -> None:
     """Print the CDM tables, their row counts and the fingerprint of any OMOP database
-    (a DuckDB file or a postgresql:// URL).
+    (a DuckDB file, a postgresql:// URL or a Spark Connect sc:// URL).
 
     The fingerprint is defined on values, so the same data give the same one on every
-    engine; the server computes it on PostgreSQL.  A DuckDB file's fingerprint is always
+    engine; the server computes it on PostgreSQL and Spark.  A DuckDB file's fingerprint is always
     the data's own (cached only while the file is unchanged); exit code 3 when it differs
     from the one `db build` stored (the file was changed).
     """
     from score.cdm.duckdb_file import describe_database
-    from score.execution.engines.kinds import is_database_url
+    from score.execution.engines.kinds import EngineKind, engine_kind
 
-    if is_database_url(db_path):
-        from score.execution.engines.postgres import describe_postgres
-
-        pg = describe_postgres(str(db_path), schema)
-        click.echo(f"database     {pg.where}")
-        click.echo(f"schema       {pg.schema}")
-        for name, rows in pg.tables:
+    kind = engine_kind(db_path)
+    if kind is not EngineKind.DUCKDB:
+        if kind is EngineKind.SPARK:
+            from score.execution.engines.spark import describe_spark as describe
+        else:
+            from score.execution.engines.postgres import describe_postgres as describe
+        server = describe(str(db_path), schema)
+        click.echo(f"database     {server.where}")
+        click.echo(f"schema       {server.schema}")
+        for name, rows in server.tables:
             click.echo(f"{name:<24}{rows:>10,}")
-        if pg.missing:
-            click.echo(f"missing      {', '.join(pg.missing)}")
-        click.echo(f"fingerprint  {pg.fingerprint} (computed by the server)")
+        if server.missing:
+            click.echo(f"missing      {', '.join(server.missing)}")
+        click.echo(f"fingerprint  {server.fingerprint} (computed by the server)")
         return
 
     info = describe_database(db_path, schema, recompute=recompute)

@@ -12,12 +12,15 @@ import click
 
 from curate.cli_options import split_options
 from score.cli.exit_codes import FOUND_DIFFERENT
-from score.cli.options import database_options, handle_errors
+from score.cli.options import duckdb_database_options, handle_errors
 from score.defaults import DEFAULT_GROUNDING
 
 
 @click.command("grounding")
-@database_options
+@duckdb_database_options(
+    "its SQL notes run DuckDB examples; build the documents from the DuckDB file of the "
+    "same CDM (sqlgold db build, or the file sqlgold db load copied)"
+)
 @click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),

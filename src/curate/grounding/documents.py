@@ -79,7 +79,8 @@ def generate_documents(
 ) -> dict[str, str]:
     """Open the database read-only and build every grounding document in memory."""
     settings = ExecutorSettings(timeout_seconds=120, today=today)
-    with Executor(db_path, schema, settings) as executor:
+    # the documents' queries are DuckDB SQL: a server engine runs their translation
+    with Executor(db_path, schema, settings, sql_dialect="duckdb") as executor:
         return build_documents(executor, rules=rules)
 
 

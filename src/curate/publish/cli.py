@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from curate.cli_options import split_options
-from score.cli.options import database_options, handle_errors
+from score.cli.options import duckdb_database_options, handle_errors
 from score.errors import SqlgoldError
 
 if TYPE_CHECKING:
@@ -59,7 +59,10 @@ def _semantic_version(ctx: click.Context, param: click.Parameter, value: str) ->
     default=None,
     help="Curation report JSON (default: <name>_report.json beside TASKS).",
 )
-@database_options
+@duckdb_database_options(
+    "the release's database config describes the DuckDB file of the CDM the tasks were "
+    "verified on (sqlgold db build, or the file sqlgold db load copied)"
+)
 @click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),

@@ -26,9 +26,15 @@ from score.execution.settings import ExecutorSettings, parse_size
 
 class DatabaseTarget(click.ParamType):
     """``--db``: a DuckDB file (a Path) or a ``postgresql://`` or ``sc://`` URL (kept as
-    text); a URL of another scheme is a usage error naming the forms sqlgold opens."""
+    text); a URL of another scheme is a usage error naming the forms sqlgold opens, and a
+    command that works on a DuckDB file only (``duckdb_only``: why) refuses a URL."""
 
     name = "PATH|URL"
+
+    def __init__(self, duckdb_only: str | None = None) -> None:
+        self.duckdb_only = duckdb_only
+        if duckdb_only:
+            self.name = "PATH"
 
     def convert(self, value, param, ctx):
         if isinstance(value, Path):
@@ -38,6 +44,9 @@ class DatabaseTarget(click.ParamType):
             kind = engine_kind(text)
         except SqlgoldError as e:
             self.fail(e.message, param, ctx)
+        if kind is not EngineKind.DUCKDB and self.duckdb_only:
+            command = ctx.command_path if ctx is not None else "this command"
+            self.fail(f"{command} works on a DuckDB file only: {self.duckdb_only}", param, ctx)
         if kind is not EngineKind.DUCKDB:
             return text
         if Path(text).is_dir():
@@ -46,7 +55,28 @@ class DatabaseTarget(click.ParamType):
 
 
 def database_options(f: Callable) -> Callable:
-    """``--db`` and ``--schema``."""
+    """``--db`` (a DuckDB file, PostgreSQL or Spark Connect) and ``--schema``."""
+    return _database_options(f, DatabaseTarget(), _DB_HELP)
+
+
+_DB_HELP = (
+    "OMOP CDM DuckDB file, postgresql://USER:PASSWORD@HOST:PORT/DB, or "
+    "sc://HOST:PORT for Spark Connect (the CDM in database cdm)."
+)
+
+
+def duckdb_database_options(why: str) -> Callable[[Callable], Callable]:
+    """``--db`` for a command that works on a DuckDB file only (``why`` says why, in
+    the refusal of a URL), and ``--schema``."""
+
+    def apply(f: Callable) -> Callable:
+        help_text = f"OMOP CDM DuckDB file (not a server: {why})."
+        return _database_options(f, DatabaseTarget(duckdb_only=why), help_text)
+
+    return apply
+
+
+def _database_options(f: Callable, target: DatabaseTarget, help_text: str) -> Callable:
     f = click.option(
         "--schema",
         default=None,
@@ -59,9 +89,8 @@ def database_options(f: Callable) -> Callable:
         "db_path",
         default=DEFAULT_DB,
         show_default=True,
-        type=DatabaseTarget(),
-        help="OMOP CDM DuckDB file, postgresql://USER:PASSWORD@HOST:PORT/DB, or "
-        "sc://HOST:PORT for Spark Connect (the CDM in database cdm).",
+        type=target,
+        help=help_text,
     )(f)
     return f
 

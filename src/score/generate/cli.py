@@ -118,7 +118,7 @@ def prompt_command(
         )
     settings = PromptSettings(mode=mode, today=today, top_k=top_k, grounding_dir=grounding_dir)
     selection = Selection(test_fraction=test_fraction, seed=split_seed)
-    with Executor(db_path, schema) as executor:
+    with Executor(db_path, schema, sql_dialect="duckdb") as executor:
         prompter = make_prompter(executor, tasks, selection, settings)
     prompt = prompter.prompt(Instance(task, language))
     if as_json:
@@ -271,7 +271,7 @@ def generate_command(
     settings = PromptSettings(mode=mode, today=today, top_k=top_k, grounding_dir=grounding_dir)
     bar = ProgressBar(f"generating ({model}, {mode})", quiet)
     try:
-        with Executor(db_path, schema) as executor:
+        with Executor(db_path, schema, sql_dialect="duckdb") as executor:
             outcome = run_generation(
                 tasks_path,
                 out,

@@ -81,10 +81,11 @@ def table_facts(executor: Executor, table: str) -> TableFacts:
     rows = int(row[0])
     nulls = tuple(c for (c, _), n in zip(columns, row[1:], strict=True) if rows and n == 0)
     examples: tuple[tuple[Any, ...], ...] = ()
-    if rows:
+    if rows:  # every column, left to right (ORDER BY ALL, said so that every engine reads it)
+        order = ", ".join(str(i) for i in range(1, len(columns) + 1))
         examples = tuple(
             tuple(r)
-            for r in _query(executor, f"SELECT * FROM {name} ORDER BY ALL LIMIT {EXAMPLE_ROWS}")
+            for r in _query(executor, f"SELECT * FROM {name} ORDER BY {order} LIMIT {EXAMPLE_ROWS}")
         )
     return TableFacts(table, columns, rows, nulls, examples)
 

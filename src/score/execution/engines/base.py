@@ -40,6 +40,19 @@ class Reference:
     schema: str = ""
 
 
+@dataclass(frozen=True)
+class ServerInfo:
+    """What ``sqlgold db info`` says of a CDM on a server: where (a URL without its
+    password), the schema, every CDM table's rows, the CDM tables missing, and the
+    fingerprint the server computed."""
+
+    where: str
+    schema: str
+    tables: tuple[tuple[str, int], ...]  # (CDM table, rows)
+    missing: tuple[str, ...]
+    fingerprint: str
+
+
 class Engine(Protocol):
     """One database opened read-only; every method may raise a QueryError."""
 

@@ -29,14 +29,13 @@ transaction.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 import pyarrow as pa
 from sqlglot import exp
 
 from score.errors import DatabaseError
 from score.execution.engines import csv_reader
-from score.execution.engines.base import Limits, Reference, first_line
+from score.execution.engines.base import Limits, Reference, ServerInfo, first_line
 from score.execution.engines.kinds import redact
 from score.execution.engines.postgres_guard import DIALECT, check_postgres_tree, parse
 from score.execution.engines.postgres_results import (
@@ -267,16 +266,7 @@ class PostgresEngine:
         return csv_reader.read_csv(path, folder, self.settings, limits)
 
 
-@dataclass(frozen=True)
-class PostgresInfo:
-    where: str  # the URL, password redacted
-    schema: str
-    tables: tuple[tuple[str, int], ...]  # (CDM table, rows)
-    missing: tuple[str, ...]
-    fingerprint: str
-
-
-def describe_postgres(url: str, schema: str | None = None) -> PostgresInfo:
+def describe_postgres(url: str, schema: str | None = None) -> ServerInfo:
     """Tables, row counts and fingerprint of the CDM at ``url`` (read-only role)."""
     from score.cdm.schema import CDM_TABLES
 
@@ -291,7 +281,7 @@ def describe_postgres(url: str, schema: str | None = None) -> PostgresInfo:
     finally:
         engine.close()
     missing = tuple(t for t in CDM_TABLES if t not in engine.tables)
-    return PostgresInfo(redact(url), engine.schema, tuple(counts), missing, fingerprint)
+    return ServerInfo(redact(url), engine.schema, tuple(counts), missing, fingerprint)
 
 
 def _requalify(sql: str, schema: str) -> str:

@@ -161,6 +161,31 @@ def group_by_all(tree: exp.Expr) -> exp.Expr:
     return tree
 
 
+def order_by_all(tree: exp.Expr) -> exp.Expr:
+    """``ORDER BY ALL`` (every output column, left to right) as their positions, where
+    the select list names them (``SELECT *`` is left as it is)."""
+    for select in list(tree.find_all(exp.Select)):
+        order = select.args.get("order")
+        if order is None or len(order.expressions) != 1:
+            continue
+        (ordered,) = order.expressions
+        key = ordered.this
+        if not (isinstance(key, exp.Var | exp.Column) and key.name.upper() == "ALL"):
+            continue
+        if any(isinstance(e.unalias(), exp.Star) for e in select.expressions):
+            continue
+        positions = [
+            exp.Ordered(
+                this=exp.Literal.number(i),
+                desc=ordered.args.get("desc"),
+                nulls_first=ordered.args.get("nulls_first"),
+            )
+            for i in range(1, len(select.expressions) + 1)
+        ]
+        select.set("order", exp.Order(expressions=positions))
+    return tree
+
+
 def having_alias(tree: exp.Expr) -> exp.Expr:
     for select in list(tree.find_all(exp.Select)):
         having = select.args.get("having")
@@ -217,6 +242,7 @@ def duckdb_functions(tree: exp.Expr) -> exp.Expr:
 #: The rules in the order they run; names are what the tests and the README cite.
 RULES: dict[str, Rule] = {
     "group_by_all": group_by_all,
+    "order_by_all": order_by_all,
     "having_alias": having_alias,
     "arg_max_min": arg_max_min,
     "any_value": any_value,

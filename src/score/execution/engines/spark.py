@@ -23,7 +23,13 @@ import uuid
 
 from score.errors import DatabaseError
 from score.execution.engines import csv_reader
-from score.execution.engines.base import Limits, Reference, first_line, timeout_error
+from score.execution.engines.base import (
+    Limits,
+    Reference,
+    ServerInfo,
+    first_line,
+    timeout_error,
+)
 from score.execution.engines.spark_client import new_session, parse_url
 from score.execution.engines.spark_sql import DATABASE, check_spark, to_spark
 from score.execution.result import QueryError, QueryResult, duckdb_type_name
@@ -221,6 +227,23 @@ def error_line(e: BaseException) -> str:
         else:
             return f"{status}: {said[0]}" if said else str(status)
     return first_line(e)
+
+
+def describe_spark(url: str, schema: str | None = None) -> ServerInfo:
+    """Tables, row counts and fingerprint of the CDM at ``url`` (database ``cdm``)."""
+    from score.cdm.schema import CDM_TABLES
+
+    engine = SparkEngine(url, schema, ExecutorSettings(timeout_seconds=3600))
+    try:
+        counts = []
+        for name in sorted(engine.tables):
+            frame = engine._spark.sql(f"SELECT count(*) AS n FROM {DATABASE}.`{name}`")
+            counts.append((name, int(frame.toArrow().column(0)[0].as_py())))
+        fingerprint = engine.compute_fingerprint()
+    finally:
+        engine.close()
+    missing = tuple(t for t in CDM_TABLES if t not in engine.tables)
+    return ServerInfo(url, engine.schema, tuple(counts), missing, fingerprint)
 
 
 def fingerprint_tables(spark, tables: list[str]) -> str:

@@ -45,6 +45,10 @@ CASES = {
         "SELECT gender_concept_id, count(*) AS n FROM cdm.person GROUP BY ALL ORDER BY 1",
         False,
     ),
+    "order_by_all": (
+        "SELECT gender_concept_id, count(*) AS n FROM cdm.person GROUP BY ALL ORDER BY ALL DESC",
+        False,
+    ),
     "having_alias": (
         "SELECT gender_concept_id, count(*) AS n FROM cdm.person "
         "GROUP BY gender_concept_id HAVING n > 10 ORDER BY 1",
