@@ -14,7 +14,7 @@ from score.defaults import DEFAULT_DB
 
 @click.group("db")
 def db() -> None:
-    """Build and inspect OMOP CDM DuckDB databases."""
+    """Build an OMOP CDM DuckDB database, load one into PostgreSQL or Spark, and inspect any of them."""
 
 
 @db.command("build")

@@ -12,7 +12,9 @@ can count attempts and honour ``Retry-After`` the same way on every server:
 * not retried, the instance fails (:class:`CallFailed`, a ``generation_error``): other
   4xx answers, such as a prompt longer than the model's context;
 * not retried, the run stops (:class:`EndpointError`): 401, 403 and 404, a wrong key,
-  URL or model name, which no later request would get past.
+  URL or model name, which no later request would get past; and a connection that fails
+  before anything at the URL has answered in this run (no server there, a mistyped
+  port), which waiting would not mend.
 
 A reply keeps the raw text (``content``; an empty string when the model gave none, as a
 thinking model cut off at the limit does), the finish reason, token usage and latency.
@@ -115,6 +117,7 @@ class ChatClient:
             timeout=settings.timeout,
             max_retries=0,
         )
+        self.reached = False  # something at base_url answered (any HTTP status) in this run
 
     def close(self) -> None:
         self._client.close()
@@ -143,8 +146,10 @@ class ChatClient:
             headers = None
             try:
                 response = self._request(messages)
+                self.reached = True
                 return _reply(response, time.perf_counter() - start, attempt)
             except openai.APIStatusError as e:
+                self.reached = True
                 status = e.status_code
                 last = f"HTTP {status}: {_short(e.message)}"
                 if status in FATAL_STATUS:
@@ -159,6 +164,12 @@ class ChatClient:
                 last = f"no answer within {self.settings.timeout:g} s (the request timeout)"
             except openai.APIConnectionError as e:
                 last = f"connection failed: {_short(str(e))}"
+                if not self.reached:
+                    raise EndpointError(
+                        f"cannot connect to {self.settings.base_url} ({_short(str(e))}); "
+                        "nothing has answered there in this run: check --base-url and that the "
+                        "server is running"
+                    ) from None
             except (openai.APIResponseValidationError, ValueError, _Malformed) as e:
                 last = f"the answer is not a chat completion: {_short(str(e))}"
             if attempt < attempts:

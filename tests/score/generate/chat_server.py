@@ -42,7 +42,12 @@ class Raw:
     body: str
 
 
-Action = Reply | Status | Raw
+@dataclass(frozen=True)
+class Drop:
+    """The connection closed without an answer (a server that went away mid-run)."""
+
+
+Action = Reply | Status | Raw | Drop
 
 
 @dataclass(frozen=True)
@@ -96,6 +101,9 @@ class ChatServer:
                     return self._send(action.code, action.body, action.headers)
                 if isinstance(action, Raw):
                     return self._send(200, action.body)
+                if isinstance(action, Drop):
+                    self.close_connection = True
+                    return None
                 if action.delay:
                     time.sleep(action.delay)
                 prompt_tokens = sum(len(m["content"]) for m in body["messages"]) // 4

@@ -6,7 +6,7 @@ import pytest
 
 from score.generate.client import CallFailed, ChatClient, ChatSettings, EndpointError
 
-from .chat_server import ChatServer, Raw, Reply, Status
+from .chat_server import ChatServer, Drop, Raw, Reply, Status
 
 QUESTION = "How many persons?"
 MESSAGES = (
@@ -93,3 +93,27 @@ def test_an_empty_answer_is_an_empty_output(server):
     server.script[QUESTION] = [Reply(None, finish_reason="length")]
     reply = client(server).complete(MESSAGES)
     assert reply.output == "" and reply.finish_reason == "length"
+
+
+def test_no_server_at_the_url_stops_the_run_at_once_without_waiting():
+    """A new user's endpoint that is not running (or a mistyped port) waited out every
+    retry of ten instances, about five minutes, before the run stopped."""
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    waits: list[float] = []
+    settings = ChatSettings("m", f"http://127.0.0.1:{port}/v1", "key", retries=5, backoff=1.0)
+    with pytest.raises(EndpointError, match="cannot connect to http://127.0.0.1:"):
+        ChatClient(settings, sleep=waits.append).complete(MESSAGES)
+    assert waits == []  # no retry, no wait
+
+
+def test_a_connection_lost_after_the_server_answered_is_retried(server):
+    server.script[QUESTION] = [RIGHT, Drop()]
+    chat = client(server)
+    assert chat.complete(MESSAGES).output  # the server answered: it exists
+    with pytest.raises(CallFailed, match="connection failed") as failed:
+        chat.complete(MESSAGES)
+    assert failed.value.attempts == 4  # retried, as a server that comes back would need
