@@ -14,7 +14,8 @@ from score.defaults import DEFAULT_DB
 
 @click.group("db")
 def db() -> None:
-    """Build an OMOP CDM DuckDB database, load one into PostgreSQL or Spark, and inspect any of them."""
+    """Build an OMOP CDM DuckDB database, load one into PostgreSQL or Spark, and inspect
+    any of them."""
 
 
 @db.command("build")
