@@ -134,7 +134,11 @@ def _meta_lines(meta: Mapping[str, str], boot: Mapping[str, Any]) -> list[str]:
     if missing:
         raise ValueError(f"report meta lacks {', '.join(missing)}")
     lines = [f"- {label}: {meta[key]}" for key, label in REQUIRED_META.items()]
-    lines += [f"- {key}: {value}" for key, value in meta.items() if key not in REQUIRED_META]
+    lines += [
+        f"- {key.replace('_', ' ').capitalize()}: {value}"
+        for key, value in meta.items()
+        if key not in REQUIRED_META
+    ]
     lines.append(
         f"- Intervals: {boot['confidence']:.0%} percentile bootstrap, {boot['resamples']:,} "
         f"resamples of questions (all languages of a question together), seed {boot['seed']} "
