@@ -103,10 +103,10 @@ def score_group() -> None:
 @click.option(
     "--split",
     type=click.Choice(["test", "train", "all"]),
-    default="test",
-    show_default=True,
+    default=None,
     help="Which tasks to score: the held-out test split (the evaluation), the train split "
-    "(tasks that may be shown to a model), or all.",
+    "(tasks that may be shown to a model), or all  [default: test; all for a TEXT-TO-OMOP "
+    "result file, whose tasks are all its test set].",
 )
 @split_options(
     "For a task file without a release: the split's test fraction  [default: 0.5, "
@@ -121,6 +121,21 @@ def score_group() -> None:
     default=None,
     help="The SQL dialect the predictions were written for, when not the engine's own "
     "(e.g. duckdb predictions scored on PostgreSQL): they are transpiled first.",
+)
+@click.option(
+    "--efficiency",
+    type=click.Choice(["ves", "rves", "cost"]),
+    default=None,
+    help="Also measure the right answers' efficiency against their golds: BIRD's VES or "
+    "R-VES (both queries timed in one query process, alternating), or VES on the ratio "
+    "of EXPLAIN cost estimates (deterministic; DuckDB and PostgreSQL).",
+)
+@click.option(
+    "--efficiency-runs",
+    type=click.IntRange(1),
+    default=None,
+    help="Timed runs of each query per instance  [default: 10 for ves, 100 for rves, as "
+    "BIRD; 1 for cost].",
 )
 @bootstrap_options
 @database_options
@@ -147,12 +162,15 @@ def score_run(tasks, predictions, out, db_path, schema, quiet, **params):
     check_output_dir(out, stage="score")
     settings = take_executor_settings(params)
     options = _scoring_options(params)
-    progress = ProgressBar("scoring", quiet)
+    progress, measuring = ProgressBar("scoring", quiet), ProgressBar("measuring", quiet)
     with Executor(db_path, schema, settings) as executor:
         try:
-            outcome = run_scoring(tasks, predictions, out, executor, options, progress=progress)
+            outcome = run_scoring(
+                tasks, predictions, out, executor, options, progress=progress, measuring=measuring
+            )
         finally:
             progress.close()
+            measuring.close()
     s = outcome.summary
     low, high = s["ex_ci"] if s.get("ex_ci") else (None, None)
     click.echo(f"run          {s.get('run')}")
@@ -160,6 +178,7 @@ def score_run(tasks, predictions, out, db_path, schema, quiet, **params):
     click.echo(f"instances    {s['n_instances']}  (gold_drift {outcome.gold_drift})")
     click.echo(f"EX           {_fmt(s['ex'])}  [{_fmt(low)}, {_fmt(high)}]")
     click.echo("RS           " + "  ".join(f"RS({k}) {_fmt(v, 2)}" for k, v in s["rs"].items()))
+    _echo_peer_scores(s)
     click.echo(f"gold queries executed {outcome.gold_executions} (the rest came from the cache)")
     click.echo(f"written      {out}")
     if s.get("input_problems"):
@@ -174,6 +193,14 @@ def score_run(tasks, predictions, out, db_path, schema, quiet, **params):
 
 def _fmt(value, digits: int = 3) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _echo_peer_scores(summary: dict) -> None:
+    """TEXT-TO-OMOP's metrics and the efficiency score, when the run has them."""
+    from score.report.peer_scores import summary_lines
+
+    for line in summary_lines(summary):
+        click.echo(line)
 
 
 def _split_name(meta: dict) -> str:
@@ -251,6 +278,8 @@ def score_report(run_dirs: tuple[Path, ...], out: Path | None) -> None:
     meta = _meta_for(runs, [str(d) for d in run_dirs])
     write_atomic(out / "report.md", render_report(summaries, meta=meta))
     write_atomic(out / "chart.svg", render_chart(summaries))
+    for run in runs:
+        _echo_peer_scores(run["summary"])
     click.echo(f"written      {out / 'report.md'}")
     click.echo(f"written      {out / 'chart.svg'}")
 
