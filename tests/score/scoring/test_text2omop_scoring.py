@@ -20,18 +20,54 @@ from tests.task_factory import make_task, pinned_hash, write_task_file
 
 # name: (question, PostgreSQL gold as the benchmark writes it, the task's DuckDB gold)
 ITEMS = {
-    "T1": ("How many persons?", "SELECT COUNT(*) AS n FROM person;", "SELECT count(*) AS n FROM cdm.person"),
-    "T2": ("How many deaths?", "SELECT COUNT(*) AS n FROM death;", "SELECT count(*) AS n FROM cdm.death"),
-    "T3": ("Count the ghosts.", "SELECT COUNT(*) AS n FROM no_such_table;", "SELECT count(*) AS n FROM cdm.no_such_table"),
-    "T4": ("Count the spirits.", "SELECT COUNT(*) AS n FROM other_missing_table;", "SELECT count(*) AS n FROM cdm.other_missing_table"),
-    "T5": ("Latest birth year?", "SELECT MAX(year_of_birth) AS y FROM person;", "SELECT max(year_of_birth) AS y FROM cdm.person"),
-    "T6": ("Earliest birth year?", "SELECT MIN(year_of_birth) AS y FROM person;", "SELECT min(year_of_birth) AS y FROM cdm.person"),
-    "T7": ("Two pairs.", "SELECT 1 AS a, 2 AS b UNION ALL SELECT 3, 4;", "SELECT 1 AS a, 2 AS b UNION ALL SELECT 3, 4"),
-    "T8": ("Nothing at all.", "SELECT CAST(NULL AS TEXT) AS x;", "SELECT CAST(NULL AS VARCHAR) AS x"),
-    "T9": ("How many visits?", "SELECT COUNT(*) AS n FROM visit_occurrence;", "SELECT count(*) AS n FROM cdm.visit_occurrence"),
+    "T1": (
+        "How many persons?",
+        "SELECT COUNT(*) AS n FROM person;",
+        "SELECT count(*) AS n FROM cdm.person",
+    ),
+    "T2": (
+        "How many deaths?",
+        "SELECT COUNT(*) AS n FROM death;",
+        "SELECT count(*) AS n FROM cdm.death",
+    ),
+    "T3": (
+        "Count the ghosts.",
+        "SELECT COUNT(*) AS n FROM no_such_table;",
+        "SELECT count(*) AS n FROM cdm.no_such_table",
+    ),
+    "T4": (
+        "Count the spirits.",
+        "SELECT COUNT(*) AS n FROM other_missing_table;",
+        "SELECT count(*) AS n FROM cdm.other_missing_table",
+    ),
+    "T5": (
+        "Latest birth year?",
+        "SELECT MAX(year_of_birth) AS y FROM person;",
+        "SELECT max(year_of_birth) AS y FROM cdm.person",
+    ),
+    "T6": (
+        "Earliest birth year?",
+        "SELECT MIN(year_of_birth) AS y FROM person;",
+        "SELECT min(year_of_birth) AS y FROM cdm.person",
+    ),
+    "T7": (
+        "Two pairs.",
+        "SELECT 1 AS a, 2 AS b UNION ALL SELECT 3, 4;",
+        "SELECT 1 AS a, 2 AS b UNION ALL SELECT 3, 4",
+    ),
+    "T8": (
+        "Nothing at all.",
+        "SELECT CAST(NULL AS TEXT) AS x;",
+        "SELECT CAST(NULL AS VARCHAR) AS x",
+    ),
+    "T9": (
+        "How many visits?",
+        "SELECT COUNT(*) AS n FROM visit_occurrence;",
+        "SELECT count(*) AS n FROM cdm.visit_occurrence",
+    ),
     "U1": ("Phone of patient <PERSON_ID>7</PERSON_ID>?", NO_SQL, None),
     "U2": ("Blood type of patient <PERSON_ID>8</PERSON_ID>?", NO_SQL, None),
-}  # fmt: skip
+}
 
 # the prediction of each item, and the outcome sqlgold gives it under text2omop
 PREDS = {
@@ -130,15 +166,31 @@ def test_sqlgolds_own_rule_differs_on_swapped_values_and_null(tasks_path, execut
 STYLES = {
     "llama3_base": ("SELECT \n  COUNT(*) AS n\nFROM \n  person", NO_SQL, "correct", "abstained"),
     "mistral_7b_instruct_v0_3": (
-        "To count patients we use the person table.\n\n```sql\nSELECT COUNT(*) AS n FROM person;\n```",
+        "To count patients we use the person table.\n\n"
+        "```sql\nSELECT COUNT(*) AS n FROM person;\n```",
         "This cannot be answered from OMOP data: <NO_SQL>",
         "parse_error",  # the evaluator runs the text as it is: prose fails
         "parse_error",  # an answer (prose) to an unanswerable question: wrong either way
     ),
-    "natural_sql_7b": ("SELECT COUNT(*) AS n -- every person\nFROM person", "SELECT 1", "correct", "mismatch"),
-    "lora_checkpoint-150": ("SELECT COUNT(*) AS n FROM person;", "<NO_SQL>", "correct", "abstained"),
-    "lora_checkpoint-312": ("  SELECT count(*) AS n FROM person ;  ", " <NO_SQL> ", "correct", "abstained"),
-}  # fmt: skip
+    "natural_sql_7b": (
+        "SELECT COUNT(*) AS n -- every person\nFROM person",
+        "SELECT 1",
+        "correct",
+        "mismatch",
+    ),
+    "lora_checkpoint-150": (
+        "SELECT COUNT(*) AS n FROM person;",
+        "<NO_SQL>",
+        "correct",
+        "abstained",
+    ),
+    "lora_checkpoint-312": (
+        "  SELECT count(*) AS n FROM person ;  ",
+        " <NO_SQL> ",
+        "correct",
+        "abstained",
+    ),
+}
 
 
 @pytest.mark.parametrize("style", list(STYLES))
