@@ -13,6 +13,7 @@ from curate.cli import main
 from score.errors import ScoringError
 from score.execution.executor import Executor, ExecutorSettings
 from score.execution.result import QueryError
+from score.inputs.schemas import validation_errors
 from score.scoring.efficiency import PlanCosts, TimePair, check_method
 from score.scoring.run import ScoringOptions, run_scoring
 from tests.task_factory import make_task, write_task_file
@@ -53,6 +54,7 @@ def _run(inputs, out: Path, executor, method: str, runs: int | None = None):
 
 def test_ves_times_each_right_answer_against_its_gold(inputs, executor, tmp_path) -> None:
     summary, records = _run(inputs, tmp_path / "ves", executor, "ves", runs=3)
+    assert validation_errors("summary", summary) == []
     e = summary["efficiency"]
     assert (e["method"], e["label"], e["runs"]) == ("ves", "VES", 3)
     assert (e["n"], e["n_correct"], e["n_measured"], e["n_failed"]) == (3, 2, 2, 0)

@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from curate.cli import main
 from score.comparison.result_hash import result_sha256
 from score.execution.result import QueryResult
+from score.inputs.schemas import validation_errors
 from score.inputs.text2omop import NO_SQL, content_id
 from score.scoring.run import ScoringOptions, run_scoring
 from tests.task_factory import make_task, pinned_hash, write_task_file
@@ -132,6 +133,7 @@ def test_every_branch_and_every_metric(tasks_path, executor, tmp_path) -> None:
     assert {n: r["outcome"] for n, r in records.items()} == {n: o for n, (_, o) in PREDS.items()}
     assert records["T9"]["reason"].startswith("empty SQL")
     assert records["T1"]["output"] == PREDS["T1"][0]  # the pred as given is recorded
+    assert validation_errors("summary", summary) == []
     m = summary["text2omop"]
     # text metrics over the 9 answerable items; ROUGE-L of each, from whitespace tokens:
     # T1 1, T2 5/6, T6 5/6, T7 8/12, T8 3 shared of 6 and 4 tokens (0.6), T3 2 of 6 and 4
