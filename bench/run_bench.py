@@ -540,8 +540,9 @@ def render(report: dict[str, Any], details: tuple[str, ...] = FIGURES) -> str:
     if ef:
         row(
             10,
-            f"VES of the reference answers against their golds ({ef['n_correct']} right of "
-            f"{ef['n']}, {ef['timed_runs']} timed runs each), over {ef['runs']} scorings",
+            f"VES of the reference answers against their golds ({ef['n_correct']} right "
+            f"answers of {ef['n']} answerable instances, {ef['timed_runs']} timed runs "
+            f"each), over {ef['runs']} scorings",
             f"median {ef['ves_median']:.1f}, spread {ef['ves_spread']:.1f} ("
             + ", ".join(f"{v:.1f}" for v in ef["ves"])
             + ")",
