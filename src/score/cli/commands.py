@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
+from click.core import ParameterSource
 
 from score.cli.exit_codes import FOUND_DIFFERENT
 from score.cli.options import (
@@ -103,10 +104,11 @@ def score_group() -> None:
 @click.option(
     "--split",
     type=click.Choice(["test", "train", "all"]),
-    default=None,
+    default="test",
+    show_default=True,
     help="Which tasks to score: the held-out test split (the evaluation), the train split "
-    "(tasks that may be shown to a model), or all  [default: test; all for a TEXT-TO-OMOP "
-    "result file, whose tasks are all its test set].",
+    "(tasks that may be shown to a model), or all; a TEXT-TO-OMOP result file's tasks are "
+    "all its test set, so for one the default is all.",
 )
 @split_options(
     "For a task file without a release: the split's test fraction  [default: 0.5, "
@@ -160,13 +162,20 @@ def score_run(tasks, predictions, out, db_path, schema, quiet, **params):
     from score.scoring.run import run_scoring
 
     check_output_dir(out, stage="score")
+    if click.get_current_context().get_parameter_source("split") == ParameterSource.DEFAULT:
+        params["split"] = None  # the library's choice: test, or all for a result file
     settings = take_executor_settings(params)
     options = _scoring_options(params)
     progress, measuring = ProgressBar("scoring", quiet), ProgressBar("measuring", quiet)
+
+    def measured(done: int, total: int) -> None:
+        progress.close()  # scoring is over: its bar's line ends before this one starts
+        measuring(done, total)
+
     with Executor(db_path, schema, settings) as executor:
         try:
             outcome = run_scoring(
-                tasks, predictions, out, executor, options, progress=progress, measuring=measuring
+                tasks, predictions, out, executor, options, progress=progress, measuring=measured
             )
         finally:
             progress.close()
