@@ -19,6 +19,8 @@ Figures (see bench/README.md for what each one includes and excludes):
    records per second (not in ``--quick`` unless named in ``--only``).
 9. PostgreSQL: run_scoring wall time over raw PostgreSQL for the same queries (a
    throwaway server started from the installed binaries, or ``--pg-url``).
+10. efficiency: BIRD's VES of the reference answers against their golds, once per run,
+   and its spread over the runs (with the EXPLAIN-cost variant, which must not move).
 
 Every figure is the median of ``--runs`` runs (ratios are taken within a run, then the
 median).  The table goes to stdout and ``bench/latest.md``, the figures to
@@ -41,6 +43,7 @@ from typing import Any
 
 import bench_compare
 import bench_curation
+import bench_efficiency
 import bench_hostile
 import bench_postgres
 import bench_profile
@@ -58,6 +61,7 @@ FIGURES = (
     "startup",
     "curation_dqd",
     "postgres",
+    "efficiency",
 )
 TARGETS = {
     "scoring_overhead_ratio": ("<=", 1.2),
@@ -264,6 +268,11 @@ def headline(results: dict[str, Any], rows: list[int]) -> dict[str, Any]:
     if pg and pg.get("ratio_warm") is not None:
         out["postgres_scoring_overhead_ratio"] = pg["ratio_warm"]
         out["postgres_scoring_overhead_ratio_duckdb_dialect"] = pg["ratio_warm_duckdb_dialect"]
+    ef = results.get("efficiency")
+    if ef:
+        out["ves_reference_median"] = ef["ves_median"]
+        out["ves_reference_spread"] = ef["ves_spread"]
+        out["cost_ves_reference_spread"] = ef["cost_ves_spread"]
     out["targets"] = {
         k: {
             "target": f"{_SHOWN[op]} {bound:g}{_UNIT.get(k, '')}",
@@ -527,6 +536,22 @@ def render(report: dict[str, Any], details: tuple[str, ...] = FIGURES) -> str:
         )
     elif pg:
         row(9, "PostgreSQL", "skipped: " + pg.get("note", ""))
+    ef = r.get("efficiency")
+    if ef:
+        row(
+            10,
+            f"VES of the reference answers against their golds ({ef['n_correct']} right "
+            f"answers of {ef['n']} answerable instances, {ef['timed_runs']} timed runs "
+            f"each), over {ef['runs']} scorings",
+            f"median {ef['ves_median']:.1f}, spread {ef['ves_spread']:.1f} ("
+            + ", ".join(f"{v:.1f}" for v in ef["ves"])
+            + ")",
+        )
+        row(
+            10,
+            "VES on EXPLAIN cost ratios, the same answers and scorings",
+            ", ".join(f"{v:.1f}" for v in ef["cost_ves"]) + f" (spread {ef['cost_ves_spread']:g})",
+        )
     met = [f"`{k}` {_fmt(v['value'])}" for k, v in t.items() if v["met"]]
     unmet = [f"`{k}` {_fmt(v['value'])} ({v['target']})" for k, v in t.items() if v["met"] is False]
     lines += [
@@ -719,7 +744,11 @@ figure includes. In short:
 9. **PostgreSQL**: figure 1's workload (1,000 instances) on a throwaway PostgreSQL server
    holding the embedded CDM, predictions in PostgreSQL SQL (and DuckDB SQL with
    `--dialect duckdb`), over plain psycopg running the same queries.
-10. **Spark** (`bench/bench_spark.py`, run by `make bench` after the rest, or alone by
+10. **Efficiency**: the project's tasks answered with their reference answers and scored
+   with `--efficiency ves` (BIRD's VES, 10 timed runs of each query) once per bench run:
+   the median VES and its spread (max - min) over the runs, beside VES on EXPLAIN cost
+   ratios (`--efficiency cost`), which is deterministic.
+11. **Spark** (`bench/bench_spark.py`, run by `make bench` after the rest, or alone by
    `make bench-spark`; table at the end): 40 tasks' reference answers on a local Spark
    Connect server over a plain Connect session running the same translated queries, and
    the embedded CDM replicated to 10x persons (ids offset), scored on DuckDB and on Spark.
@@ -813,6 +842,12 @@ def main(argv: list[str]) -> int:
                 )
             except LookupError as e:  # no server binaries and no --pg-url
                 results["postgres"] = {"note": str(e)}
+        if "efficiency" in args.only:
+            folder = work / "efficiency"
+            folder.mkdir()
+            results["efficiency"] = bench_efficiency.efficiency_spread(
+                args.db, args.tasks, args.runs, folder
+            )
         if args.profile_dir:
             bench_profile.write_profiles(
                 args.db,

@@ -225,6 +225,7 @@ def _curate(
             because.empty_tables if because else (),
             because.null_columns if because else (),
             executor,
+            because.declared if because else None,
         )
         if drop:
             return _dropped(record.id, drop, notes)

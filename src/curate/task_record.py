@@ -51,8 +51,18 @@ def task_record(
         "today": executor.settings.today.isoformat() if executor.settings.today else None,
         "transpile_rules": sorted(set(rules_applied)),
         "origin": origin_text(record),
-        "notes": record.notes,
+        "notes": _notes(record),
     }
+
+
+def _notes(record: SourceRecord) -> str | None:
+    """The record's notes; for a question its source declares unanswerable, that
+    declaration too (the task's ``unanswerable_because`` then names no table or column)."""
+    because = record.unanswerable_because
+    if because is None or not because.declared:
+        return record.notes
+    declared = f"unanswerable as declared by its source (not checked): {because.declared}"
+    return declared if not record.notes else f"{record.notes}\n{declared}"
 
 
 def origin_text(record: SourceRecord) -> str | None:

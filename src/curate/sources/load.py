@@ -5,7 +5,8 @@ Each importer module reads one format and has a ``load_file(path, *, name)`` and
 
 - ``jsonl``: the project's own records (``sqlgold.source/1``), see :mod:`curate.sources.records`;
 - ``querylibrary``: OHDSI QueryLibrary Markdown query pages;
-- ``funsql``: a HealthLLM-style FunSQLQueries ``train.jsonl`` (question and SQL per line).
+- ``funsql``: a HealthLLM-style FunSQLQueries ``train.jsonl`` (question and SQL per line);
+- ``text2omop``: TEXT-TO-OMOP's item files (``{"input", "output"}`` per line).
 
 >>> from curate.sources import FORMAT_NAMES
 >>> tuple(sorted(FORMATS)) == FORMAT_NAMES
@@ -20,11 +21,16 @@ from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
-from curate.sources import funsql, jsonl, querylibrary
+from curate.sources import funsql, jsonl, querylibrary, text2omop
 from curate.sources.records import SourceProblem, SourceRecord, check_object
 from score.errors import InputError
 
-FORMATS: dict[str, ModuleType] = {"jsonl": jsonl, "querylibrary": querylibrary, "funsql": funsql}
+FORMATS: dict[str, ModuleType] = {
+    "jsonl": jsonl,
+    "querylibrary": querylibrary,
+    "funsql": funsql,
+    "text2omop": text2omop,
+}
 
 Loader = Callable[..., tuple[list[SourceRecord], list[SourceProblem]]]
 

@@ -73,10 +73,13 @@ class SourceProblem(InputError):
 
 @dataclass(frozen=True)
 class UnanswerableBecause:
-    """What makes a question unanswerable: tables with no rows, columns NULL in every row."""
+    """What makes a question unanswerable: tables with no rows, columns NULL in every row
+    (checked on the database); or ``declared``: the source benchmark says so (e.g.
+    TEXT-TO-OMOP's ``<NO_SQL>`` gold), which no database can check."""
 
     empty_tables: tuple[str, ...] = ()
     null_columns: tuple[str, ...] = ()  # "table.column"
+    declared: str | None = None
 
 
 @dataclass(frozen=True)
@@ -140,6 +143,7 @@ class SourceRecord:
             data["unanswerable_because"] = UnanswerableBecause(
                 empty_tables=tuple(ub.get("empty_tables", ())),
                 null_columns=tuple(ub.get("null_columns", ())),
+                declared=ub.get("declared"),
             )
         if "origin" in data:
             data["origin"] = Origin(**data["origin"])

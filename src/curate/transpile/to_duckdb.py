@@ -77,7 +77,7 @@ def transpile(
         return Transpiled(text, fired)
     try:
         tree = annotate(tree, read, schema)
-        warnings = hazards(tree)
+        warnings = hazards(tree, collation=read == "tsql")
     except CannotAnnotate as error:
         warnings = (f"types: cannot annotate the query ({error}); type-based rules did not run",)
     tree, typed_fired = apply_rules(tree, read, "types")

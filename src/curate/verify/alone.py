@@ -85,6 +85,7 @@ class ClaimsCheck:
     empty_tables: tuple[str, ...]
     null_columns: tuple[str, ...]
     failure: str | None  # why a claim does not hold (None: every claim holds)
+    declared: str | None = None  # the source's own declaration (not checked)
 
     @property
     def ok(self) -> bool:
@@ -92,16 +93,22 @@ class ClaimsCheck:
 
 
 def check_claims(
-    empty_tables: tuple[str, ...], null_columns: tuple[str, ...], executor: Executor
+    empty_tables: tuple[str, ...],
+    null_columns: tuple[str, ...],
+    executor: Executor,
+    declared: str | None = None,
 ) -> ClaimsCheck:
-    drop = check_unanswerable(empty_tables, null_columns, executor)
-    return ClaimsCheck(empty_tables, null_columns, None if drop is None else drop.reason)
+    drop = check_unanswerable(empty_tables, null_columns, executor, declared)
+    failure = None if drop is None else drop.reason
+    return ClaimsCheck(empty_tables, null_columns, failure, declared)
 
 
 def render_claims(check: ClaimsCheck) -> str:
     named = [f"cdm.{t} is empty" for t in check.empty_tables]
     named += [f"{c} is NULL in every row" for c in check.null_columns]
     lines = ["unanswerable record; its claims: " + ("; ".join(named) or "none")]
+    if check.declared:
+        lines.append(f"declared unanswerable by its source (not checked): {check.declared}")
     if check.ok:
         lines.append("verdict: every claim holds on this database: the answer is to abstain")
     else:

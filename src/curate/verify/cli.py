@@ -33,6 +33,7 @@ class Loaded:
     order: bool | None = None
     empty_tables: tuple[str, ...] | None = None  # set for an unanswerable record
     null_columns: tuple[str, ...] = ()
+    declared: str | None = None  # an unanswerable record's source declaration
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,7 @@ class PairSource:
             return Loaded(
                 empty_tables=tuple(because.empty_tables) if because else (),
                 null_columns=tuple(because.null_columns) if because else (),
+                declared=because.declared if because else None,
             )
         rendered, _ = render_record(record)
         if rendered.gold_sql is None:
@@ -261,7 +263,7 @@ def _check(loaded: Loaded, executor, profile: str, rows: int) -> bool:
     if loaded.empty_tables is not None:
         from curate.verify.alone import check_claims, render_claims
 
-        claims = check_claims(loaded.empty_tables, loaded.null_columns, executor)
+        claims = check_claims(loaded.empty_tables, loaded.null_columns, executor, loaded.declared)
         click.echo(render_claims(claims))
         return claims.ok
     assert loaded.gold is not None

@@ -98,10 +98,17 @@ def check_answer(
 
 
 def check_unanswerable(
-    empty_tables: tuple[str, ...], null_columns: tuple[str, ...], executor: Executor
+    empty_tables: tuple[str, ...],
+    null_columns: tuple[str, ...],
+    executor: Executor,
+    declared: str | None = None,
 ) -> Drop | None:
-    """None if every named table is empty and every named column NULL in every row."""
-    if not empty_tables and not null_columns:
+    """None if every named table is empty and every named column NULL in every row.
+
+    A record whose source declares it unanswerable (``declared``, e.g. TEXT-TO-OMOP's
+    ``<NO_SQL>``) needs no named cause: the declaration is kept as it stands, and any
+    tables or columns it also names are still checked."""
+    if not empty_tables and not null_columns and not declared:
         return Drop(
             "unanswerable",
             "names_a_cause",

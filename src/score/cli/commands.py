@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
+from click.core import ParameterSource
 
 from score.cli.exit_codes import FOUND_DIFFERENT
 from score.cli.options import (
@@ -107,7 +108,8 @@ def score_group() -> None:
     default="test",
     show_default=True,
     help="Which tasks to score: the held-out test split (the evaluation), the train split "
-    "(tasks that may be shown to a model), or all.",
+    "(tasks that may be shown to a model), or all; a TEXT-TO-OMOP result file's tasks are "
+    "all its test set, so for one the default is all.",
 )
 @split_options(
     "For a task file without a release: the split's test fraction  [default: 0.5, "
@@ -130,6 +132,21 @@ def score_group() -> None:
     default=None,
     help="The SQL dialect the predictions were written for, when not the engine's own "
     "(e.g. duckdb predictions scored on PostgreSQL): they are transpiled first.",
+)
+@click.option(
+    "--efficiency",
+    type=click.Choice(["ves", "rves", "cost"]),
+    default=None,
+    help="Also measure the right answers' efficiency against their golds: BIRD's VES or "
+    "R-VES (both queries timed in one query process, alternating), or VES on the ratio "
+    "of EXPLAIN cost estimates (deterministic; DuckDB and PostgreSQL).",
+)
+@click.option(
+    "--efficiency-runs",
+    type=click.IntRange(1),
+    default=None,
+    help="Timed runs of each query per instance  [default: 10 for ves, 100 for rves, as "
+    "BIRD; 1 for cost].",
 )
 @bootstrap_options
 @database_options
@@ -154,14 +171,24 @@ def score_run(tasks, predictions, out, db_path, schema, quiet, **params):
     from score.scoring.run import run_scoring
 
     check_output_dir(out, stage="score")
+    if click.get_current_context().get_parameter_source("split") == ParameterSource.DEFAULT:
+        params["split"] = None  # the library's choice: test, or all for a result file
     settings = take_executor_settings(params)
     options = _scoring_options(params)
-    progress = ProgressBar("scoring", quiet)
+    progress, measuring = ProgressBar("scoring", quiet), ProgressBar("measuring", quiet)
+
+    def measured(done: int, total: int) -> None:
+        progress.close()  # scoring is over: its bar's line ends before this one starts
+        measuring(done, total)
+
     with Executor(db_path, schema, settings) as executor:
         try:
-            outcome = run_scoring(tasks, predictions, out, executor, options, progress=progress)
+            outcome = run_scoring(
+                tasks, predictions, out, executor, options, progress=progress, measuring=measured
+            )
         finally:
             progress.close()
+            measuring.close()
     s = outcome.summary
     low, high = s["ex_ci"] if s.get("ex_ci") else (None, None)
     click.echo(f"run          {s.get('run')}")
@@ -172,6 +199,7 @@ def score_run(tasks, predictions, out, db_path, schema, quiet, **params):
     click.echo(f"instances    {s['n_instances']}  (gold_drift {outcome.gold_drift})")
     click.echo(f"EX           {_fmt(s['ex'])}  [{_fmt(low)}, {_fmt(high)}]")
     click.echo("RS           " + "  ".join(f"RS({k}) {_fmt(v, 2)}" for k, v in s["rs"].items()))
+    _echo_peer_scores(s)
     click.echo(f"gold queries executed {outcome.gold_executions} (the rest came from the cache)")
     click.echo(f"written      {out}")
     if s.get("input_problems"):
@@ -186,6 +214,14 @@ def score_run(tasks, predictions, out, db_path, schema, quiet, **params):
 
 def _fmt(value, digits: int = 3) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _echo_peer_scores(summary: dict) -> None:
+    """TEXT-TO-OMOP's metrics and the efficiency score, when the run has them."""
+    from score.report.peer_scores import summary_lines
+
+    for line in summary_lines(summary):
+        click.echo(line)
 
 
 def _split_name(meta: dict) -> str:
@@ -271,6 +307,8 @@ def score_report(run_dirs: tuple[Path, ...], out: Path | None) -> None:
     meta = _meta_for(runs, [str(d) for d in run_dirs])
     write_atomic(out / "report.md", render_report(summaries, meta=meta))
     write_atomic(out / "chart.svg", render_chart(summaries))
+    for run in runs:
+        _echo_peer_scores(run["summary"])
     click.echo(f"written      {out / 'report.md'}")
     click.echo(f"written      {out / 'chart.svg'}")
 

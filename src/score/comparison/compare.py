@@ -17,6 +17,7 @@ ehrsql2024            EHRSQL 2024 ``process_answer`` string equality
 snuh                  Synthetic-SNUH's variant of test-suite + EHRSQL (seed 004)
 bird                  BIRD EX: set equality of rows, column order matters
 set                   BULL / FinSQL EX (seed 001): the same set equality
+text2omop             TEXT-TO-OMOP's results_equal: values sorted within each row
 any_k_from_tie_set    StreamSQLBench tie adapter over spider2 (needs ``tie_k``)
 any_one_argmax        StreamSQLBench tie adapter over spider2: one of the tied rows
 ===================== ==========================================================

@@ -10,7 +10,12 @@ Two formats (each with a JSON Schema in ``schemas/``):
   the path of a CSV file holding the final relation, or null for a terminal failure.
   The file is read at scoring time in the sandbox
   (:meth:`score.execution.executor.Executor.read_csv`) and must be a regular file inside the index's
-  folder; one that is not, or cannot be read, is that instance's ``execute_error``.
+  folder; one that is not, or cannot be read, is that instance's ``execute_error``;
+* a TEXT-TO-OMOP result file (``input``, ``gold``, ``pred`` per line,
+  :mod:`score.inputs.text2omop`), recognised by those fields: a line answers the task
+  its question and gold make the id of, and its ``pred`` is used as that benchmark's
+  evaluator uses it (kind ``pred``).  Lines whose task is not in the task set (an item
+  curation dropped) are counted (``without_task``), not scored.
 
 The denominator is always the whole task set: an instance with no prediction is
 scored ``missing`` by the scorer, never skipped.  Malformed lines, unknown task ids,
@@ -28,9 +33,11 @@ from typing import Any
 from score.errors import InputError
 from score.inputs.jsonl import numbered_json_file
 from score.inputs.schemas import validation_errors
+from score.inputs.text2omop import RESULT_FIELDS, field_problem, is_result_line, item_ids
 
 PREDICTIONS = "predictions"
 CSV_INDEX = "csv_index"
+TEXT2OMOP = "text2omop"
 
 
 @dataclass(frozen=True)
@@ -42,7 +49,7 @@ class Prediction:
     run: str | None = None
     output: str | None = None
     sql: str | None = None
-    kind: str = "output"  # "output", "sql" or "csv"
+    kind: str = "output"  # "output", "sql", "csv" or "pred" (TEXT-TO-OMOP's, in output)
     status: str | None = None
     context: str | None = None
     csv: str | None = None  # the result CSV's path as given (kind "csv"); None = failure
@@ -73,6 +80,7 @@ class PredictionSet:
     run: str
     by_key: dict[tuple[str, str], Prediction] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
+    without_task: int = 0  # TEXT-TO-OMOP result lines whose task is not in the task set
 
     def raise_problems(self) -> None:
         if self.problems:
@@ -87,6 +95,8 @@ class PredictionSet:
 
 def detect_format(records: Iterable[dict[str, Any]]) -> str:
     for record in records:
+        if is_result_line(record):
+            return TEXT2OMOP
         return CSV_INDEX if "csv" in record else PREDICTIONS
     return PREDICTIONS
 
@@ -114,6 +124,9 @@ def read_predictions(
             continue
         parsed.append((number, record))
     fmt = fmt or detect_format(r for _, r in parsed)
+    if fmt == TEXT2OMOP:
+        label = run if run is not None else path.stem
+        return _result_file(PredictionSet(str(path), fmt, label, problems=problems), parsed, tasks)
     runs = sorted({r.get("run") or "" for _, r in parsed})
     if run is None and len(runs) > 1:
         raise InputError(
@@ -159,6 +172,37 @@ def read_predictions(
             continue
         first_line[key] = number
         result.by_key[key] = _prediction(record, fmt, number, path.parent)
+    return result
+
+
+def _result_file(
+    result: PredictionSet, parsed: list[tuple[int, dict[str, Any]]], tasks: list[dict[str, Any]]
+) -> PredictionSet:
+    """A TEXT-TO-OMOP result file's lines as predictions of kind ``pred`` (English)."""
+    readable = []
+    for number, record in parsed:
+        message = field_problem(record, RESULT_FIELDS)
+        if message:
+            result.problems.append(Problem(number, "schema", message))
+        else:
+            readable.append((number, record))
+    known = {t["id"] for t in tasks}
+    ids = item_ids((r["input"], r["gold"]) for _, r in readable)
+    for task_id, (number, record) in zip(ids, readable, strict=True):
+        if task_id not in known:
+            result.without_task += 1
+            continue
+        result.by_key[(task_id, "en")] = Prediction(
+            task_id, "en", output=record["pred"], kind="pred", line=number
+        )
+    if readable and not result.by_key:
+        raise InputError(
+            f"none of the {len(readable)} result lines answers a task of this task set "
+            "(a line finds its task by its question and gold: were the tasks curated "
+            "from another TEXT-TO-OMOP file?)",
+            stage="predictions",
+            path=result.path,
+        )
     return result
 
 

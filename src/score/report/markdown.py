@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from score.report.peer_scores import markdown_sections
 from score.scoring.outcomes import EXCLUDED, OUTCOMES, Outcome
 from score.statistics.metrics import BREAKDOWNS, NO_GROUP, group_order
 from score.statistics.stats import COMPARISON_FORMAT, SUMMARY_FORMATS_READ
@@ -395,6 +396,7 @@ def render_report(
     lines += _outcomes(ordered)
     lines += _outcomes_by_tier(ordered)
     lines += _failure_reasons(ordered)
+    lines += markdown_sections(ordered)  # TEXT-TO-OMOP's metrics, efficiency, if scored
     if comparison is not None:
         lines += _comparison(comparison)
     return "\n".join(lines).rstrip("\n") + "\n"

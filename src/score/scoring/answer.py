@@ -6,7 +6,9 @@ logical-form match and the run all count against one time limit and one memory l
 the text does ends as this answer's reply, never as a failure of the run:
 
 1. extraction (:func:`score.scoring.extract.extract`) for a raw output; a ready ``sql`` that
-   is null or ``"null"`` abstains;
+   is null or ``"null"`` abstains; a TEXT-TO-OMOP ``pred`` is taken as that benchmark's
+   evaluator takes it (:func:`score.inputs.text2omop.evaluated_pred`: ``<NO_SQL>``
+   abstains, anything else is run, and an empty one fails);
 2. the statement preparation (:func:`score.execution.statement.prepare_statement`);
 3. the run (the engine's own check reads the same parse);
 4. the logical-form match against the gold (seed 003), on the guard's parse.
@@ -35,6 +37,7 @@ from score.comparison.profiles.logical_form import (
 from score.execution.processes.messages import Session
 from score.execution.result import QueryError, QueryResult
 from score.execution.statement import Statement
+from score.inputs.text2omop import NO_SQL, evaluated_pred
 from score.scoring.extract import ABSTAIN, SQL, extract
 
 
@@ -57,12 +60,13 @@ class AnswerReply:
 
 @dataclass(frozen=True)
 class Answer:
-    """A prediction's ``output`` (raw model text) or ready ``sql``; ``gold_sql`` is
-    compared by logical form when given."""
+    """A prediction's ``output`` (raw model text, or with ``pred`` a TEXT-TO-OMOP
+    ``pred``) or ready ``sql``; ``gold_sql`` is compared by logical form when given."""
 
     output: str | None = None
     sql: str | None = None
     ready_sql: bool = False
+    pred: bool = False
     status: str | None = None
     gold_sql: str | None = None
     today: dt.date | None = None  # the task's fixed today (None: the settings' own)
@@ -88,7 +92,17 @@ class Answer:
     ) -> tuple[AnswerReply, None, None] | tuple[None, str, Statement]:
         """The extraction and the guard: a reply when nothing is left to run (an
         abstention, a format failure, a refused query), else the SQL and its statement."""
-        if self.ready_sql:
+        if self.pred:
+            evaluated = evaluated_pred(self.output or "")
+            if evaluated is None:
+                return AnswerReply(ABSTAIN, f"the pred is {NO_SQL}"), None, None
+            if not evaluated.strip():
+                empty = QueryError(
+                    "parse_error", "empty SQL (TEXT-TO-OMOP's evaluator fails to execute it)"
+                )
+                return AnswerReply(SQL, "", evaluated, None, None, error=empty), None, None
+            sql = evaluated
+        elif self.ready_sql:
             if self.sql is None or self.sql.strip().lower() == "null":
                 return AnswerReply(ABSTAIN, "the answer is null"), None, None
             sql = self.sql

@@ -104,6 +104,7 @@ def _answer(pending: Pending, ctx: ScoringContext, *, prepare_only: bool) -> Non
         output=prediction.output,
         sql=prediction.sql,
         ready_sql=prediction.kind == "sql",
+        pred=prediction.kind == "pred",
         status=prediction.status,
         gold_sql=gold_sql,
         today=task_today(task),

@@ -22,11 +22,13 @@ from score.defaults import DEFAULT_CACHE
 from score.errors import InputError, ScoringError
 from score.execution.executor import Executor
 from score.files import file_sha256
-from score.inputs.predictions import read_predictions
+from score.inputs.predictions import TEXT2OMOP, read_predictions
 from score.inputs.split import ScoredSplit, select_split
 from score.inputs.task_manifest import set_hash
 from score.inputs.task_set import TaskSet, instances, open_task_set
+from score.inputs.text2omop import DIALECT as TEXT2OMOP_DIALECT
 from score.inputs.validated_files import MEMO_FOLDER, ValidatedFiles
+from score.scoring.efficiency import check_method, measure_efficiency
 from score.scoring.gold_cache import GoldCache
 from score.scoring.gold_pin import today_conflicts
 from score.scoring.languages import language_summary, language_warnings, languages_scored
@@ -34,6 +36,7 @@ from score.scoring.outcomes import Outcome
 from score.scoring.pipeline import ScoringContext, score_predictions
 from score.scoring.priors import PRIORS, prior_predictions
 from score.scoring.run_folder import RunDir
+from score.scoring.text2omop_summary import text2omop_summary
 from score.statistics.metrics import failure_reasons
 from score.statistics.stats import summarize
 
@@ -82,6 +85,12 @@ def _warnings(task_set: TaskSet, executor: Executor, summary: dict[str, Any]) ->
             "task was verified with) and are left out of every score"
         )
     found += language_warnings(summary["languages"])
+    without_task = summary["split"].get("predictions_without_task", 0)
+    if without_task:
+        found.append(
+            f"{without_task} result line(s) answer no task of this task set (items curation "
+            "dropped, or lines from another file): not scored"
+        )
     missing, total = counts.get(Outcome.MISSING, 0), summary["n_instances"]
     if total and missing * 2 > total:
         found.append(
@@ -107,7 +116,11 @@ class ScoringOptions:
     ``strict`` stops at a bad prediction line; ``seed`` and ``resamples`` drive the
     bootstrap; ``with_priors`` also scores seed 004's priors; ``manifest`` checks a task
     file against a release; ``split``, ``test_fraction`` and ``split_seed`` choose the
-    tasks scored; ``dialect`` is the predictions' SQL dialect when not the engine's;
+    tasks scored (``split`` None: ``all`` for a TEXT-TO-OMOP result file, whose tasks are
+    all its test set, else ``test``); ``dialect`` is the predictions' SQL dialect when
+    not the engine's (default ``postgres`` for a TEXT-TO-OMOP result file);
+    ``efficiency`` (``ves``, ``rves`` or ``cost``) also measures the right answers'
+    efficiency, ``efficiency_runs`` times each (default: the measure's own);
     ``languages`` scores only the instances in those question languages (None: all).
     """
 
@@ -121,11 +134,13 @@ class ScoringOptions:
     resamples: int = 2000
     with_priors: bool = True
     manifest: str | Path | None = None
-    split: str = "all"
+    split: str | None = "all"
     test_fraction: float | None = None
     split_seed: int | None = None
     dialect: str | None = None
     languages: tuple[str, ...] | None = None
+    efficiency: str | None = None
+    efficiency_runs: int | None = None
 
 
 def run_scoring(
@@ -136,6 +151,7 @@ def run_scoring(
     options: ScoringOptions = ScoringOptions(),
     *,
     progress: Callable[[int, int], None] | None = None,
+    measuring: Callable[[int, int], None] | None = None,
 ) -> RunOutcome:
     """Score ``predictions_path`` against ``tasks_path`` into the folder ``out``.
 
@@ -146,21 +162,27 @@ def run_scoring(
     against a release's manifest before anything runs.  ``split`` scores the ``test``
     or ``train`` side of the leakage-aware split, or ``all`` tasks
     (:func:`score.inputs.split.select_split`); predictions for tasks outside it are not scored.
+    ``measuring`` reports the efficiency measurement's progress.
     """
     cache_dir = options.cache_dir
+    runs = None
+    if options.efficiency is not None:
+        runs = check_method(options.efficiency, options.efficiency_runs, executor.engine)
     memo = ValidatedFiles(None if cache_dir is None else Path(cache_dir) / MEMO_FOLDER)
     task_set = open_task_set(tasks_path, manifest=options.manifest, validated=memo)
+    predictions = read_predictions(predictions_path, task_set.tasks, run=options.run)
+    result_file = predictions.format == TEXT2OMOP
     scored = select_split(
         task_set.tasks,
         task_set.splits,
-        options.split,
+        options.split or ("all" if result_file else "test"),
         test_fraction=options.test_fraction,
         seed=options.split_seed,
     )
     tasks = scored.tasks
     check_today(tasks, executor)
     languages = languages_scored(tasks, options.languages)
-    predictions = read_predictions(predictions_path, task_set.tasks, run=options.run)
+    dialect = options.dialect or (TEXT2OMOP_DIALECT if result_file else None)
     if not predictions.by_key and not predictions.problems:
         raise InputError(
             "the file holds no predictions"
@@ -187,7 +209,7 @@ def run_scoring(
         "profile": options.profile,
         "database": executor.db_label,
         "engine": executor.engine,
-        "prediction_dialect": options.dialect or executor.dialect,
+        "prediction_dialect": dialect or executor.dialect,
         "database_schema": executor.schema,
         "database_fingerprint": executor.fingerprint,
         **({"languages": list(languages)} if options.languages is not None else {}),
@@ -199,7 +221,7 @@ def run_scoring(
         },
     }
     gold = GoldCache(cache_dir, executor)
-    ctx = ScoringContext(executor, gold, options.profile, predictions.run, dialect=options.dialect)
+    ctx = ScoringContext(executor, gold, options.profile, predictions.run, dialect=dialect)
     run_dir = RunDir(out, meta, resume=options.resume)
     total = len(instances(tasks, languages))
     try:
@@ -230,8 +252,19 @@ def run_scoring(
         **language_summary(tasks, languages, options.languages is not None, predictions.by_key),
         "predictions_outside": len(other_languages),
     }
+    if result_file:
+        summary["split"]["predictions_without_task"] = predictions.without_task
     summary["failure_reasons"] = failure_reasons(records)
     summary["input_problems"] = [str(p) for p in predictions.problems]
+    by_id = {t["id"]: t for t in tasks}
+    if options.profile == "text2omop":
+        summary["text2omop"] = text2omop_summary(records, by_id, gold, ctx.pins)
+    if options.efficiency is not None and runs is not None:
+        # writes each right answer's measurement into its record (the run folder's own
+        # dicts: results.jsonl carries them when the folder is finished)
+        summary["efficiency"] = measure_efficiency(
+            records, by_id, executor, options.efficiency, runs, dialect=dialect, progress=measuring
+        )
     priors = []
     if options.with_priors:
         for kind, label in PRIORS.items():

@@ -97,6 +97,17 @@ def test_case_sensitive_comparisons_are_warned_about() -> None:
     assert numbers.warnings == ()
 
 
+def test_postgresql_text_comparisons_are_not_warned_about_as_sql_server_collation() -> None:
+    # PostgreSQL compares text case-sensitively, as DuckDB does: the NOCASE check that
+    # settles SQL Server's collation warnings would test the wrong thing
+    for sql in (
+        "SELECT person_id FROM person WHERE gender_source_value = 'm'",
+        "SELECT concept_name, COUNT(*) FROM concept GROUP BY concept_name",
+    ):
+        assert transpile(sql, read="postgres").warnings == ()
+        assert transpile(sql, read="tsql").warnings != ()
+
+
 def test_untyped_division_is_warned_about() -> None:
     result = transpile("SELECT a / b FROM results.my_table")
     assert result.sql == "SELECT a / b FROM results.my_table"

@@ -45,6 +45,7 @@ def test_registry_names_and_summaries() -> None:
         "snuh",
         "bird",
         "set",
+        "text2omop",
         "any_k_from_tie_set",
         "any_one_argmax",
     }

@@ -72,15 +72,19 @@ def _untyped_division(node: exp.Expression) -> bool:
     return isinstance(node, exp.Div) and (is_unknown(node.this) or is_unknown(node.expression))
 
 
-def hazards(tree: exp.Expression) -> tuple[str, ...]:
-    """Warnings about ``tree`` (annotated, before rules), in a stable order without repeats."""
+def hazards(tree: exp.Expression, *, collation: bool = True) -> tuple[str, ...]:
+    """Warnings about ``tree`` (annotated, before rules), in a stable order without repeats.
+
+    ``collation`` off (SQL that is not SQL Server's, e.g. PostgreSQL, whose default
+    collations compare text case-sensitively as DuckDB does) leaves out the collation
+    warnings."""
     found: dict[str, None] = {}
     for node in tree.walk():
-        if _compares_text(node):
+        if collation and _compares_text(node):
             found[
                 f"collation: compares text with letters ({_snippet(node)}); SQL Server ignores case"
             ] = None
-        text = _groups_text(node)
+        text = _groups_text(node) if collation else None
         if text is not None:
             found[
                 f"collation: groups or sorts text ({_snippet(text)}); SQL Server ignores case there"

@@ -93,6 +93,12 @@ PROFILES: dict[str, Profile] = {
             "BULL / FinSQL EX: set(pred) == set(gold)",
         ),
         Profile(
+            "text2omop",
+            "score.comparison.profiles.text2omop:compare_text2omop",
+            "TEXT-TO-OMOP results_equal: NULL as '', each row's values sorted by (type, "
+            "repr), rows sorted",
+        ),
+        Profile(
             "any_k_from_tie_set",
             "score.comparison.profiles.ties:compare_any_k",
             "StreamSQLBench: k rows chosen from gold's tie set, over spider2",

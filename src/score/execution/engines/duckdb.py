@@ -36,6 +36,7 @@ from score.cdm.fingerprint_check import FingerprintCheck, checked_fingerprint
 from score.errors import DatabaseError
 from score.execution.engines import csv_reader
 from score.execution.engines.base import Limits, Reference
+from score.execution.engines.plan_cost import duckdb_cost
 from score.execution.engines.resources import limit_resources
 from score.execution.engines.result_stream import ResultStream
 from score.execution.engines.watchdog import Watchdog
@@ -177,6 +178,26 @@ class DuckDBEngine:
                 cur.execute("ROLLBACK")
             except duckdb.Error:
                 self.broken = True  # the next query must not see what this one left
+
+    def plan_cost(self, sql: str, limits: Limits) -> float:
+        """The estimated cost of already-guarded SQL, planned but not run: the sum of
+        the estimated cardinalities of its plan's operators
+        (:func:`score.execution.engines.plan_cost.duckdb_cost`); DuckDB's parser checks it
+        is one SELECT first."""
+        self._statement(sql)
+        cur = self._cur
+        cur.execute("BEGIN TRANSACTION")
+        try:
+            plan = ResultStream(cur, self._watchdog).run(f"EXPLAIN (FORMAT JSON) {sql}", limits)
+        finally:
+            try:
+                cur.execute("ROLLBACK")
+            except duckdb.Error:
+                self.broken = True
+        try:
+            return duckdb_cost(plan.table.column(plan.num_columns - 1)[0].as_py())
+        except (ValueError, IndexError) as e:
+            raise QueryError("runtime_error", f"no cost estimate: {e}") from None
 
     def read_csv(self, path: str, folder: str, limits: Limits) -> QueryResult:
         """A CSV file read by a fresh sandboxed DuckDB that may read ``folder`` and

@@ -37,6 +37,7 @@ from score.errors import DatabaseError
 from score.execution.engines import csv_reader
 from score.execution.engines.base import Limits, Reference, ServerInfo, first_line
 from score.execution.engines.kinds import redact
+from score.execution.engines.plan_cost import postgres_cost
 from score.execution.engines.postgres_guard import DIALECT, check_postgres_tree, parse
 from score.execution.engines.postgres_results import (
     classify,
@@ -259,6 +260,32 @@ class PostgresEngine:
                     break
         if conn.info.transaction_status != idle:
             self.broken = True  # the next query must not see what this one left
+
+    def plan_cost(self, sql: str, limits: Limits) -> float:
+        """The estimated cost of already-guarded SQL, planned but not run: the ``Total
+        Cost`` of its plan (:func:`score.execution.engines.plan_cost.postgres_cost`), in
+        a READ ONLY transaction that is rolled back, under the query's time limit."""
+        import psycopg
+
+        self.check(sql)
+        if self.schema != DEFAULT_SCHEMA:
+            sql = _requalify(sql, self.schema)
+        conn = self._conn
+        try:
+            conn.execute("BEGIN READ ONLY")
+            conn.execute(f"SET LOCAL statement_timeout = {timeout_ms(limits)}")
+            # binary results: psycopg then sends by the extended protocol, where the
+            # server itself refuses a text holding more than one command
+            explain = f"EXPLAIN (FORMAT JSON) {sql}".encode(self._encoding)
+            row = conn.execute(explain, binary=True).fetchone()
+        except psycopg.Error as e:
+            raise classify(e, limits) from None
+        finally:
+            self._end_transaction()
+        try:
+            return postgres_cost(row[0] if row else None)
+        except ValueError as e:
+            raise QueryError("runtime_error", f"no cost estimate: {e}") from None
 
     def read_csv(self, path: str, folder: str, limits: Limits) -> QueryResult:
         """A CSV file read by a sandboxed in-memory DuckDB, as on every engine
