@@ -142,13 +142,17 @@ def reference_line(drop: Drop | None, gold: Side) -> list[str]:
 def ran_lines(side: Side) -> list[str]:
     """The SQL a side became and ran, where it is not the text given."""
     lines = []
+    name = ENGINE_NAMES.get(side.engine, side.engine)
+    ran = side.engine_sql
+    ran_as_given = ran is not None and ran.strip() == (side.sql or side.source_sql).strip()
     if side.transpiled:
         assert side.sql is not None
-        where = "run on DuckDB" if side.engine == "duckdb" else "transpiled to DuckDB"
+        if side.engine == "duckdb" or ran_as_given:  # the engine ran the DuckDB SQL unchanged
+            where = f"run on {name}"
+        else:
+            where = "transpiled to DuckDB"
         lines += [f"{side.label} as {where}:", "  " + side.sql.replace("\n", "\n  ")]
-    ran = side.engine_sql
-    if ran is not None and ran.strip() != (side.sql or side.source_sql).strip():
-        name = ENGINE_NAMES.get(side.engine, side.engine)
+    if ran is not None and not ran_as_given:
         lines += [f"{side.label} as run on {name}:", "  " + ran.replace("\n", "\n  ")]
     return lines
 
