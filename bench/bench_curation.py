@@ -209,3 +209,67 @@ def dqd_throughput(db: Path, dqd: Path, runs: int, work: Path, jobs: int = 2) ->
     out["records_per_cpu_second"] = median(out["records"] / c for c in cpus)
     out["per_run"] = [{"wall_s": w, "cpu_s": c} for w, c in zip(walls, cpus, strict=True)]
     return out
+
+
+def curation_cost_postgres(
+    db: Path, querylibrary: Path, own: Path, runs: int, work: Path, pg_url: str | None
+) -> dict:
+    """Figure 4 on PostgreSQL: the same sources curated with ``--db postgresql://...``.
+
+    A throwaway server (or ``--pg-url``) holding the embedded CDM (``sqlgold db load``);
+    curation through an Executor opened as ``sqlgold_reader`` (golds transpiled to
+    PostgreSQL by the executor, as ``sqlgold curate`` does); raw time: plain psycopg
+    running each kept gold, transpiled to PostgreSQL SQL, once.
+    """
+    from bench_postgres import RawPostgres, _server
+
+    from curate.database.load import load_into_postgres
+    from score.execution.engines.postgres_sql import transpile_to_postgres
+
+    found, notes = sources(querylibrary, own)
+    out: dict[str, Any] = {"runs": runs, "notes": notes, "sources": {}}
+    admin, stop = _server(pg_url)
+    try:
+        reader = load_into_postgres(admin, db).reader_url
+        raw = RawPostgres(reader)
+        with Executor(reader) as ex:
+            golds: dict[str, list[str]] = {}
+            for name, path, fmt in found:  # warm-up, and the kept golds
+                run = _curate(path, fmt, ex, work / f"pg-warmup-{name}")
+                golds[name] = [
+                    transpile_to_postgres(t["gold_sql"]) for t in run.tasks if t["gold_sql"]
+                ]
+                out["sources"][name] = {
+                    "records": run.report["counts"]["records"],
+                    "kept": run.report["counts"]["kept"],
+                }
+                raw.run_all(golds[name])
+            per_run = []
+            for i in range(runs):
+                row = {}
+                for name, path, fmt in found:
+                    folder = work / f"pg-{i}-{name}"
+                    wall, _ = timed(
+                        lambda path=path, fmt=fmt, folder=folder: _curate(path, fmt, ex, folder)
+                    )
+                    raw_s, _, _ = raw.clocked(golds[name])
+                    row[name] = {"wall_s": wall, "raw_s": raw_s}
+                row["all"] = {k: sum(r[k] for r in row.values()) for k in ("wall_s", "raw_s")}
+                per_run.append(row)
+                log(
+                    f"  curation on PostgreSQL run {i + 1}: "
+                    + ", ".join(
+                        f"{n} {r['wall_s']:.1f} s / raw {r['raw_s']:.2f} s" for n, r in row.items()
+                    )
+                )
+        raw.close()
+    finally:
+        stop()
+    for name in [n for n, _, _ in found] + ["all"]:
+        entry = out["sources"].setdefault(name, {})
+        entry["wall_s"] = median(r[name]["wall_s"] for r in per_run)
+        entry["raw_s"] = median(r[name]["raw_s"] for r in per_run)
+        entry["ratio"] = median(r[name]["wall_s"] / r[name]["raw_s"] for r in per_run)
+    out["ratio"] = out["sources"]["all"]["ratio"]
+    out["per_run"] = per_run
+    return out

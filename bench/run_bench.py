@@ -21,6 +21,8 @@ Figures (see bench/README.md for what each one includes and excludes):
    throwaway server started from the installed binaries, or ``--pg-url``).
 10. efficiency: BIRD's VES of the reference answers against their golds, once per run,
    and its spread over the runs (with the EXPLAIN-cost variant, which must not move).
+11. render + transpile per record of every shared corpus, sqlgold against OHDSI
+   SqlRender's own jar (``--sqlrender-jar`` or ``$SQLRENDER_JAR``; skipped without it).
 
 Every figure is the median of ``--runs`` runs (ratios are taken within a run, then the
 median).  The table goes to stdout and ``bench/latest.md``, the figures to
@@ -47,6 +49,7 @@ import bench_efficiency
 import bench_hostile
 import bench_postgres
 import bench_profile
+import bench_render
 import bench_scoring
 import bench_startup
 from bench_common import ROOT, SRC, log, machine, src_digest
@@ -62,6 +65,8 @@ FIGURES = (
     "curation_dqd",
     "postgres",
     "efficiency",
+    "render",
+    "curation_postgres",
 )
 TARGETS = {
     "scoring_overhead_ratio": ("<=", 1.2),
@@ -74,6 +79,7 @@ TARGETS = {
     "help_seconds": ("<", 0.3),
     "verify_seconds": ("<", 0.5),
     "postgres_scoring_overhead_ratio": ("<=", 1.3),
+    "render_vs_sqlrender": ("<=", 1.0),
 }
 _SHOWN = {"<=": "at most", "<": "under", ">=": "at least", "==": "exactly"}
 _UNIT = {
@@ -175,6 +181,14 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "is loaded into its schema cdm) instead of a throwaway one",
     )
     p.add_argument(
+        "--sqlrender-jar",
+        type=Path,
+        default=None,
+        help="OHDSI SqlRender's jar for figure 10 (default $SQLRENDER_JAR; its "
+        "replacementPatterns.csv from $SQLRENDER_PATTERNS or ../csv/ beside "
+        "the jar)",
+    )
+    p.add_argument(
         "--readme",
         action="store_true",
         help="also write the table into README.md's Benchmarks section",
@@ -264,6 +278,9 @@ def headline(results: dict[str, Any], rows: list[int]) -> dict[str, Any]:
     dq = results.get("curation_dqd")
     if dq:
         out["curation_dqd_records_per_second"] = dq.get("records_per_second")
+    rd = results.get("render")
+    if rd and rd.get("worst_ratio") is not None:
+        out["render_vs_sqlrender"] = rd["worst_ratio"]
     pg = results.get("postgres")
     if pg and pg.get("ratio_warm") is not None:
         out["postgres_scoring_overhead_ratio"] = pg["ratio_warm"]
@@ -552,6 +569,18 @@ def render(report: dict[str, Any], details: tuple[str, ...] = FIGURES) -> str:
             "VES on EXPLAIN cost ratios, the same answers and scorings",
             ", ".join(f"{v:.1f}" for v in ef["cost_ves"]) + f" (spread {ef['cost_ves_spread']:g})",
         )
+    _render_rows(r.get("render"), row)
+    cp = r.get("curation_postgres")
+    if cp and cp.get("ratio") is not None:
+        a = cp["sources"]["all"]
+        row(
+            4,
+            "curation wall / raw PostgreSQL of the kept golds (the same sources, "
+            "`--db postgresql://...`)",
+            f"{cp['ratio']:.1f} (medians {a['wall_s']:.1f} s / {a['raw_s']:.2f} s)",
+        )
+    elif cp:
+        row(4, "curation on PostgreSQL", "skipped: " + cp.get("note", ""))
     met = [f"`{k}` {_fmt(v['value'])}" for k, v in t.items() if v["met"]]
     unmet = [f"`{k}` {_fmt(v['value'])} ({v['target']})" for k, v in t.items() if v["met"] is False]
     lines += [
@@ -560,6 +589,39 @@ def render(report: dict[str, Any], details: tuple[str, ...] = FIGURES) -> str:
     ]
     lines += _detail_tables({k: v for k, v in r.items() if k in details})
     return "\n".join(lines) + "\n"
+
+
+def _render_rows(rd: dict[str, Any] | None, row) -> None:
+    """Figure 11's rows: each corpus, sqlgold against SqlRender's first pass."""
+    if not rd:
+        return
+    for name, c in rd["corpora"].items():
+        if "sqlgold" not in c:
+            row(11, f"render + transpile, {name}", "skipped: " + c.get("note", ""))
+            continue
+        sq = c["sqlgold"]
+        written = c["template_cache"]["written"]
+        what = (
+            f"render + transpile per record, {name} ({c['records']:,} records, "
+            f"{written:,} written from a template)"
+        )
+        if "sqlrender_first" not in c:
+            row(
+                11,
+                what,
+                f"{sq['mean_ms']:.2f} ms (median {sq['median_ms']:.2f}); SqlRender "
+                f"skipped: {rd.get('sqlrender_note')}",
+            )
+            continue
+        sr, warm = c["sqlrender_first"], c["sqlrender_warm"]
+        row(
+            11,
+            what + " / SqlRender's",
+            f"{c['ratio_first']:.2f} (mean {sq['mean_ms']:.2f} ms / {sr['mean_ms']:.2f} ms; "
+            f"medians {sq['median_ms']:.2f} / {sr['median_ms']:.2f}; over SqlRender's warm "
+            f"second pass ({warm['mean_ms']:.2f} ms) {c['ratio_warm']:.2f})",
+            "render_vs_sqlrender" if c["ratio_first"] == rd["worst_ratio"] else None,
+        )
 
 
 def _detail_tables(r: dict[str, Any]) -> list[str]:
@@ -752,6 +814,12 @@ figure includes. In short:
    `make bench-spark`; table at the end): 40 tasks' reference answers on a local Spark
    Connect server over a plain Connect session running the same translated queries, and
    the embedded CDM replicated to 10x persons (ids offset), scored on DuckDB and on Spark.
+11. **Render + transpile against SqlRender**: every record of the shared corpora (Achilles,
+   DataQualityDashboard, QueryLibrary) read by curation's render + transpile (template
+   cache on) against OHDSI SqlRender's own jar rendering and translating the same records
+   in a fresh JVM (`--sqlrender-jar` or `$SQLRENDER_JAR`; skipped, with the reason, without
+   Java or the jar); mean milliseconds per record and their ratio, the worst corpus's at
+   most 1.
 """
 
 
@@ -833,6 +901,17 @@ def main(argv: list[str]) -> int:
             results["startup"] = bench_startup.startup_cost(
                 args.db, args.source, max(args.runs, 5), folder
             )
+        if "render" in args.only:
+            results["render"] = bench_render.render_speed(args.runs, work, args.sqlrender_jar)
+        if "curation_postgres" in args.only:
+            folder = work / "curation_postgres"
+            folder.mkdir()
+            try:
+                results["curation_postgres"] = bench_curation.curation_cost_postgres(
+                    args.db, args.querylibrary, args.source, args.runs, folder, args.pg_url
+                )
+            except LookupError as e:  # no server binaries and no --pg-url
+                results["curation_postgres"] = {"note": str(e)}
         if "postgres" in args.only:
             folder = work / "postgres"
             folder.mkdir()

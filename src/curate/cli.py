@@ -90,6 +90,12 @@ def main() -> None:
     "--allow-ties", is_flag=True, help="Keep golds whose ORDER BY ... LIMIT cuts through ties."
 )
 @click.option(
+    "--allow-window-ties",
+    is_flag=True,
+    help="Keep golds whose ROW_NUMBER, LAG, FIRST_VALUE ... result depends on how ties "
+    "fall in their ORDER BY.",
+)
+@click.option(
     "--allow-unordered-limit", is_flag=True, help="Keep golds with LIMIT/TOP but no ORDER BY."
 )
 @click.option(
@@ -136,6 +142,7 @@ def curate(
     allow_current_date,
     no_determinism_check,
     allow_ties,
+    allow_window_ties,
     allow_unordered_limit,
     allow_unresolved_semantics,
     max_per_result,
@@ -174,6 +181,7 @@ def curate(
         deterministic=not no_determinism_check,
         limit_needs_order=not allow_unordered_limit,
         no_ties_at_limit=not allow_ties,
+        window_order_ties=not allow_window_ties,
     )
     route_sqlglot_warnings(quiet=quiet)
     settings = executor_settings(timeout, max_rows, memory_limit, threads, today)

@@ -28,23 +28,24 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from curate.ohdsi.errors import RenderError
-from curate.ohdsi.render import render_record
-from curate.sources import READ_DIALECT
+from sqlglot import exp
+
+from curate.gold_reading import read_gold, to_duckdb
 from curate.sources.records import SourceRecord
 from curate.sqlglot_log import current_setting, route_sqlglot_warnings
 from curate.task_record import task_record
+from curate.template_cache import TemplateCache
 from curate.tiers import classify_tier, extract_features
-from curate.transpile.to_duckdb import Transpiled, TranspileError, transpile
+from curate.transpile.to_duckdb import Transpiled
 from curate.verify.gold import Drop, check_answer, check_unanswerable, run_gold
 from curate.verify.identical_results import RULE as IDENTICAL_RULE
 from curate.verify.identical_results import ResultPrint, over_limit
 from curate.verify.reference_rules import ReferenceRules
 from curate.verify.semantics import NocaseExecutor, collation_drop, unresolved, unresolved_drop
-from score.comparison.order_matters import order_matters as gold_orders_rows
 from score.comparison.result_hash import result_sha256
 from score.execution.executor import Executor, ExecutorSettings
-from score.execution.result import QueryResult
+from score.execution.guard import check_statement
+from score.execution.result import QueryError, QueryResult
 from score.inputs.schemas import validation_errors
 
 #: The dialect of every gold and answer curation runs (transpiled to it first): on an
@@ -66,6 +67,8 @@ class CurationOptions:
     unresolved_semantics: bool = True
     # Keep at most this many tasks whose gold results are identical (None: keep all).
     max_per_result: int | None = None
+    # Write records that only rename a template's holes from its first (checked) reading.
+    template_cache: bool = True
 
 
 @dataclass(frozen=True)
@@ -103,17 +106,6 @@ def _dropped(record_id: str, drop: Drop, notes: list[str]) -> tuple[None, Verdic
     )
 
 
-def _to_duckdb(sql: str, dialect: str | None, field_name: str) -> Transpiled | Drop:
-    read = READ_DIALECT.get(dialect or "")
-    if read is None:
-        return Drop("transpile", "dialect", f"{field_name}: unknown dialect {dialect!r}")
-    try:
-        return transpile(sql, read=read)
-    except TranspileError as e:
-        rule = getattr(e, "rule", None) or "transpile"
-        return Drop("transpile", rule, f"{field_name}: {e.message}")
-
-
 @dataclass(frozen=True)
 class CurationContext:
     """The executors and options every record is curated with.
@@ -126,6 +118,9 @@ class CurationContext:
     executor: Executor
     options: CurationOptions
     nocase: NocaseExecutor | None
+    templates: TemplateCache = field(
+        default_factory=lambda: TemplateCache(read_gold, enabled=False)
+    )
 
 
 @contextmanager
@@ -138,15 +133,20 @@ def curation_context(
         # the check runs golds again under DuckDB's NOCASE collation; other engines have
         # no session-wide case-insensitive collation, and the report says it did not run
         nocase = NocaseExecutor(executor)
+    templates = TemplateCache(read_gold, enabled=options.template_cache)
     try:
-        yield CurationContext(executor, options, nocase)
+        yield CurationContext(executor, options, nocase, templates)
     finally:
         if nocase is not None:
             nocase.close()
 
 
 def verify_gold(
-    gold: Transpiled, ctx: CurationContext, *, order_matters: bool
+    gold: Transpiled,
+    ctx: CurationContext,
+    *,
+    order_matters: bool,
+    tree: exp.Expression | None = None,
 ) -> tuple[QueryResult | Drop, tuple[str, ...]]:
     """The gold's result if it meets every reference rule, else the Drop; and its open warnings.
 
@@ -165,6 +165,7 @@ def verify_gold(
         options.rules,
         order_matters=order_matters,
         profile=options.profile,
+        tree=tree,
     )
     if isinstance(result, Drop):
         return result, open_warnings
@@ -177,6 +178,27 @@ def verify_gold(
         profile=options.profile,
     )
     return drop or result, open_warnings
+
+
+def _parsed(sql: str) -> exp.Expression | None:
+    """The guard's tree of a gold (None if the guard refuses it: run_gold says why)."""
+    try:
+        return check_statement(sql)
+    except QueryError:
+        return None
+
+
+def ordered_result(tree: exp.Expression) -> bool:
+    """Whether the query's own result is ordered
+    (:func:`score.comparison.order_matters.order_matters`)."""
+    node = tree
+    while True:
+        if node.args.get("order") is not None:
+            return True
+        if isinstance(node, exp.Subquery | exp.Paren):
+            node = node.this
+            continue
+        return False
 
 
 class _Stage:
@@ -210,7 +232,8 @@ def curate_record(
     try:
         return _curate(record, ctx, stage)
     except Exception as error:  # noqa: BLE001 - one record's failure is that record's drop
-        return _dropped(record.id, internal_drop(error, stage.name), [])
+        where = getattr(error, "sqlgold_stage", stage.name)  # set by read_gold
+        return _dropped(record.id, internal_drop(error, where), [])
 
 
 def _curate(
@@ -233,26 +256,27 @@ def _curate(
         task = task_record(record, None, None, "unanswerable", {}, False, None, (), executor)
         return _validated(task, notes)
     stage.name = "ohdsi"
-    try:
-        rendered, render_notes = render_record(record)
-    except RenderError as e:
-        return _dropped(record.id, Drop("ohdsi", e.reason, e.message), notes)
+    render_notes, rendered, gold = ctx.templates.read(record)
     notes.extend(render_notes)
-    stage.name = "transpile"
-    gold = _to_duckdb(rendered.gold_sql, rendered.gold_dialect, "gold_sql")
     if isinstance(gold, Drop):
         return _dropped(record.id, gold, notes)
     gold_sql = gold.sql
     stage.name = "verify"
-    order = record.order_matters if record.order_matters is not None else gold_orders_rows(gold_sql)
-    result, warnings = verify_gold(gold, ctx, order_matters=order)
+    tree = _parsed(gold_sql)  # the guard's parse, shared by every check, the tier and order
+    if tree is None:
+        order = bool(record.order_matters)
+    elif record.order_matters is not None:
+        order = record.order_matters
+    else:
+        order = ordered_result(tree)
+    result, warnings = verify_gold(gold, ctx, order_matters=order, tree=tree)
     if isinstance(result, Drop):
         return _dropped(record.id, result, notes)
     printed = ResultPrint.of(result, ordered=order)
     answer_sql = None
-    if rendered.answer_sql is not None:
+    if rendered is not None and rendered.answer_sql is not None:
         stage.name = "answer"
-        answer = _to_duckdb(rendered.answer_sql, rendered.answer_dialect, "answer_sql")
+        answer = to_duckdb(rendered.answer_sql, rendered.answer_dialect, "answer_sql")
         if isinstance(answer, Drop):
             return _dropped(record.id, Drop("answer", answer.rule, answer.reason), notes)
         answer_open = unresolved(answer.warnings, collation_checked=False)
@@ -277,8 +301,8 @@ def _curate(
         record,
         gold_sql,
         answer_sql,
-        classify_tier(gold_sql),
-        extract_features(gold_sql),
+        classify_tier(tree if tree is not None else gold_sql),
+        extract_features(tree if tree is not None else gold_sql),
         order,
         gold_result,
         tuple(gold.rules),

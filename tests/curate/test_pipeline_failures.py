@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from curate import pipeline
+from curate import gold_reading, pipeline
 from curate.curation import curate_to_files
 from curate.sources import load as importers
 from score.errors import SqlgoldError
@@ -39,10 +39,11 @@ def _boom(*args, **kwargs):
     raise Injected("injected\nfailure")
 
 
-# (name patched in curate.pipeline, stage named in the reason, records it reaches)
+# (name patched in curate.pipeline, or gold_reading:name, stage named in the reason,
+# records it reaches)
 STAGES = [
-    ("render_record", "ohdsi", {"a-answerable"}),
-    ("transpile", "transpile", {"a-answerable"}),
+    ("gold_reading:render_record", "ohdsi", {"a-answerable"}),
+    ("gold_reading:transpile", "transpile", {"a-answerable"}),
     ("run_gold", "verify", {"a-answerable"}),
     ("check_answer", "answer", {"a-answerable"}),
     ("check_unanswerable", "unanswerable", {"b-unanswerable"}),
@@ -62,7 +63,8 @@ def source(tmp_path):
 def test_a_failure_in_any_stage_is_that_records_internal_drop(
     executor, source, tmp_path, monkeypatch, target, stage, reached
 ):
-    monkeypatch.setattr(pipeline, target, _boom)
+    module, _, name = target.rpartition(":")
+    monkeypatch.setattr(gold_reading if module else pipeline, name, _boom)
     out = tmp_path / "tiny_tasks.jsonl"
     if len(reached) == 2:  # no task kept: an error, but the report is written
         with pytest.raises(SqlgoldError, match="no task kept"):

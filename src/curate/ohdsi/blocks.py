@@ -19,6 +19,7 @@ parameter substitution:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from curate.ohdsi.conditions import evaluate, trim
@@ -96,13 +97,18 @@ def _replace(sql: str, groups: list[_Group], start: int, end: int, keep: _Group 
     return sql[:start] + inner + sql[end:]
 
 
-def resolve(sql: str) -> str:
-    """``sql`` with every SqlRender block resolved; :class:`RenderError` on a bad condition."""
+def resolve(sql: str, on_condition: Callable[[str], None] | None = None) -> str:
+    """``sql`` with every SqlRender block resolved; :class:`RenderError` on a bad condition.
+
+    ``on_condition`` is shown the text of every condition evaluated.
+    """
     groups = _groups(sql)
     for block in _blocks(sql, groups):
         if not block.condition.valid:
             continue
         condition = sql[block.condition.start + 1 : block.condition.end - 1]
+        if on_condition is not None:
+            on_condition(condition)
         last = block.otherwise or block.then
         keep = block.then if evaluate(condition) else block.otherwise
         sql = _replace(sql, groups, block.condition.start, last.end, keep)

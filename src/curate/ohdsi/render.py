@@ -34,7 +34,7 @@ missing_parameter / parameter @missing has no value
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -132,7 +132,12 @@ def substitute(sql: str, values: Mapping[str, str]) -> str:
     return sql
 
 
-def render(sql: str, parameters: Mapping[str, Any] | None = None) -> RenderResult:
+def render(
+    sql: str,
+    parameters: Mapping[str, Any] | None = None,
+    *,
+    on_condition: Callable[[str], None] | None = None,
+) -> RenderResult:
     """Resolve SqlRender syntax as SqlRender does: defaults, parameters, then blocks.
 
     Raises :class:`RenderError` (reason ``missing_parameter``, ``bad_condition`` or
@@ -148,7 +153,7 @@ def render(sql: str, parameters: Mapping[str, Any] | None = None) -> RenderResul
     template_defaults = defaults(sql)
     body = without_defaults(sql)
     values, notes = _values(body, parameters or {}, template_defaults)
-    text = resolve(substitute(body, values))
+    text = resolve(substitute(body, values), on_condition)
     for use in parameter_uses(text):
         if not use.in_text:
             raise RenderError(MISSING_PARAMETER, f"parameter @{use.name} has no value")
@@ -174,6 +179,10 @@ def _single(sql: str, notes: tuple[str, ...]) -> RenderResult:
     return RenderResult(single.sql, notes + single.notes)
 
 
+#: Dialects whose SQL is rendered (SqlRender parameters) and keeps its dialect.
+_KEEP_DIALECT = ("postgres", "oracle", "auto")
+
+
 def _is_template(sql: str, parameters: Mapping[str, Any] | None) -> bool:
     """Whether SQL uses SqlRender parameters (outside literals and comments)."""
     return bool(parameters) or any(not u.in_text for u in parameter_uses(sql))
@@ -183,23 +192,24 @@ def render_record(record: SourceRecord) -> tuple[SourceRecord, tuple[str, ...]]:
     """A record whose gold (and answer) SQL is one plain SQL Server query, and notes.
 
     ``ohdsi`` SQL is rendered with the record's parameters and made one query; ``tsql``
-    is made one query; ``postgres`` SQL that uses SqlRender parameters (a QueryLibrary
-    page written for PostgreSQL) is rendered and stays PostgreSQL; ``duckdb`` SQL is left
-    as it is.  Raises :class:`RenderError` with the record's id.
+    is made one query; ``postgres``, ``oracle`` and ``auto`` SQL that uses SqlRender
+    parameters (a QueryLibrary page written for PostgreSQL or Oracle) is rendered and
+    keeps its dialect; ``duckdb`` SQL is left as it is.  Raises :class:`RenderError` with
+    the record's id.
     """
     changes: dict[str, str] = {}
     notes: list[str] = []
     pairs = (("gold_sql", "gold_dialect"), ("answer_sql", "answer_dialect"))
     for sql_field, dialect_field in pairs:
         sql, dialect = getattr(record, sql_field), getattr(record, dialect_field)
-        if sql is None or dialect not in ("ohdsi", "tsql", "postgres"):
+        if sql is None or dialect not in ("ohdsi", "tsql", *_KEEP_DIALECT):
             continue
-        if dialect == "postgres" and not _is_template(sql, record.parameters):
+        if dialect in _KEEP_DIALECT and not _is_template(sql, record.parameters):
             continue
         try:
             if dialect == "ohdsi":
                 result = to_sql_server(sql, record.parameters)
-            elif dialect == "postgres":
+            elif dialect in _KEEP_DIALECT:
                 result = render(sql, record.parameters)
             else:
                 result = _single(sql, ())
@@ -207,6 +217,6 @@ def render_record(record: SourceRecord) -> tuple[SourceRecord, tuple[str, ...]]:
             where = "" if sql_field == "gold_sql" else "answer_sql: "
             raise RenderError(e.reason, where + e.message, task_id=record.id) from e
         changes[sql_field] = result.sql
-        changes[dialect_field] = "postgres" if dialect == "postgres" else "tsql"
+        changes[dialect_field] = dialect if dialect in _KEEP_DIALECT else "tsql"
         notes.extend(f"{sql_field}: {n}" for n in result.notes)
     return replace(record, **changes), tuple(notes)

@@ -280,4 +280,5 @@ def to_single_query(sql: str, *, dialect: str = "tsql", pretty: bool = True) -> 
     for _, stmt in parse_statements(sql, dialect):
         script.step(stmt)
     query = _assemble(script)
-    return SingleQuery(query.sql(dialect=dialect, pretty=pretty), tuple(script.notes))
+    # the assembled tree is not used again: the generator may change it instead of a copy
+    return SingleQuery(query.sql(dialect=dialect, pretty=pretty, copy=False), tuple(script.notes))

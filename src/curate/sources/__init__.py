@@ -17,4 +17,8 @@ READ_DIALECT: dict[str, str] = {
     "tsql": "tsql",
     "duckdb": "duckdb",
     "postgres": "postgres",
+    "oracle": "oracle",
 }
+
+#: A dialect decided at curation (:func:`curate.sources.dialect.candidates`).
+AUTO_DIALECT = "auto"

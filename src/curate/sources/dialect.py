@@ -15,7 +15,9 @@ and comments never count) for constructs one dialect has and SQL Server has not:
   ``CHARINDEX``, ``LEN``, ``COUNT_BIG``, ``IIF``, ``[name]``, ``#temp``.
 
 A page with no foreign construct is OHDSI SQL; with PostgreSQL's (and no SQL Server or
-Oracle one) it is PostgreSQL; with Oracle's only, Oracle; anything else is ``mixed``.
+Oracle one) it is PostgreSQL; with Oracle's only, Oracle; anything else is ``mixed``,
+and :func:`candidates` names the dialects whose readers must then agree on it (curation
+reads it with each, and keeps it only if they give the same DuckDB query).
 
 >>> detect_dialect("SELECT TOP 5 * FROM @cdm.person WHERE x = 'SYSDATE'")
 Detected(dialect='ohdsi', markers=())
@@ -152,3 +154,35 @@ def detect_dialect(sql: str) -> Detected:
     if found["postgres"]:
         return Detected("postgres", markers)
     return Detected("mixed", markers)  # only constructs both foreign dialects share
+
+
+#: Which reader each marker's side calls for.
+_SIDES = {
+    "tsql": ("tsql",),
+    "oracle": ("oracle",),
+    "postgres": ("postgres",),
+    "either": ("oracle", "postgres"),
+}
+
+
+def candidates(sql: str) -> tuple[str, ...]:
+    """The dialects ``sql`` may be read in: every one whose constructs it uses.
+
+    >>> candidates("SELECT TOP 1 a || b FROM t")
+    ('tsql', 'oracle', 'postgres')
+    >>> candidates("SELECT TO_CHAR(d, 'YYYY') FROM t")
+    ('oracle', 'postgres')
+    >>> candidates("SELECT 1")
+    ('tsql',)
+    """
+    try:
+        tokens = Tokenizer().tokenize(sql)
+    except TokenError:
+        return ("tsql",)
+    found: list[str] = []
+    for i in range(len(tokens)):
+        hit = _marker(tokens, i)
+        if hit is not None:
+            found.extend(d for d in _SIDES[hit[0]] if d not in found)
+    order = ("tsql", "oracle", "postgres")
+    return tuple(d for d in order if d in found) or ("tsql",)

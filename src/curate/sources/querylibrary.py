@@ -8,9 +8,10 @@ a description, one ```` ```sql ```` block of OHDSI SQL, and an *Input* table
   else the file name);
 - ``question``: the title and the description, whitespace collapsed;
 - ``gold_sql``: the SQL block as written, ``gold_dialect`` ``"ohdsi"``, or
-  ``"postgres"`` for a page written for PostgreSQL (:mod:`curate.sources.dialect`);
-  a page written for Oracle, or in a mix of dialects, is a problem (``not_sql_server``),
-  never read as SQL Server;
+  ``"postgres"`` / ``"oracle"`` for a page written for PostgreSQL or Oracle
+  (:mod:`curate.sources.dialect`), or ``"auto"`` for a page mixing dialects (curation
+  reads it with each dialect it mixes and keeps it only if they agree): no page is
+  given SQL Server's semantics unless it is SQL Server SQL;
 - ``parameters``: the Input table's examples by parameter name in snake case
   (a repeated name gets ``_2``, ``_3``...), values as written;
 - ``category``: the ``Group:``; ``notes``: the prose around the SQL block.
@@ -51,6 +52,9 @@ from curate.sources.dialect import detect_dialect
 from curate.sources.records import SourceProblem, SourceRecord, check_object
 
 PATTERN = "*.md"
+
+#: The source dialect of each detected one (a mix is decided at curation).
+_GOLD_DIALECT = {"ohdsi": "ohdsi", "postgres": "postgres", "oracle": "oracle", "mixed": "auto"}
 ID_PREFIX = "querylibrary/"
 
 _HEADING = re.compile(r"^(#{1,6})\s*(.*?)\s*#*\s*$")
@@ -211,14 +215,6 @@ def parse_page(
         return problem("empty_sql_block", "the ```sql block is empty", block.line)
 
     detected = detect_dialect(sql)
-    if detected.dialect in ("oracle", "mixed"):
-        written = "Oracle" if detected.dialect == "oracle" else "a mix of dialects"
-        return problem(
-            "not_sql_server",
-            f"the SQL is written for {written} ({', '.join(detected.markers)}); sqlgold "
-            "reads SQL Server (OHDSI SQL) and PostgreSQL pages",
-            block.line,
-        )
     by_heading = {s.heading.strip().lower(): s for s in page.sections}
     described = by_heading.get("description") or page.title
     description = _prose(described.text) if described else ""
@@ -231,7 +227,7 @@ def parse_page(
         "id": record_id,
         "question": question,
         "gold_sql": sql,
-        "gold_dialect": "postgres" if detected.dialect == "postgres" else "ohdsi",
+        "gold_dialect": _GOLD_DIALECT[detected.dialect],
         "origin": {"importer": "querylibrary", "file": name, "line": block.line, "page": code},
     }
     parameters = _parameters(inputs.text) if inputs else {}

@@ -32,8 +32,9 @@ from score.inputs.schemas import schema_path, validator
 FORMAT = "sqlgold.source/1"
 KNOWN_FORMATS: frozenset[str] = frozenset({FORMAT})
 
-#: Dialects gold and answer SQL may be written in.
-DIALECTS: tuple[str, ...] = ("ohdsi", "tsql", "duckdb", "postgres")
+#: Dialects gold and answer SQL may be written in; ``auto``: decided at curation by the
+#: readers of the dialects its constructs belong to, which must agree.
+DIALECTS: tuple[str, ...] = ("ohdsi", "tsql", "duckdb", "postgres", "oracle", "auto")
 
 SCHEMA_PATH = schema_path("source")
 

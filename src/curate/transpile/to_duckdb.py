@@ -41,6 +41,7 @@ __all__ = ["KNOWN_LIMITS", "READS", "RULES", "Transpiled", "TranspileError", "tr
 READS: dict[str, type[sqlglot.Dialect] | str] = {
     "tsql": SqlgoldTSQL,
     "postgres": "postgres",
+    "oracle": "oracle",
     "duckdb": "duckdb",
 }
 
@@ -77,7 +78,7 @@ def transpile(
         return Transpiled(text, fired)
     try:
         tree = annotate(tree, read, schema)
-        warnings = hazards(tree, collation=read == "tsql")
+        warnings = hazards(tree, collation=read == "tsql", division=read != "oracle")
     except CannotAnnotate as error:
         warnings = (f"types: cannot annotate the query ({error}); type-based rules did not run",)
     tree, typed_fired = apply_rules(tree, read, "types")
@@ -116,7 +117,10 @@ def _parse(sql: str, read: str) -> exp.Expression:
 
 def _generate(tree: exp.Expression, pretty: bool) -> str:
     try:
-        return tree.sql(dialect="duckdb", pretty=pretty, unsupported_level=ErrorLevel.RAISE)
+        # the tree is not used again: the generator may change it instead of a copy
+        return tree.sql(
+            dialect="duckdb", pretty=pretty, unsupported_level=ErrorLevel.RAISE, copy=False
+        )
     except SqlglotError as error:
         raise TranspileError(
             f"sqlglot cannot write this in DuckDB: {error}", rule="generate"

@@ -16,12 +16,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sqlglot import exp
+
+from curate.verify import window_ties
 from curate.verify.reference_rules import (
     ReferenceRules,
     check_query_rules,
     check_result_rules,
-    cuts_ties,
-    tie_probe,
+    limit_probe,
+    may_vary,
+    split_probe,
 )
 from score.comparison.compare import compare
 from score.execution.executor import Executor
@@ -39,42 +43,99 @@ class Drop:
 
 
 def run_gold(
-    sql: str, executor: Executor, rules: ReferenceRules, *, order_matters: bool, profile: str
+    sql: str,
+    executor: Executor,
+    rules: ReferenceRules,
+    *,
+    order_matters: bool,
+    profile: str,
+    tree: exp.Expression | None = None,
 ) -> QueryResult | Drop:
-    """The gold's result if it meets every reference rule, else the Drop saying why."""
+    """The gold's result if it meets every reference rule, else the Drop saying why.
+
+    One execution serves every check that can share it: an ORDER BY ... LIMIT n gold runs
+    once with its ORDER BY keys appended and one row more (its result and its tie check,
+    :func:`curate.verify.reference_rules.limit_probe`); a second run, for determinism, is
+    made only when the plan can give another result (:func:`~curate.verify.reference_rules.
+    may_vary`).  ``tree`` is the gold already parsed (the guard's tree of ``sql``).
+    """
     try:
-        tree = check_statement(sql)
+        tree = tree if tree is not None else check_statement(sql)
     except QueryError as e:
         return Drop("verify", "single_select", f"{e.kind}: {e.message}")
     failure = check_query_rules(tree, rules, today_fixed=executor.settings.today is not None)
     if failure:
         return Drop("verify", failure.rule, failure.reason)
-    first = executor.try_execute(sql)
+    probe = limit_probe(tree) if rules.no_ties_at_limit else None
+    first: QueryResult | QueryError | None = None
+    tied = False
+    if probe is not None:
+        probed = executor.try_execute(probe.query.sql("duckdb"))
+        if isinstance(probed, QueryResult):
+            first, tied = split_probe(probed, probe)
+    if first is None:
+        first = executor.try_execute(sql)
     if isinstance(first, QueryError):
         return Drop("verify", "runs", f"the gold fails: {first.kind}: {first.message}")
     failure = check_result_rules(first, rules)
     if failure:
         return Drop("verify", failure.rule, failure.reason)
-    if rules.deterministic:
+    if rules.window_order_ties:
+        drop = window_ties_drop(tree, first, executor, order_matters=order_matters, profile=profile)
+        if drop:
+            return drop
+    if rules.deterministic and may_vary(tree, order_matters=order_matters):
         second = executor.try_execute(sql)
         if isinstance(second, QueryError):
             return Drop("verify", "deterministic", f"a second run fails: {second.message}")
         verdict = compare(first, second, profile, order_matters=order_matters)
         if not verdict.match:
             return Drop("verify", "deterministic", f"two runs differ: {verdict.reason}")
-    if rules.no_ties_at_limit:
-        probe = tie_probe(tree)
-        if probe is not None:
-            probe_sql, n, _ = probe
-            probed = executor.try_execute(probe_sql.sql("duckdb"))
-            if isinstance(probed, QueryResult) and cuts_ties(probed, n):
-                return Drop(
-                    "verify",
-                    "no_ties_at_limit",
-                    f"ORDER BY ... LIMIT {n} cuts through rows tied on the ORDER BY keys "
-                    "(add a tie-breaker)",
-                )
+    if tied:
+        n = probe.n
+        return Drop(
+            "verify",
+            "no_ties_at_limit",
+            f"ORDER BY ... LIMIT {n} cuts through rows tied on the ORDER BY keys "
+            "(add a tie-breaker)",
+        )
     return first
+
+
+def window_ties_drop(
+    tree, first: QueryResult, executor: Executor, *, order_matters: bool, profile: str
+) -> Drop | None:
+    """Rule ``window_order_ties``: a Drop if a ranking's result depends on how ties fall.
+
+    The steps of :mod:`curate.verify.window_ties`: rankings proven total by their block's
+    GROUP BY need no query; the others are checked on the data for tied rows that differ;
+    where some do, the gold is run with the ties broken both ways and must give ``first``.
+    """
+    found = window_ties.rankings(tree)
+    tied: dict[int, tuple] = {}
+    for index, ranking in enumerate(found):
+        if window_ties.proven_total(ranking):
+            continue
+        query = window_ties.tie_query(tree, ranking)
+        result = executor.try_execute(query.sql("duckdb")) if query is not None else None
+        if not isinstance(result, QueryResult):
+            return Drop("verify", window_ties.RULE, window_ties.describe(ranking, None))
+        if result.num_rows:
+            tied[index] = result.rows()[0]
+    if not tied:
+        return None
+    for descending in (False, True):
+        variant = window_ties.with_tie_breaks(tree, list(tied), descending)
+        other = executor.try_execute(variant.sql("duckdb"))
+        same = (
+            isinstance(other, QueryResult)
+            and compare(first, other, profile, order_matters=order_matters).match
+        )
+        if not same:
+            index = next(iter(tied))
+            reason = window_ties.describe(found[index], tied[index], broken=True)
+            return Drop("verify", window_ties.RULE, reason)
+    return None
 
 
 def check_answer(

@@ -4,7 +4,8 @@ A gold is kept only if it is one SELECT, returns between ``min_rows`` and ``max_
 rows (1 to 1,000 by default; an empty result would be matched by any empty query),
 not every value is zero or NULL (else ``SELECT 0``-like answers could pass), it reads
 no current date unless a fixed today is set, and its result is deterministic: two runs
-agree, a LIMIT has an ORDER BY, and an ORDER BY + LIMIT does not cut through ties.
+agree, a LIMIT has an ORDER BY, an ORDER BY + LIMIT does not cut through ties, and no
+ranking depends on how ties fall in its ORDER BY (:mod:`curate.verify.window_ties`).
 
 Each rule can be switched off or tuned in :class:`ReferenceRules`; every failure is a
 :class:`RuleFailure` naming its rule.
@@ -39,6 +40,7 @@ class ReferenceRules:
     deterministic: bool = True  # run twice, compare
     limit_needs_order: bool = True
     no_ties_at_limit: bool = True
+    window_order_ties: bool = True  # rankings (ROW_NUMBER, LAG, ...) must not depend on ties
 
 
 @dataclass(frozen=True)
@@ -184,6 +186,126 @@ def tie_probe(tree: exp.Expression) -> tuple[exp.Expression, int, int] | None:
     probe.set("limit", exp.Limit(expression=exp.Literal.number(n + 1)))
     probe.set("fetch", None)
     return probe, n, len(keys)
+
+
+@dataclass(frozen=True)
+class LimitProbe:
+    """The gold run once for itself and its tie check: its projections, then the ORDER BY
+    keys (``extra`` more columns), one row past its LIMIT n."""
+
+    query: exp.Expression
+    n: int
+    extra: int
+
+
+def limit_probe(tree: exp.Expression) -> LimitProbe | None:
+    """The gold with its ORDER BY keys appended and LIMIT n + 1, or None (no such limit).
+
+    Its first n rows, without the appended keys, are the gold's result; rows n and n + 1
+    show whether the limit cuts through ties (:func:`cuts_ties` on the keys).  With
+    DISTINCT the output rows themselves are the keys (nothing is appended).
+
+    >>> import sqlglot
+    >>> p = limit_probe(sqlglot.parse_one(
+    ...     "SELECT person_id, year_of_birth AS y FROM cdm.person ORDER BY y DESC LIMIT 3"))
+    >>> print(p.query.sql(), p.n, p.extra)  # doctest: +NORMALIZE_WHITESPACE
+    SELECT person_id, year_of_birth AS y, year_of_birth AS _tie_k0 FROM cdm.person
+    ORDER BY y DESC LIMIT 4 3 1
+    """
+    probe = tie_probe(tree)
+    if probe is None:
+        return None
+    keys_query, n, width = probe
+    query = tree.copy()
+    query.set("limit", exp.Limit(expression=exp.Literal.number(n + 1)))
+    query.set("fetch", None)
+    if tree.args.get("distinct"):
+        return LimitProbe(query, n, 0)
+    keys = [k.unalias() if isinstance(k, exp.Alias) else k for k in keys_query.expressions]
+    query.set(
+        "expressions",
+        [*query.expressions, *(exp.alias_(k.copy(), f"_tie_k{i}") for i, k in enumerate(keys))],
+    )
+    return LimitProbe(query, n, len(keys))
+
+
+def split_probe(result: QueryResult, probe: LimitProbe) -> tuple[QueryResult, bool]:
+    """The gold's own result (first n rows, its columns) and whether the limit cuts ties."""
+    width = result.num_columns - probe.extra
+    keys = QueryResult(
+        result.columns[width:] or result.columns,
+        result.types[width:] or result.types,
+        result.table.select(list(range(width, result.num_columns)))
+        if probe.extra
+        else result.table,
+    )
+    own = QueryResult(
+        result.columns[:width],
+        result.types[:width],
+        result.table.select(list(range(width))).slice(0, probe.n),
+        result.seconds,
+    )
+    return own, cuts_ties(keys, probe.n)
+
+
+_ARBITRARY = frozenset(
+    {
+        "any_value",
+        "arbitrary",
+        "first",
+        "last",
+        "arg_max",
+        "arg_min",
+        "argmax",
+        "argmin",
+        "max_by",
+        "min_by",
+        "random",
+        "rand",
+        "uuid",
+        "gen_random_uuid",
+        "newid",
+        "setseed",
+    }
+)
+_UNORDERED_LISTS = (exp.GroupConcat, exp.ArrayAgg, exp.List)
+
+
+def may_vary(tree: exp.Expression, *, order_matters: bool = True) -> str | None:
+    """Why two runs of ``tree`` could differ, or None when its plan cannot.
+
+    A SELECT computes a multiset of rows from its tables; only these pick or order rows
+    arbitrarily: a LIMIT / OFFSET inside the query, a sample, random and UUID functions,
+    aggregates that keep one arbitrary value (ANY_VALUE, FIRST, ARG_MAX, ...), lists and
+    strings aggregated without an order, DISTINCT ON, and the order of rows tied on a
+    top-level ORDER BY when the order is compared.  (The top-level ORDER BY ... LIMIT is
+    checked by its own probe, rankings over ties by rule ``window_order_ties``.)
+
+    >>> import sqlglot
+    >>> may_vary(sqlglot.parse_one("SELECT year_of_birth, COUNT(*) FROM cdm.person GROUP BY 1"))
+    >>> may_vary(sqlglot.parse_one("SELECT ANY_VALUE(person_id) FROM cdm.person"))
+    'ANY_VALUE(person_id) keeps an arbitrary value'
+    """
+    if order_matters and tree.args.get("order") is not None:
+        return "rows tied on the ORDER BY may come in another order"
+    for node in tree.walk():
+        if isinstance(node, exp.Limit | exp.Offset | exp.Fetch) and node.parent is not tree:
+            return f"{node.sql('duckdb')} inside the query picks rows"
+        if isinstance(node, exp.TableSample):
+            return "a sample picks rows at random"
+        if isinstance(node, exp.Distinct) and node.args.get("on") is not None:
+            return "DISTINCT ON keeps one arbitrary row per key"
+        if (
+            isinstance(node, _UNORDERED_LISTS)
+            and not isinstance(node.this if not isinstance(node, exp.List) else None, exp.Order)
+            and not node.find(exp.Order)
+        ):
+            return f"{node.sql('duckdb')} aggregates in no order"
+        if isinstance(node, exp.Func) and node.sql_name().lower() in _ARBITRARY:
+            return f"{node.sql('duckdb')} keeps an arbitrary value"
+        if isinstance(node, exp.Anonymous) and node.name.lower() in _ARBITRARY:
+            return f"{node.sql('duckdb')} keeps an arbitrary value"
+    return None
 
 
 def cuts_ties(probe_result: QueryResult, n: int) -> bool:

@@ -13,9 +13,19 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from curate.transpile.rules import convert, dates, numeric, strings, tables, top
+from curate.transpile.rules import (
+    convert,
+    dates,
+    number_text,
+    numeric,
+    oracle,
+    strings,
+    tables,
+    top,
+)
 from curate.transpile.rules.base import (
     ALL_READS,
+    ORACLE,
     TSQL_POSTGRES,
     Rule,
     TranspileError,
@@ -25,6 +35,7 @@ from curate.transpile.rules.base import (
 from curate.transpile.rules.tsql_dialect import META_KEY
 
 POSTGRES = frozenset({"postgres"})
+POSTGRES_ORACLE = frozenset({"postgres", "oracle"})
 
 __all__ = ["KNOWN_LIMITS", "RULES", "Rule", "TranspileError", "apply_rules", "parse_rules_used"]
 
@@ -67,6 +78,28 @@ RULES: tuple[Rule, ...] = (
         phase="names",
     ),
     Rule(
+        "oracle_no_dual",
+        "SELECT ... FROM DUAL has no FROM",
+        oracle.no_dual,
+        dialects=ORACLE,
+        phase="names",
+    ),
+    Rule(
+        "oracle_join_marks",
+        "the (+) outer join is an ANSI LEFT JOIN",
+        oracle.join_marks,
+        dialects=ORACLE,
+        phase="names",
+    ),
+    Rule(
+        "oracle_rownum",
+        "ROWNUM <= n over one ordered subquery is ORDER BY ... LIMIT n; any other ROWNUM "
+        "(rows in the order Oracle meets them) is refused",
+        oracle.rownum,
+        dialects=ORACLE,
+        phase="names",
+    ),
+    Rule(
         "national_strings",
         "N'text' is plain 'text' (DuckDB text is Unicode), so its type is known to later rules",
         strings.national_strings,
@@ -81,9 +114,46 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "now_functions",
-        "GETDATE(), SYSDATETIME(), CURRENT_TIMESTAMP, GETUTCDATE() become LOCALTIMESTAMP "
-        "(DuckDB's CURRENT_TIMESTAMP has a time zone); CAST of it AS DATE is CURRENT_DATE",
+        "GETDATE(), SYSDATETIME(), CURRENT_TIMESTAMP, GETUTCDATE() (and PostgreSQL's now()) "
+        "become LOCALTIMESTAMP (DuckDB's CURRENT_TIMESTAMP has a time zone); CAST of it AS "
+        "DATE is CURRENT_DATE",
         dates.now_functions,
+        dialects=TSQL_POSTGRES,
+    ),
+    Rule(
+        "oracle_now",
+        "SYSDATE, SYSTIMESTAMP, CURRENT_DATE and CURRENT_TIMESTAMP are the local date and "
+        "time: LOCALTIMESTAMP (sqlglot writes SYSDATE in UTC)",
+        oracle.now,
+        dialects=ORACLE,
+    ),
+    Rule(
+        "oracle_empty_text_is_null",
+        "Oracle has no empty string: '' is NULL, || skips NULLs (NULLIF(CONCAT(a, b), '')), "
+        "and SUBSTR / TRIM / REPLACE / LPAD giving '' give NULL",
+        oracle.empty_text_is_null,
+        dialects=ORACLE,
+    ),
+    Rule(
+        "oracle_trunc",
+        "TRUNC(date, fmt) with Oracle's format elements (DD, MM, YYYY, Q, HH24, MI, IW); "
+        "others refused",
+        oracle.trunc,
+        dialects=ORACLE,
+    ),
+    Rule(
+        "oracle_date_arithmetic",
+        "DATE + n adds n days; a difference involving a time of day is a fractional number "
+        "of days (EPOCH(a - b) / 86400.0); a fraction of a day added is refused",
+        oracle.date_arithmetic,
+        dialects=ORACLE,
+    ),
+    Rule(
+        "oracle_to_text",
+        "TO_CHAR(date, fmt) of numeric format elements is STRFTIME; TO_NUMBER(text) is a "
+        "DOUBLE; names, number formats and TO_NUMBER formats are refused",
+        oracle.to_text,
+        dialects=ORACLE,
     ),
     Rule(
         "date_string_literals",
@@ -93,9 +163,24 @@ RULES: tuple[Rule, ...] = (
         dialects=TSQL_POSTGRES,
     ),
     Rule(
+        "float_text",
+        "CAST / CONVERT of FLOAT or REAL to text as SQL Server writes it: at most 6 "
+        "significant digits, scientific notation past them (1.23457e+006); CONVERT styles "
+        "1, 2, 3 always scientific with 8, 16, 17 digits; other styles as 0, legacy 126, "
+        "128, 129 refused",
+        number_text.float_text,
+    ),
+    Rule(
+        "decimal_quotient_text",
+        "CAST(a / b AS VARCHAR) of NUMERIC operands: SQL Server's quotient, truncated to its "
+        "scale (1.0 / 3 is 0.333333), computed exactly (DuckDB divides DECIMALs in DOUBLE); "
+        "nested divisions and precision over 38 refused",
+        number_text.decimal_quotient_text,
+    ),
+    Rule(
         "text_of_number_or_time",
-        "refuse CAST(float AS VARCHAR) and CAST(datetime AS VARCHAR) without a style: SQL "
-        "Server prints them differently",
+        "refuse CAST(number AS VARCHAR) whose SQL Server type cannot be told (FLOAT and "
+        "NUMERIC print differently) and CAST(datetime AS VARCHAR) without a style",
         strings.text_of_number_or_time,
     ),
     Rule(
@@ -196,9 +281,10 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "numeric_unbounded",
-        "PostgreSQL NUMERIC without precision becomes DOUBLE (DuckDB's default keeps 3 decimals)",
+        "PostgreSQL NUMERIC and Oracle NUMBER without precision become DOUBLE (DuckDB's "
+        "default keeps 3 decimals)",
         numeric.numeric_unbounded,
-        dialects=POSTGRES,
+        dialects=POSTGRES_ORACLE,
     ),
     Rule(
         "bit_is_boolean",
@@ -260,7 +346,11 @@ KNOWN_LIMITS: tuple[str, ...] = (
     "refused: SELECT ... INTO, #temp tables, unresolved @parameters, TOP n PERCENT, "
     "more than one statement, anything but a query",
     "refused: PATINDEX, DATALENGTH, STR, CHOOSE, SOUNDEX, DIFFERENCE, FORMAT of numbers, "
-    "SYSDATETIMEOFFSET, CONVERT styles other than those listed (0/100, 9/109, 13/113, 126, ...)",
+    "SYSDATETIMEOFFSET, CONVERT date styles other than those listed (0/100, 9/109, 13/113, "
+    "126, ...), the legacy float styles 126, 128, 129",
+    "refused: the text of a number whose SQL Server type cannot be told (sqlglot types a "
+    "decimal literal DOUBLE; SQL Server NUMERIC prints its scale, FLOAT 6 digits), of a "
+    "NUMERIC quotient nested in another or over precision 38",
     "warned, then settled by verify: SQL Server's default collation ignores case and "
     "trailing spaces, DuckDB compares bytes (the gold is run again under DuckDB's NOCASE "
     "collation and dropped if the result changes)",

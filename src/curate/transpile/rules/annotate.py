@@ -35,9 +35,12 @@ class CannotAnnotate(ValueError):
     """sqlglot could not qualify the query, so its types are unknown."""
 
 
-@lru_cache(maxsize=1)
-def cdm_schema() -> MappingSchema:
+@lru_cache(maxsize=4)
+def cdm_schema(dialect: str = "duckdb") -> MappingSchema:
     """The CDM v5.4 tables under schema ``cdm``, with their DuckDB column types.
+
+    Names are normalized as ``dialect`` normalizes unquoted names (Oracle's upper case), so
+    a query read in that dialect finds them.
 
     >>> cdm_schema().column_names("cdm.person")[:2]
     ['person_id', 'gender_concept_id']
@@ -48,13 +51,15 @@ def cdm_schema() -> MappingSchema:
             for table, columns in CDM_TABLES.items()
         }
     }
-    return MappingSchema(mapping, dialect="duckdb")
+    if dialect == "duckdb":
+        return MappingSchema(mapping, dialect="duckdb")
+    return MappingSchema(mapping, dialect=dialect, normalize=True)
 
 
-def as_schema(schema: Schema | dict | None) -> Schema:
+def as_schema(schema: Schema | dict | None, dialect: str = "duckdb") -> Schema:
     """A sqlglot schema from a mapping ``{schema: {table: {column: type}}}``, or the CDM."""
     if schema is None:
-        return cdm_schema()
+        return cdm_schema("oracle" if dialect == "oracle" else "duckdb")
     if isinstance(schema, Schema):
         return schema
     return MappingSchema(schema, dialect="duckdb")
@@ -80,15 +85,15 @@ def annotate(
     at all, :class:`CannotAnnotate` is raised and ``tree`` is left as it was.
     """
     nodes = list(tree.walk())
-    for number, node in enumerate(nodes):
-        node.meta[_TAG] = number
     copy = tree.copy()
-    for node in nodes:
-        node.meta.pop(_TAG, None)
+    # tag the copy's nodes (a copy walks in the original's order): qualify moves and
+    # replaces nodes, and the tags say which original node a surviving one stands for
+    for number, node in enumerate(copy.walk()):
+        node.meta[_TAG] = number
     try:
         qualified = qualify(
             copy,
-            schema=as_schema(schema),
+            schema=as_schema(schema, read),
             dialect=read,
             validate_qualify_columns=False,
             quote_identifiers=False,
@@ -96,7 +101,7 @@ def annotate(
         )
         typed = annotate_types(
             qualified,
-            schema=as_schema(schema),
+            schema=as_schema(schema, read),
             dialect=read,
             expression_metadata=type_rules(read),
         )

@@ -28,7 +28,8 @@ NodeRule = Callable[[exp.Expression], exp.Expression]
 
 TSQL = frozenset({"tsql"})
 TSQL_POSTGRES = frozenset({"tsql", "postgres"})
-ALL_READS = frozenset({"tsql", "postgres", "duckdb"})
+ORACLE = frozenset({"oracle"})
+ALL_READS = frozenset({"tsql", "postgres", "oracle", "duckdb"})
 
 
 class TranspileError(SqlgoldError):

@@ -29,6 +29,8 @@ from curate.transpile.rules.base import (
     is_string,
     typed,
 )
+from curate.transpile.rules.number_text import FLOAT_STYLE, float_style
+from curate.transpile.rules.number_types import number_type
 
 #: Date styles: number -> strftime / strptime format (DuckDB and Python share the codes).
 DATE_STYLES: dict[int, str] = {
@@ -75,6 +77,11 @@ def convert_styles(node: exp.Expression) -> exp.Expression:
     if to.this in exp.DataType.TEXT_TYPES:
         if is_string(value):
             return _cast(value, to, safe)
+        kind = number_type(value)
+        if kind is not None and kind.approximate:
+            cast = _cast(value, to, safe)
+            cast.meta[FLOAT_STYLE] = float_style(style)  # written by the float_text rule
+            return cast
         if style not in DATE_STYLES or not (is_date(value) or is_datetime(value)):
             raise TranspileError(f"{node.sql('tsql')}: style {style} is not supported here")
         return _cast(_format(value, style), to, safe)

@@ -72,15 +72,19 @@ def _untyped_division(node: exp.Expression) -> bool:
     return isinstance(node, exp.Div) and (is_unknown(node.this) or is_unknown(node.expression))
 
 
-def hazards(tree: exp.Expression, *, collation: bool = True) -> tuple[str, ...]:
+def hazards(
+    tree: exp.Expression, *, collation: bool = True, division: bool = True
+) -> tuple[str, ...]:
     """Warnings about ``tree`` (annotated, before rules), in a stable order without repeats.
 
-    ``collation`` off (SQL that is not SQL Server's, e.g. PostgreSQL, whose default
-    collations compare text case-sensitively as DuckDB does) leaves out the collation
-    warnings."""
+    ``collation`` warnings are for SQL Server only (PostgreSQL and Oracle compare text as
+    DuckDB does); ``division`` ones wherever integer division truncates (not Oracle).
+    """
     found: dict[str, None] = {}
     for node in tree.walk():
-        if collation and _compares_text(node):
+        if not collation:
+            pass
+        elif _compares_text(node):
             found[
                 f"collation: compares text with letters ({_snippet(node)}); SQL Server ignores case"
             ] = None
@@ -89,7 +93,7 @@ def hazards(tree: exp.Expression, *, collation: bool = True) -> tuple[str, ...]:
             found[
                 f"collation: groups or sorts text ({_snippet(text)}); SQL Server ignores case there"
             ] = None
-        if _untyped_division(node):
+        if division and _untyped_division(node):
             found[
                 f"division: cannot tell whether {_snippet(node)} divides integers; "
                 "left as DuckDB division"

@@ -224,11 +224,14 @@ def varchar_max(node: exp.Expression) -> exp.Expression:
 
 
 def text_of_number_or_time(node: exp.Expression) -> exp.Expression:
-    """Refuse CAST(float AS VARCHAR) and CAST(datetime AS VARCHAR) without a style.
+    """Refuse CAST(number AS VARCHAR) whose text is not proven, and CAST(datetime AS VARCHAR).
 
-    SQL Server prints FLOAT with at most 6 significant digits and DATETIME as
-    ``mon dd yyyy hh:miAM``; DuckDB prints neither that way.  (DATE prints as ISO in
-    both, and integers and decimals print the same.)
+    FLOAT, REAL and NUMERIC quotients whose SQL Server type is proven have been written
+    as SQL Server writes them (``float_text``, ``decimal_quotient_text``); what is left
+    typed as a fraction here is a number whose SQL Server type cannot be told (a DOUBLE
+    for sqlglot that SQL Server could type NUMERIC, which prints differently).  SQL Server
+    prints DATETIME as ``mon dd yyyy hh:miAM``, which DuckDB does not.  (DATE prints as
+    ISO in both, and integers and decimals print the same.)
 
     >>> value = typed(exp.column("x"), "DOUBLE")
     >>> text_of_number_or_time(exp.cast(value, "VARCHAR"))  # doctest: +ELLIPSIS
@@ -242,8 +245,8 @@ def text_of_number_or_time(node: exp.Expression) -> exp.Expression:
     kind = value.type.this if value.type is not None else None
     if kind in (exp.DType.FLOAT, exp.DType.DOUBLE):
         raise TranspileError(
-            f"{node.sql('tsql')}: SQL Server prints FLOAT with 6 significant digits,"
-            " DuckDB prints them all"
+            f"{node.sql('tsql')}: SQL Server writes FLOAT with 6 significant digits and NUMERIC"
+            " with its scale, and this value's SQL Server type cannot be told"
         )
     if is_datetime(value):
         raise TranspileError(
