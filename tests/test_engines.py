@@ -98,6 +98,13 @@ def test_score_run_scores_the_reference_answers_right_on_every_engine(db, few, t
     assert done.exit_code == OK, done.output
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["ex"] == 1.0
+    check = json.loads((tmp_path / "run" / "run.json").read_text())["database_fingerprint_check"]
+    assert check.startswith(("cached", "computed", "checked by change markers"))
+    # the scoring made (or vouched for) the fingerprint: the next look is by markers only
+    info = sqlgold("db", "info", "--db", db)
+    assert info.exit_code == OK, info.output
+    line = next(x for x in info.output.splitlines() if x.startswith("fingerprint"))
+    assert ("(cached" if _engine(db) == "duckdb" else "(checked by change markers") in line
 
 
 def test_prompt_describes_the_database_on_every_engine(db, few):

@@ -60,7 +60,8 @@ def db_build(out: Path, vocab: Path | None, quiet: bool) -> None:
 @click.option(
     "--recompute",
     is_flag=True,
-    help="Compute the fingerprint even if it is cached for this very state of the file.",
+    help="Compute the fingerprint by a full pass even if it is cached for this very state "
+    "of the file (or, on a server, its change markers did not move).",
 )
 @handle_errors
 def db_info(db_path: Path | str, schema: str | None, recompute: bool) -> None:
@@ -70,7 +71,9 @@ def db_info(db_path: Path | str, schema: str | None, recompute: bool) -> None:
     The fingerprint is defined on values, so the same data give the same one on every
     engine; the server computes it on PostgreSQL and Spark.  A DuckDB file's fingerprint is always
     the data's own (cached only while the file is unchanged); exit code 3 when it differs
-    from the one `db build` stored (the file was changed).
+    from the one `db build` stored (the file was changed).  On a server the full pass is
+    made again only when a change marker moved (PostgreSQL: a table's storage file and
+    its insert/update/delete counters; Spark: a table's files), or with --recompute.
     """
     from score.cdm.duckdb_file import describe_database
     from score.execution.engines.kinds import EngineKind, engine_kind
@@ -81,14 +84,14 @@ def db_info(db_path: Path | str, schema: str | None, recompute: bool) -> None:
             from score.execution.engines.spark import describe_spark as describe
         else:
             from score.execution.engines.postgres import describe_postgres as describe
-        server = describe(str(db_path), schema)
+        server = describe(str(db_path), schema, recompute=recompute)
         click.echo(f"database     {server.where}")
         click.echo(f"schema       {server.schema}")
         for name, rows in server.tables:
             click.echo(f"{name:<24}{rows:>10,}")
         if server.missing:
             click.echo(f"missing      {', '.join(server.missing)}")
-        click.echo(f"fingerprint  {server.fingerprint} (computed by the server)")
+        click.echo(f"fingerprint  {server.fingerprint} ({server.how})")
         return
 
     info = describe_database(db_path, schema, recompute=recompute)

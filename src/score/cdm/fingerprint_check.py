@@ -134,8 +134,10 @@ class FingerprintCache:
         assert self.directory is not None
         for entry in self.directory.glob("*.json"):
             try:
-                path = json.loads(entry.read_text(encoding="utf-8"))["state"]["path"]
-                if not Path(path).exists():
+                state = json.loads(entry.read_text(encoding="utf-8"))["state"]
+                if state.get("server"):
+                    continue  # a server CDM's entry (score.cdm.server_fingerprint)
+                if not Path(state["path"]).exists():
                     entry.unlink()
             except (OSError, ValueError, KeyError, TypeError):
                 continue

@@ -259,8 +259,10 @@ def _meta_for(runs: list[dict], names: list[str] | None = None) -> dict[str, str
         raise ScoringError(
             "the runs differ in " + "; ".join(differ) + "; they cannot share one report"
         )
+    check = first.get("database_fingerprint_check")  # runs before 0.x do not say
     return {
-        "database": f"{first['database']} (fingerprint {first['database_fingerprint']})",
+        "database": f"{first['database']} (fingerprint {first['database_fingerprint']}"
+        + (f", {check})" if check else ")"),
         "task_set": f"{_task_set(first)} ({first['tasks']})",
         "comparator_profile": first["profile"],
         "split": _split_name(first),

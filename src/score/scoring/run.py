@@ -212,6 +212,7 @@ def run_scoring(
         "prediction_dialect": dialect or executor.dialect,
         "database_schema": executor.schema,
         "database_fingerprint": executor.fingerprint,
+        "database_fingerprint_check": executor.fingerprint_check.describe(),
         **({"languages": list(languages)} if options.languages is not None else {}),
         "settings": settings,
         "versions": {

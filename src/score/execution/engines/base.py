@@ -51,6 +51,7 @@ class ServerInfo:
     tables: tuple[tuple[str, int], ...]  # (CDM table, rows)
     missing: tuple[str, ...]
     fingerprint: str
+    how: str = "computed by the server"  # how the fingerprint was had (FingerprintCheck.how)
 
 
 class Engine(Protocol):

@@ -33,6 +33,7 @@ import time
 import pyarrow as pa
 from sqlglot import exp
 
+from score.cdm.fingerprint_check import FingerprintCheck
 from score.errors import DatabaseError
 from score.execution.engines import csv_reader
 from score.execution.engines.base import Limits, Reference, ServerInfo, first_line
@@ -111,6 +112,35 @@ class PostgresEngine:
     # -- facts -------------------------------------------------------------------
     def stored_fingerprint(self) -> str | None:
         return None
+
+    def fingerprint_check(self, *, recompute: bool = False) -> FingerprintCheck:
+        """The fingerprint, computed by a full pass only when a change marker moved since
+        the last one (or with ``recompute``): :mod:`score.cdm.server_fingerprint`."""
+        from score.cdm.server_fingerprint import checked_server_fingerprint
+
+        return checked_server_fingerprint(
+            redact(self.url),
+            self.schema,
+            self.change_markers,
+            self.compute_fingerprint,
+            recompute=recompute,
+        )
+
+    def change_markers(self) -> dict[str, list]:
+        """Per CDM table, what PostgreSQL changes whenever its rows do: the storage file
+        (new on TRUNCATE or a rewrite), the cumulative insert, update and delete counters,
+        and the columns with their types."""
+        rows = self._conn.execute(
+            "SELECT c.relname, c.relfilenode::bigint, s.n_tup_ins, s.n_tup_upd, s.n_tup_del, "
+            "(SELECT string_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod), "
+            "', ' ORDER BY a.attnum) FROM pg_attribute a "
+            "WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped) "
+            "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid "
+            "WHERE n.nspname = %s AND c.relname = ANY(%s) ORDER BY c.relname",
+            [self.schema, sorted(self.tables.values())],
+        ).fetchall()
+        return {str(r[0]): [None if v is None else int(v) for v in r[1:5]] + [r[5]] for r in rows}
 
     def compute_fingerprint(self) -> str:
         """The fingerprint (:mod:`score.cdm.fingerprint`), computed by the server: each
@@ -293,8 +323,11 @@ class PostgresEngine:
         return csv_reader.read_csv(path, folder, self.settings, limits)
 
 
-def describe_postgres(url: str, schema: str | None = None) -> ServerInfo:
-    """Tables, row counts and fingerprint of the CDM at ``url`` (read-only role)."""
+def describe_postgres(
+    url: str, schema: str | None = None, *, recompute: bool = False
+) -> ServerInfo:
+    """Tables, row counts and fingerprint of the CDM at ``url`` (read-only role); the
+    fingerprint by a full pass when a change marker moved or ``recompute`` is given."""
     from score.cdm.schema import CDM_TABLES
 
     engine = PostgresEngine(url, schema, ExecutorSettings(timeout_seconds=3600))
@@ -304,11 +337,13 @@ def describe_postgres(url: str, schema: str | None = None) -> ServerInfo:
             sql = f"SELECT count(*) FROM {ident(engine.schema)}.{ident(engine.tables[name])}"
             (rows,) = _one_row(engine._conn, sql)
             counts.append((name, int(rows)))
-        fingerprint = engine.compute_fingerprint()
+        check = engine.fingerprint_check(recompute=recompute)
     finally:
         engine.close()
     missing = tuple(t for t in CDM_TABLES if t not in engine.tables)
-    return ServerInfo(redact(url), engine.schema, tuple(counts), missing, fingerprint)
+    return ServerInfo(
+        redact(url), engine.schema, tuple(counts), missing, check.fingerprint, check.how
+    )
 
 
 def _requalify(sql: str, schema: str) -> str:

@@ -21,6 +21,7 @@ import threading
 import time
 import uuid
 
+from score.cdm.fingerprint_check import FingerprintCheck
 from score.errors import DatabaseError
 from score.execution.engines import csv_reader
 from score.execution.engines.base import (
@@ -111,6 +112,25 @@ class SparkEngine:
         if info.get("schema") == DATABASE:
             return info.get("fingerprint")
         return None
+
+    def fingerprint_check(self, *, recompute: bool = False) -> FingerprintCheck:
+        """The fingerprint, computed by a full pass only when a change marker moved since
+        the last one (or with ``recompute``): :mod:`score.cdm.server_fingerprint`."""
+        from score.cdm.server_fingerprint import checked_server_fingerprint
+
+        return checked_server_fingerprint(
+            self.url, self.schema, self.change_markers, self.compute_fingerprint,
+            recompute=recompute,
+        )  # fmt: skip
+
+    def change_markers(self) -> dict[str, list]:
+        """Per CDM table, what Spark changes whenever its rows do: the files it reads
+        (every write makes new ones) and its columns with their types."""
+        markers: dict[str, list] = {}
+        for name in sorted(self.tables):
+            frame = self._spark.table(f"{DATABASE}.`{name}`")
+            markers[name] = [sorted(frame.inputFiles()), [list(d) for d in frame.dtypes]]
+        return markers
 
     def compute_fingerprint(self) -> str:
         """The fingerprint (:mod:`score.cdm.fingerprint`) of the CDM, computed by Spark."""
@@ -229,8 +249,9 @@ def error_line(e: BaseException) -> str:
     return first_line(e)
 
 
-def describe_spark(url: str, schema: str | None = None) -> ServerInfo:
-    """Tables, row counts and fingerprint of the CDM at ``url`` (database ``cdm``)."""
+def describe_spark(url: str, schema: str | None = None, *, recompute: bool = False) -> ServerInfo:
+    """Tables, row counts and fingerprint of the CDM at ``url`` (database ``cdm``); the
+    fingerprint by a full pass when a change marker moved or ``recompute`` is given."""
     from score.cdm.schema import CDM_TABLES
 
     engine = SparkEngine(url, schema, ExecutorSettings(timeout_seconds=3600))
@@ -239,11 +260,11 @@ def describe_spark(url: str, schema: str | None = None) -> ServerInfo:
         for name in sorted(engine.tables):
             frame = engine._spark.sql(f"SELECT count(*) AS n FROM {DATABASE}.`{name}`")
             counts.append((name, int(frame.toArrow().column(0)[0].as_py())))
-        fingerprint = engine.compute_fingerprint()
+        check = engine.fingerprint_check(recompute=recompute)
     finally:
         engine.close()
     missing = tuple(t for t in CDM_TABLES if t not in engine.tables)
-    return ServerInfo(url, engine.schema, tuple(counts), missing, fingerprint)
+    return ServerInfo(url, engine.schema, tuple(counts), missing, check.fingerprint, check.how)
 
 
 def fingerprint_tables(spark, tables: list[str]) -> str:

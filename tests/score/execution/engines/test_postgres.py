@@ -369,3 +369,53 @@ def test_a_cdm_in_another_schema_is_read_as_cdm(pg_cdm):
 def test_a_missing_schema_is_one_clear_error(pg_cdm):
     with pytest.raises(DatabaseError, match="schema 'no_such_cdm' not found"):
         Executor(pg_cdm.reader_url, schema="no_such_cdm")
+
+
+def test_the_fingerprint_is_recomputed_only_when_a_change_marker_moved(
+    pg_cdm, tmp_path, monkeypatch
+):
+    """A scoring on a server CDM does not read every row: unchanged markers (storage file,
+    insert/update/delete counters, columns) vouch for the last full pass; a write moves
+    them and the next check makes the full pass again."""
+    import time
+
+    from score.cdm.server_fingerprint import BY_MARKERS, FULL_PASS
+
+    monkeypatch.chdir(tmp_path)  # the fingerprint cache is .sqlgold-cache/ here
+    with psycopg.connect(pg_cdm.admin_url, autocommit=True) as admin:
+        admin.execute("DROP SCHEMA IF EXISTS marked CASCADE")
+        admin.execute("CREATE SCHEMA marked")
+        admin.execute("CREATE TABLE marked.person AS SELECT * FROM cdm.person WHERE person_id < 90")
+        admin.execute("GRANT USAGE ON SCHEMA marked TO sqlgold_reader")
+        admin.execute("GRANT SELECT ON marked.person TO sqlgold_reader")
+    engine = PostgresEngine(pg_cdm.reader_url, "marked", ExecutorSettings(timeout_seconds=10))
+    try:
+        first = engine.fingerprint_check()
+        assert first.how == FULL_PASS
+        again = engine.fingerprint_check()
+        assert (again.fingerprint, again.how) == (first.fingerprint, BY_MARKERS)
+        assert engine.fingerprint_check(recompute=True).how == FULL_PASS
+        before = engine.change_markers()
+        with psycopg.connect(pg_cdm.admin_url, autocommit=True) as admin:
+            admin.execute(
+                "UPDATE marked.person SET year_of_birth = year_of_birth + 1 "
+                "WHERE person_id = (SELECT min(person_id) FROM marked.person)"
+            )
+        # the writing session published its counters when it ended; wait for the server
+        deadline = time.monotonic() + 30
+        while engine.change_markers() == before and time.monotonic() < deadline:
+            time.sleep(0.2)
+        changed = engine.fingerprint_check()
+        assert changed.how == FULL_PASS and changed.fingerprint != first.fingerprint
+        assert engine.fingerprint_check().how == BY_MARKERS
+        # TRUNCATE and the same rows again: a new storage file, the same data
+        with psycopg.connect(pg_cdm.admin_url, autocommit=True) as admin:
+            admin.execute("CREATE TEMP TABLE keep AS SELECT * FROM marked.person")
+            admin.execute("TRUNCATE marked.person")
+            admin.execute("INSERT INTO marked.person SELECT * FROM keep")
+        reloaded = engine.fingerprint_check()
+        assert reloaded.how == FULL_PASS and reloaded.fingerprint == changed.fingerprint
+    finally:
+        engine.close()
+        with psycopg.connect(pg_cdm.admin_url, autocommit=True) as admin:
+            admin.execute("DROP SCHEMA marked CASCADE")

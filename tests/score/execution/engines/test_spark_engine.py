@@ -20,6 +20,29 @@ def test_fingerprint_equals_duckdb(spark_executor: Executor, spark_url: str, omo
     assert computed.fingerprint == duck  # and recomputed from Spark's own tables
 
 
+def test_the_fingerprint_is_vouched_for_by_the_tables_files(
+    spark_url, omop_db, tmp_path, monkeypatch
+):
+    """After one full pass, a scoring reads only each table's files and columns."""
+    from score.cdm.server_fingerprint import BY_MARKERS, FULL_PASS
+    from score.execution.engines.spark import SparkEngine
+
+    monkeypatch.chdir(tmp_path)  # the fingerprint cache is .sqlgold-cache/ here
+    engine = SparkEngine(spark_url, None, ExecutorSettings(timeout_seconds=60))
+    try:
+        markers = engine.change_markers()
+        assert set(markers) == set(engine.tables)
+        assert all(files for files, _ in markers.values())  # every table has files
+        first = engine.fingerprint_check()
+        assert first.how == FULL_PASS
+        assert first.fingerprint == describe_database(omop_db).fingerprint
+        again = engine.fingerprint_check()
+        assert (again.fingerprint, again.how) == (first.fingerprint, BY_MARKERS)
+        assert engine.fingerprint_check(recompute=True).how == FULL_PASS
+    finally:
+        engine.close()
+
+
 @pytest.mark.parametrize("kind", sorted(AWKWARD))
 def test_fingerprint_sql_gives_the_same_digest_as_duckdb(spark_url: str, kind: str):
     """The fingerprint's definition in Spark SQL gives DuckDB's digest for values that
