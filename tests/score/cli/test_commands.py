@@ -149,3 +149,27 @@ def test_ctrl_c_stops_a_scoring_with_one_line_and_resume_finishes_it(omop_db, tm
     resumed = subprocess.run([*args, "--resume", "-q"], capture_output=True, text=True)
     assert resumed.returncode == 0, resumed.stderr
     assert len(results.read_text().splitlines()) == 451
+
+
+def test_quiet_means_quiet_sqlglot_says_nothing_from_the_query_processes(omop_db, tmp_path):
+    """The issue: sqlglot's "contains unsupported syntax. Falling back to parsing as a
+    'Command'" reached stderr under -q, printed raw by each query process that parsed such
+    a prediction.  The verdict (refused) is in results.jsonl; stderr stays silent, also
+    without -q (only the run's own lines and progress there)."""
+    preds = tmp_path / "commands.jsonl"
+    outputs = ["CALL pragma_version()", "SELECT 1; LOAD httpfs", "EXPLAIN SELECT 1"]
+    with preds.open("w") as f:
+        for task, sql in zip(_tasks(), outputs, strict=False):
+            output = f"```sql\n{sql}\n```"
+            f.write(json.dumps({"task_id": task["id"], "language": "en", "output": output}) + "\n")
+    for flags in (["-q"], ["--dialect", "tsql"]):
+        out = tmp_path / ("run" + "".join(flags))
+        args = [sys.executable, "-m", "curate.cli", "score", "run", str(TASKS), str(preds),
+                "--out", str(out), "--split", "all", "--language", "en", "--no-cache",
+                "--db", str(omop_db), *flags]  # fmt: skip
+        done = subprocess.run(args, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        assert "Falling back" not in done.stderr and "sqlglot" not in done.stderr, done.stderr
+        results = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+        refused = [r for r in results if r["outcome"] != "missing"]
+        assert len(refused) == 3 and all(r["outcome"] != "correct" for r in refused)
