@@ -25,6 +25,7 @@ from typing import Any
 
 from score.errors import ScoringError
 from score.files import write_atomic
+from score.inputs.jsonl import read_lines
 from score.scoring.run_lock import RunLock
 
 RUN_FORMAT = "sqlgold.run/1"
@@ -174,8 +175,8 @@ def read_run(path: str | Path) -> dict[str, Any]:
             raise ScoringError(f"unknown run format {meta.get('format')!r}", path=str(path))
         records = []
         current = path / RESULTS
-        with current.open(encoding="utf-8") as f:
-            for number, line in enumerate(f, start=1):
+        with current.open("rb") as f:
+            for number, line in enumerate(read_lines(f, path=current, stage="score"), start=1):
                 if line.strip():
                     try:
                         records.append(json.loads(line))
