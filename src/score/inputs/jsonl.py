@@ -31,12 +31,18 @@ from score.errors import InputError
 
 
 def read_lines(
-    f: IO[bytes], *, path: str | Path | None = None, stage: str = "input", limit: int | None = None
+    f: IO[bytes],
+    *,
+    path: str | Path | None = None,
+    stage: str = "input",
+    limit: int | None = None,
+    keep_ends: bool = False,
 ) -> Iterator[bytes]:
     """The lines of a binary file, split on ``\\n`` only (the ``\\n`` removed), each at
     most ``limit`` bytes (:data:`score.defaults.MAX_LINE_BYTES` unless given): a longer
     line raises :class:`InputError` naming ``path``, the line, the bound and ``stage``
-    after at most ``limit + 1`` bytes of it were read.
+    after at most ``limit + 1`` bytes of it were read.  With ``keep_ends`` each line
+    keeps its ``\\n`` (a last line without one is then told apart).
 
     >>> list(read_lines(io.BytesIO(b"ab\\ncd")))
     [b'ab', b'cd']
@@ -51,7 +57,7 @@ def read_lines(
         line = raw[:-1] if raw.endswith(b"\n") else raw
         if len(line) > bound:
             raise line_too_long(path, number, bound, stage)
-        yield line
+        yield raw if keep_ends else line
 
 
 def read_text(path: str | Path, *, stage: str = "input", limit: int | None = None) -> str:

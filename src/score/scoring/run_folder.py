@@ -102,19 +102,21 @@ class RunDir:
         done: dict[tuple[str, str], dict[str, Any]] = {}
         if not self.results_path.exists():
             return done
-        data = self.results_path.read_bytes()
         good = 0
-        for line in data.splitlines(keepends=True):
-            if not line.endswith(b"\n"):
-                break
-            try:
-                record = json.loads(line)
-            except ValueError:
-                break
-            done[instance_key(record)] = record
-            good += len(line)
-        if good != len(data):
-            with self.results_path.open("r+b") as f:
+        with self.results_path.open("r+b") as f:
+            # line by line under the bound on a line (a file planted here is read as
+            # carefully as the user's own inputs)
+            lines = read_lines(f, path=self.results_path, stage="score", keep_ends=True)
+            for line in lines:
+                if not line.endswith(b"\n"):
+                    break
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    break
+                done[instance_key(record)] = record
+                good += len(line)
+            if good != f.seek(0, os.SEEK_END):
                 f.truncate(good)
         return done
 

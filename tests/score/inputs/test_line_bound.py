@@ -144,3 +144,22 @@ def test_score_run_refuses_the_line_in_one_line_of_stderr(tmp_path, omop_db) -> 
         f"nothing past its first {16 * MiB + 1} bytes was read"
     )
     assert not out.exists()
+
+
+def test_resume_reads_results_under_the_bound_and_still_cuts_a_torn_line(
+    tmp_path, one_mib_bound
+) -> None:
+    from score.scoring.run_folder import RunDir, dumps
+
+    (tmp_path / "run.json").write_text(dumps({}))
+    sparse_line(tmp_path / "results.jsonl", 10 * MiB, b'{"task_id": "t1", "language": "en"}\n')
+    with pytest.raises(InputError) as e:
+        RunDir(tmp_path, {}, resume=True)
+    assert (e.value.stage, e.value.line) == ("score", 2)
+    assert not (tmp_path / "run.lock").exists()  # the refused resume let the folder go
+    whole = b'{"task_id": "t1", "language": "en"}\n'
+    (tmp_path / "results.jsonl").write_bytes(whole + b'{"task_id": "t2", "lang')
+    run = RunDir(tmp_path, {}, resume=True)
+    run.release()
+    assert set(run.done) == {("t1", "en")}
+    assert (tmp_path / "results.jsonl").read_bytes() == whole
