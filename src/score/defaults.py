@@ -15,3 +15,10 @@ DEFAULT_GROUNDING = Path("data/grounding")
 
 #: Fingerprints computed earlier, each valid for one exact state of a database file.
 DEFAULT_FINGERPRINT_CACHE = Path(".sqlgold-cache") / "fingerprints"
+
+#: The longest line sqlgold reads from a user's file (predictions, CSV indexes, task
+#: files, source files), in bytes.  A longer line stops the read with an error naming the
+#: file, the line and this bound, after reading at most this much of it: memory stays
+#: bounded whatever the file holds (one 4 GB line of NUL bytes took 6 GB to reject).
+#: A model's answer, a task or a QueryLibrary page is far below it.
+MAX_LINE_BYTES = 16 * 2**20

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from curate.sources.records import DIALECTS, SourceProblem, SourceRecord, check_object
-from score.inputs.jsonl import numbered_json
+from score.inputs.jsonl import numbered_json, read_text
 
 PATTERN = "*.jsonl"
 
@@ -125,7 +125,7 @@ def load_file(
     """Records and problems of one FunSQLQueries-style file."""
     name = name if name is not None else Path(path).name
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_text(path, stage="import")
     except (OSError, UnicodeDecodeError) as e:
         return [], [SourceProblem("unreadable", f"cannot read file: {e}", path=str(path))]
     return parse_text(text, name=name, path=path, mapping=mapping, dialect=dialect)

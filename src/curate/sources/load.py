@@ -24,6 +24,7 @@ from types import ModuleType
 from curate.sources import funsql, jsonl, querylibrary, text2omop
 from curate.sources.records import SourceProblem, SourceRecord, check_object
 from score.errors import InputError
+from score.inputs.jsonl import LineTooLong, read_text
 
 FORMATS: dict[str, ModuleType] = {
     "jsonl": jsonl,
@@ -73,6 +74,8 @@ def load_sources(
     for file, name in files:
         try:
             found, trouble = loader(file, name=name, **options)
+        except LineTooLong:
+            raise  # the bound on a line stops the import: memory stays bounded
         except Exception as error:  # noqa: BLE001 - one file's failure is that file's problem
             message = " ".join(f"{type(error).__name__}: {error}".split())
             problems.append(SourceProblem("internal", message, path=str(file)))
@@ -136,7 +139,7 @@ def find_source(
 
 def _find_in_jsonl(file: Path, record_id: str) -> SourceRecord | None:
     try:
-        text = file.read_text(encoding="utf-8")
+        text = read_text(file, stage="import")
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(f"cannot read source file: {e}", stage="import", path=str(file)) from e
     for number, line in enumerate(text.splitlines(), start=1):

@@ -50,6 +50,7 @@ from pathlib import Path
 
 from curate.sources.dialect import detect_dialect
 from curate.sources.records import SourceProblem, SourceRecord, check_object
+from score.inputs.jsonl import read_text
 
 PATTERN = "*.md"
 
@@ -249,7 +250,7 @@ def load_file(
     """The record of one page file (or its problem)."""
     name = name if name is not None else Path(path).name
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_text(path, stage="import")
     except (OSError, UnicodeDecodeError) as e:
         return [], [SourceProblem("unreadable", f"cannot read page: {e}", path=str(path))]
     result = parse_page(text, name=name, path=path)

@@ -25,7 +25,7 @@ from typing import Any
 from score.cdm.schema import CDM_TABLES
 from score.errors import InputError
 from score.files import write_atomic
-from score.inputs.jsonl import numbered_json
+from score.inputs.jsonl import numbered_json, read_text
 from score.inputs.schemas import schema_path, validator
 
 #: The format every record carries; readers refuse any other.
@@ -263,8 +263,7 @@ def read_sources(path: str | os.PathLike[str]) -> tuple[list[SourceRecord], list
     Raises :class:`score.errors.InputError` only when the file cannot be read at all.
     """
     try:
-        with open(path, encoding="utf-8") as fh:
-            return parse_lines(fh.read().splitlines(), path=path)
+        return parse_lines(read_text(path, stage="import").splitlines(), path=path)
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(f"cannot read source file: {e}", stage="import", path=str(path)) from e
 

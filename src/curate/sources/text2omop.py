@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from curate.sources.records import SourceProblem, SourceRecord, check_object
-from score.inputs.jsonl import numbered_json
+from score.inputs.jsonl import numbered_json, read_text
 from score.inputs.text2omop import DIALECT, ITEM_FIELDS, NO_SQL, field_problem, item_ids
 
 PATTERN = "*.jsonl"
@@ -88,7 +88,7 @@ def load_file(
     """Records and problems of one TEXT-TO-OMOP item file."""
     name = name if name is not None else Path(path).name
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_text(path, stage="import")
     except (OSError, UnicodeDecodeError) as e:
         return [], [SourceProblem("unreadable", f"cannot read file: {e}", path=str(path))]
     return parse_text(text, name=name, path=path)

@@ -163,14 +163,17 @@ def score_run(tasks, predictions, out, db_path, schema, quiet, **params):
     out of every score.  Exit codes: 0 scored; 1 error; 3 scored, but some tasks are
     gold_drift (the database or engine is not the one the tasks were verified on).
     """
+    from score.out_paths import check_output_dir
+    from score.scoring.run_lock import check_unlocked
+
+    check_output_dir(out, stage="score")
+    check_unlocked(out)  # another run writing --out: said at once, before any import or start
     from score.execution.processes import fork_server
 
     fork_server.start(db_path)  # its imports overlap with this process's
     from score.execution.executor import Executor
-    from score.out_paths import check_output_dir
     from score.scoring.run import run_scoring
 
-    check_output_dir(out, stage="score")
     if click.get_current_context().get_parameter_source("split") == ParameterSource.DEFAULT:
         params["split"] = None  # the library's choice: test, or all for a result file
     settings = take_executor_settings(params)

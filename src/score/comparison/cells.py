@@ -33,6 +33,21 @@ class OutOfRange:
     def __repr__(self) -> str:
         return f"<{self.type} {self.raw}, outside Python's range>"
 
+    def __str__(self) -> str:
+        """DuckDB's text for an infinity (``'infinity'``, ``'-infinity'``), else the repr.
+
+        >>> str(cell(pa.array([-2147483647], pa.date32()), 0))
+        '-infinity'
+        """
+        if self.raw in _INFINITIES:
+            return "infinity" if self.raw > 0 else "-infinity"
+        return repr(self)
+
+
+#: The raw values DuckDB stores for ``'infinity'`` and ``'-infinity'`` dates (int32
+#: days) and timestamps (int64 in any unit).
+_INFINITIES = frozenset({2**31 - 1, -(2**31 - 1), 2**63 - 1, -(2**63 - 1)})
+
 
 def cell(arr: pa.Array | pa.ChunkedArray, i: int) -> Any:
     """The Python value of ``arr[i]``, or an :class:`OutOfRange` when Python has none."""
@@ -41,12 +56,32 @@ def cell(arr: pa.Array | pa.ChunkedArray, i: int) -> Any:
         return scalar.as_py()
     except (OverflowError, ValueError):
         t = arr.type
+        if pa.types.is_nested(t):  # a list, struct or map holding such a cell
+            return _nested(arr, i)
         width = pa.int32() if pa.types.is_date32(t) or pa.types.is_time32(t) else pa.int64()
         try:
             raw = scalar.cast(width).as_py()
         except (pa.ArrowException, ValueError, OverflowError):
-            raw = "?"  # a nested value holding such a cell
+            raw = "?"
         return OutOfRange(str(t), raw)
+
+
+def _nested(arr: pa.Array | pa.ChunkedArray, i: int) -> Any:
+    """A nested cell as ``as_py`` gives it, each item that Python cannot hold an
+    :class:`OutOfRange` (so ``[infinity]`` equals itself and not ``[9999-12-31]``)."""
+    one = arr.slice(i, 1)
+    if isinstance(one, pa.ChunkedArray):
+        one = one.combine_chunks()
+    t = one.type
+    if not one[0].is_valid:
+        return None
+    if pa.types.is_struct(t):
+        return {t.field(k).name: cell(child, 0) for k, child in enumerate(one.flatten())}
+    items = one[0].values  # a list's, a fixed-size list's or a map's entries
+    if pa.types.is_map(t):
+        keys, values = python_list(items.field(0)), python_list(items.field(1))
+        return list(zip(keys, values, strict=True))
+    return python_list(items)
 
 
 def python_list(arr: pa.Array | pa.ChunkedArray) -> list[Any]:
@@ -74,7 +109,10 @@ def ints(arr: pa.Array) -> np.ndarray:
 
 
 def floats(arr: pa.Array) -> np.ndarray:
-    return np.asarray(arr.cast(pa.float64()).to_numpy(zero_copy_only=False), dtype=np.float64)
+    """The nearest doubles (unchecked: UBIGINT's 2**64 - 1 or a HUGEINT past 2**53 is the
+    double nearest it, as ``float()`` gives)."""
+    as_float = arr.cast(pa.float64(), safe=False)
+    return np.asarray(as_float.to_numpy(zero_copy_only=False), dtype=np.float64)
 
 
 def micros(arr: pa.Array) -> np.ndarray:

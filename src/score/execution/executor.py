@@ -13,8 +13,9 @@ Hostile SQL is contained in layers:
    configures, reads files, reveals paths or settings, or sets the random seed; a query
    sqlglot cannot read is judged by the same rules on DuckDB's own parse;
 3. DuckDB's own parser must agree: exactly one statement, of type SELECT;
-4. every query runs in a transaction that is always rolled back, so even a statement
-   that slipped past both parsers cannot change what the next query sees;
+4. every query runs in a transaction that is always rolled back, in a DuckDB session of
+   its own (variables, prepared statements and the random seed end with it), so even a
+   statement that slipped past both parsers cannot change what the next query sees;
 5. the database is attached READ_ONLY, the views live in an in-memory catalog, spilling
    is off, external access and the local file system are disabled and the configuration
    is locked (:mod:`score.execution.engines.duckdb`);

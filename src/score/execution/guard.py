@@ -230,6 +230,18 @@ def check_references(names: Iterable[tuple[str, str]]) -> None:
             raise QueryError("guard_rejected", reason)
 
 
+def silence_sqlglot() -> None:
+    """Drop sqlglot's log records in this process (a query process): what it logs on a
+    prediction ("... Falling back to parsing as a 'Command'", "unsupported ...") is
+    already in the verdict the reply carries, and is never a line on the user's stderr
+    (with no handler set up, Python would print it raw, under ``-q`` too)."""
+    logger = logging.getLogger("sqlglot")
+    for handler in list(logger.handlers):
+        logger.removeHandler(handler)
+    logger.addHandler(logging.NullHandler())
+    logger.propagate = False
+
+
 def parse_statements(sql: str, dialect: str = "duckdb") -> list[exp.Expr]:
     """Parse ``sql`` with sqlglot, dropping empty statements; raise ParseError."""
     logger = logging.getLogger("sqlglot")

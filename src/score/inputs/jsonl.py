@@ -20,18 +20,75 @@ a lone surrogate (which no UTF-8 file can be written with).
 
 from __future__ import annotations
 
+import io  # noqa: F401 - the doctests' files
 import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from score import defaults
 from score.errors import InputError
 
 
-def read_lines(f: IO[bytes]) -> Iterator[bytes]:
-    """The lines of a binary file, split on ``\\n`` only (the ``\\n`` removed)."""
-    for raw in f:
-        yield raw[:-1] if raw.endswith(b"\n") else raw
+def read_lines(
+    f: IO[bytes],
+    *,
+    path: str | Path | None = None,
+    stage: str = "input",
+    limit: int | None = None,
+    keep_ends: bool = False,
+) -> Iterator[bytes]:
+    """The lines of a binary file, split on ``\\n`` only (the ``\\n`` removed), each at
+    most ``limit`` bytes (:data:`score.defaults.MAX_LINE_BYTES` unless given): a longer
+    line raises :class:`InputError` naming ``path``, the line, the bound and ``stage``
+    after at most ``limit + 1`` bytes of it were read.  With ``keep_ends`` each line
+    keeps its ``\\n`` (a last line without one is then told apart).
+
+    >>> list(read_lines(io.BytesIO(b"ab\\ncd")))
+    [b'ab', b'cd']
+    >>> list(read_lines(io.BytesIO(b"ok\\ntoo long\\n"), path="p.jsonl", limit=4))
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    score.inputs.jsonl.LineTooLong: [input] p.jsonl:2: line 2 is longer than 4 bytes, the bound ...
+    """
+    bound = defaults.MAX_LINE_BYTES if limit is None else limit
+    for number, raw in enumerate(iter(lambda: f.readline(bound + 1), b""), start=1):
+        line = raw[:-1] if raw.endswith(b"\n") else raw
+        if len(line) > bound:
+            raise line_too_long(path, number, bound, stage)
+        yield raw if keep_ends else line
+
+
+def read_text(path: str | Path, *, stage: str = "input", limit: int | None = None) -> str:
+    """A whole UTF-8 text file (for formats parsed whole: a QueryLibrary page, a JSON
+    array), read line by line under the same bound as :func:`read_lines`; OSError and
+    UnicodeDecodeError as ``Path.read_text`` raises them."""
+    bound = defaults.MAX_LINE_BYTES if limit is None else limit
+    parts: list[bytes] = []
+    with Path(path).open("rb") as f:
+        for number, raw in enumerate(iter(lambda: f.readline(bound + 1), b""), start=1):
+            if len(raw) - raw.endswith(b"\n") > bound:
+                raise line_too_long(path, number, bound, stage)
+            parts.append(raw)
+    return b"".join(parts).decode("utf-8")
+
+
+class LineTooLong(InputError):
+    """A line over the bound: the file is refused, not one of its records (a reader that
+    reports bad records and goes on stops here)."""
+
+
+def line_too_long(path: str | Path | None, number: int, bound: int, stage: str) -> LineTooLong:
+    size = f"{bound // 2**20} MiB ({bound} bytes)" if bound % 2**20 == 0 else f"{bound} bytes"
+    return LineTooLong(
+        f"line {number} is longer than {size}, the bound on one line of an input file "
+        f"(MAX_LINE_BYTES in score/defaults.py); nothing past its first {bound + 1} bytes "
+        "was read",
+        stage=stage,
+        path=None if path is None else str(path),
+        line=number,
+    )
 
 
 def numbered_json(lines: Iterable[str | bytes]) -> Iterator[tuple[int, Any, str | None]]:
@@ -78,7 +135,7 @@ def numbered_json_file(
     except OSError as e:
         raise InputError(f"cannot read: {e.strerror or e}", stage=stage, path=str(path)) from None
     with f:
-        yield from numbered_json(read_lines(f))
+        yield from numbered_json(read_lines(f, path=path, stage=stage))
 
 
 def _lone_surrogate(text: str, value: Any) -> int | None:

@@ -24,11 +24,10 @@ to re-curate: a 1.0 file cannot say which day or which gold result it was verifi
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import IO, Any, Protocol
 
 from score.errors import InputError
 from score.inputs.jsonl import numbered_json, read_lines
@@ -153,8 +152,8 @@ def _header(value: Any, path: str, line: int) -> dict[str, Any]:
     return value
 
 
-def _records(path: Path, data: bytes) -> Iterator[tuple[int, Any]]:
-    for number, value, error in numbered_json(read_lines(io.BytesIO(data))):
+def _records(path: Path, f: IO[bytes]) -> Iterator[tuple[int, Any]]:
+    for number, value, error in numbered_json(read_lines(f, path=path, stage=STAGE)):
         if error is not None:
             raise InputError(error, stage=STAGE, path=str(path), line=number)
         yield number, value
@@ -165,9 +164,10 @@ def read_task_file(
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The header and the tasks (in file order) of a task file, every task validated and
     (with ``check_set``) the set hash checked; InputError naming the file and line
-    otherwise.  The bytes are read once: when ``validated`` knows them, the tasks are
-    not validated against the schema again; when it does not, it learns them once
-    every task passed."""
+    otherwise.  The file is read twice, never whole: once for its sha256 (when
+    ``validated`` knows it, the tasks are not validated against the schema again; when it
+    does not, it learns it once every task passed), then line by line, each line under
+    :data:`score.defaults.MAX_LINE_BYTES`."""
     path = Path(path)
     if path.is_dir():
         raise InputError(
@@ -178,15 +178,28 @@ def read_task_file(
     if not path.is_file():
         raise InputError("no such task file", stage=STAGE, path=str(path))
     try:
-        data = path.read_bytes()
+        f = path.open("rb")
     except OSError as e:
         raise InputError(f"cannot read: {e.strerror or e}", stage=STAGE, path=str(path)) from None
-    content = hashlib.sha256(data).hexdigest()
+    with f:
+        try:
+            content = hashlib.file_digest(f, "sha256").hexdigest()
+            f.seek(0)
+        except OSError as e:
+            why = f"cannot read: {e.strerror or e}"
+            raise InputError(why, stage=STAGE, path=str(path)) from None
+        return _read_tasks(path, f, content, check_set=check_set, validated=validated)
+
+
+def _read_tasks(
+    path: Path, f: IO[bytes], content: str, *, check_set: bool, validated: SchemaMemo | None
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The tasks of the open task file ``f`` (its sha256 ``content``), line by line."""
     schema = validated is None or not validated.known(content)
     header: dict[str, Any] | None = None
     tasks: list[dict[str, Any]] = []
     seen: dict[str, int] = {}
-    for number, value in _records(path, data):
+    for number, value in _records(path, f):
         if header is None:
             header = _header(value, str(path), number)
             continue

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from score.errors import InputError
+from score.inputs.jsonl import read_text
 
 #: The format a release manifest carries; readers refuse any other.
 MANIFEST_FORMAT = "sqlgold.manifest/2"
@@ -276,7 +277,7 @@ def read_manifest(path: str | Path) -> dict[str, Any]:
     if path.is_dir():
         path = path / MANIFEST_NAME
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
+        manifest = json.loads(read_text(path, stage="manifest"))
     except FileNotFoundError:
         raise InputError("no manifest here", stage="manifest", path=str(path)) from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:

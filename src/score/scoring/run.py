@@ -36,6 +36,7 @@ from score.scoring.outcomes import Outcome
 from score.scoring.pipeline import ScoringContext, score_predictions
 from score.scoring.priors import PRIORS, prior_predictions
 from score.scoring.run_folder import RunDir
+from score.scoring.run_lock import check_unlocked
 from score.scoring.text2omop_summary import text2omop_summary
 from score.statistics.metrics import failure_reasons
 from score.statistics.stats import summarize
@@ -164,6 +165,7 @@ def run_scoring(
     (:func:`score.inputs.split.select_split`); predictions for tasks outside it are not scored.
     ``measuring`` reports the efficiency measurement's progress.
     """
+    check_unlocked(out)  # a run still writing ``out``: said before any work
     cache_dir = options.cache_dir
     runs = None
     if options.efficiency is not None:
@@ -224,68 +226,79 @@ def run_scoring(
     gold = GoldCache(cache_dir, executor)
     ctx = ScoringContext(executor, gold, options.profile, predictions.run, dialect=dialect)
     run_dir = RunDir(out, meta, resume=options.resume)
-    total = len(instances(tasks, languages))
     try:
-        done = frozenset(run_dir.done)
-        finished = len(done)
-        scoring = score_predictions(
-            tasks, predictions.by_key, ctx, skip=done, jobs=options.jobs, languages=languages
-        )
-        for result in scoring:
-            run_dir.append(result.to_record())
-            finished += 1
-            if progress:
-                progress(finished, total)
-    finally:
-        run_dir.close()
-    records = run_dir.records()
-    summary = summarize(records, seed=options.seed, resamples=options.resamples)
-    summary["meta"] = {
-        "profile": options.profile,
-        "database_fingerprint": executor.fingerprint,
-        "verified_fingerprint": task_set.verified_fingerprint,
-        "tasks": str(tasks_path),
-        "tasks_sha256": meta["tasks_sha256"],
-        "task_set_sha256": meta["task_set_sha256"],
-    }
-    summary["split"] = {**scored.to_dict(), "predictions_outside": len(outside)}
-    summary["languages"] = {
-        **language_summary(tasks, languages, options.languages is not None, predictions.by_key),
-        "predictions_outside": len(other_languages),
-    }
-    if result_file:
-        summary["split"]["predictions_without_task"] = predictions.without_task
-    summary["failure_reasons"] = failure_reasons(records)
-    summary["input_problems"] = [str(p) for p in predictions.problems]
-    by_id = {t["id"]: t for t in tasks}
-    if options.profile == "text2omop":
-        summary["text2omop"] = text2omop_summary(records, by_id, gold, ctx.pins)
-    if options.efficiency is not None and runs is not None:
-        # writes each right answer's measurement into its record (the run folder's own
-        # dicts: results.jsonl carries them when the folder is finished)
-        summary["efficiency"] = measure_efficiency(
-            records, by_id, executor, options.efficiency, runs, dialect=dialect, progress=measuring
-        )
-    priors = []
-    if options.with_priors:
-        for kind, label in PRIORS.items():
-            prior_ctx = ScoringContext(executor, gold, options.profile, label)
-            prior_records = [
-                r.to_record()
-                for r in score_predictions(
-                    tasks,
-                    prior_predictions(tasks, kind),
-                    prior_ctx,
-                    jobs=options.jobs,
-                    languages=languages,
-                )
-            ]
-            priors.append(
-                summarize(prior_records, seed=options.seed, resamples=options.resamples, prior=True)
+        total = len(instances(tasks, languages))
+        try:
+            done = frozenset(run_dir.done)
+            finished = len(done)
+            scoring = score_predictions(
+                tasks, predictions.by_key, ctx, skip=done, jobs=options.jobs, languages=languages
             )
-    warnings = _warnings(task_set, executor, summary)
-    summary["warnings"] = warnings
-    run_dir.finish(summary, priors)
-    return RunOutcome(
-        summary, gold.executions, len(run_dir.done) - len(done), scored, tuple(warnings)
-    )
+            for result in scoring:
+                run_dir.append(result.to_record())
+                finished += 1
+                if progress:
+                    progress(finished, total)
+        finally:
+            run_dir.close()
+        records = run_dir.records()
+        summary = summarize(records, seed=options.seed, resamples=options.resamples)
+        summary["meta"] = {
+            "profile": options.profile,
+            "database_fingerprint": executor.fingerprint,
+            "verified_fingerprint": task_set.verified_fingerprint,
+            "tasks": str(tasks_path),
+            "tasks_sha256": meta["tasks_sha256"],
+            "task_set_sha256": meta["task_set_sha256"],
+        }
+        summary["split"] = {**scored.to_dict(), "predictions_outside": len(outside)}
+        summary["languages"] = {
+            **language_summary(tasks, languages, options.languages is not None, predictions.by_key),
+            "predictions_outside": len(other_languages),
+        }
+        if result_file:
+            summary["split"]["predictions_without_task"] = predictions.without_task
+        summary["failure_reasons"] = failure_reasons(records)
+        summary["input_problems"] = [str(p) for p in predictions.problems]
+        by_id = {t["id"]: t for t in tasks}
+        if options.profile == "text2omop":
+            summary["text2omop"] = text2omop_summary(records, by_id, gold, ctx.pins)
+        if options.efficiency is not None and runs is not None:
+            # writes each right answer's measurement into its record (the run folder's own
+            # dicts: results.jsonl carries them when the folder is finished)
+            summary["efficiency"] = measure_efficiency(
+                records,
+                by_id,
+                executor,
+                options.efficiency,
+                runs,
+                dialect=dialect,
+                progress=measuring,
+            )
+        priors = []
+        if options.with_priors:
+            for kind, label in PRIORS.items():
+                prior_ctx = ScoringContext(executor, gold, options.profile, label)
+                prior_records = [
+                    r.to_record()
+                    for r in score_predictions(
+                        tasks,
+                        prior_predictions(tasks, kind),
+                        prior_ctx,
+                        jobs=options.jobs,
+                        languages=languages,
+                    )
+                ]
+                priors.append(
+                    summarize(
+                        prior_records, seed=options.seed, resamples=options.resamples, prior=True
+                    )
+                )
+        warnings = _warnings(task_set, executor, summary)
+        summary["warnings"] = warnings
+        run_dir.finish(summary, priors)
+        return RunOutcome(
+            summary, gold.executions, len(run_dir.done) - len(done), scored, tuple(warnings)
+        )
+    finally:
+        run_dir.release()  # also when the run fails or is stopped: the folder is free

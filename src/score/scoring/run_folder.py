@@ -5,6 +5,8 @@ Layout of ``--out DIR``:
 * ``run.json``: what was scored with what (task file and predictions with their
   sha256, run label, comparator profile, database fingerprint, executor settings,
   versions).  ``--resume`` refuses a folder whose run.json describes another run.
+* ``run.lock``: there only while a ``score run`` writes the folder
+  (:mod:`score.scoring.run_lock`): a second one into it fails at once.
 * ``results.jsonl``: one line per instance, appended and flushed as each finishes,
   so an interrupted run loses nothing it finished; at the end the file is rewritten
   sorted by (task id, language) so reruns give the same order.
@@ -23,6 +25,8 @@ from typing import Any
 
 from score.errors import ScoringError
 from score.files import write_atomic
+from score.inputs.jsonl import read_lines
+from score.scoring.run_lock import RunLock
 
 RUN_FORMAT = "sqlgold.run/1"
 RESULTS_FORMAT = "sqlgold.results/2"
@@ -63,18 +67,23 @@ class RunDir:
         self.results_path = self.path / RESULTS
         self.done: dict[tuple[str, str], dict[str, Any]] = {}
         self.path.mkdir(parents=True, exist_ok=True)
-        existing = self.path / RUN_META
-        if existing.exists() or self.results_path.exists():
-            if not resume:
-                raise ScoringError(
-                    "the folder already holds a run; pass --resume to continue it, or "
-                    "choose another --out",
-                    path=str(self.path),
-                )
-            self._check_same_run(existing)
-            self.done = self._read_finished()
-        write_atomic(existing, dumps(self.meta))
-        self._out = self.results_path.open("a", encoding="utf-8")
+        self._lock = RunLock(self.path).acquire()  # one writer: held until finish/release
+        try:
+            existing = self.path / RUN_META
+            if existing.exists() or self.results_path.exists():
+                if not resume:
+                    raise ScoringError(
+                        "the folder already holds a run; pass --resume to continue it, or "
+                        "choose another --out",
+                        path=str(self.path),
+                    )
+                self._check_same_run(existing)
+                self.done = self._read_finished()
+            write_atomic(existing, dumps(self.meta))
+            self._out = self.results_path.open("a", encoding="utf-8")
+        except BaseException:
+            self._lock.release()
+            raise
 
     def _check_same_run(self, existing: Path) -> None:
         try:
@@ -93,19 +102,21 @@ class RunDir:
         done: dict[tuple[str, str], dict[str, Any]] = {}
         if not self.results_path.exists():
             return done
-        data = self.results_path.read_bytes()
         good = 0
-        for line in data.splitlines(keepends=True):
-            if not line.endswith(b"\n"):
-                break
-            try:
-                record = json.loads(line)
-            except ValueError:
-                break
-            done[instance_key(record)] = record
-            good += len(line)
-        if good != len(data):
-            with self.results_path.open("r+b") as f:
+        with self.results_path.open("r+b") as f:
+            # line by line under the bound on a line (a file planted here is read as
+            # carefully as the user's own inputs)
+            lines = read_lines(f, path=self.results_path, stage="score", keep_ends=True)
+            for line in lines:
+                if not line.endswith(b"\n"):
+                    break
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    break
+                done[instance_key(record)] = record
+                good += len(line)
+            if good != f.seek(0, os.SEEK_END):
                 f.truncate(good)
         return done
 
@@ -113,6 +124,11 @@ class RunDir:
         self._out.write(json.dumps(record, sort_keys=True, ensure_ascii=False) + "\n")
         self._out.flush()
         self.done[instance_key(record)] = record
+
+    def release(self) -> None:
+        """Close results.jsonl and let another run write this folder."""
+        self.close()
+        self._lock.release()
 
     def close(self) -> None:
         if not self._out.closed:
@@ -146,6 +162,7 @@ class RunDir:
         priors = list(priors)
         if priors:
             write_atomic(self.path / PRIORS, dumps({p["run"]: p for p in priors}))
+        self.release()
 
 
 def read_run(path: str | Path) -> dict[str, Any]:
@@ -160,8 +177,8 @@ def read_run(path: str | Path) -> dict[str, Any]:
             raise ScoringError(f"unknown run format {meta.get('format')!r}", path=str(path))
         records = []
         current = path / RESULTS
-        with current.open(encoding="utf-8") as f:
-            for number, line in enumerate(f, start=1):
+        with current.open("rb") as f:
+            for number, line in enumerate(read_lines(f, path=current, stage="score"), start=1):
                 if line.strip():
                     try:
                         records.append(json.loads(line))

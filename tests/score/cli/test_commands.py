@@ -149,3 +149,103 @@ def test_ctrl_c_stops_a_scoring_with_one_line_and_resume_finishes_it(omop_db, tm
     resumed = subprocess.run([*args, "--resume", "-q"], capture_output=True, text=True)
     assert resumed.returncode == 0, resumed.stderr
     assert len(results.read_text().splitlines()) == 451
+
+
+def test_quiet_means_quiet_sqlglot_says_nothing_from_the_query_processes(omop_db, tmp_path):
+    """The issue: sqlglot's "contains unsupported syntax. Falling back to parsing as a
+    'Command'" reached stderr under -q, printed raw by each query process that parsed such
+    a prediction.  The verdict (refused) is in results.jsonl; stderr stays silent, also
+    without -q (only the run's own lines and progress there)."""
+    preds = tmp_path / "commands.jsonl"
+    outputs = ["CALL pragma_version()", "SELECT 1; LOAD httpfs", "EXPLAIN SELECT 1"]
+    with preds.open("w") as f:
+        for task, sql in zip(_tasks(), outputs, strict=False):
+            output = f"```sql\n{sql}\n```"
+            f.write(json.dumps({"task_id": task["id"], "language": "en", "output": output}) + "\n")
+    for flags in (["-q"], ["--dialect", "tsql"]):
+        out = tmp_path / ("run" + "".join(flags))
+        args = [sys.executable, "-m", "curate.cli", "score", "run", str(TASKS), str(preds),
+                "--out", str(out), "--split", "all", "--language", "en", "--no-cache",
+                "--db", str(omop_db), *flags]  # fmt: skip
+        done = subprocess.run(args, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        assert "Falling back" not in done.stderr and "sqlglot" not in done.stderr, done.stderr
+        results = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+        refused = [r for r in results if r["outcome"] != "missing"]
+        assert len(refused) == 3 and all(r["outcome"] != "correct" for r in refused)
+
+
+def test_a_run_folder_has_one_writer_and_a_killed_writer_blocks_nobody(omop_db, tmp_path):
+    """The issue: --resume started beside a run still writing the same folder took no
+    lock, and results.jsonl held 57 duplicate lines.  A second run (or --resume) into a
+    folder being written fails at once (exit 1), naming the folder and the writer's pid;
+    once that writer is killed, its lock file blocks nothing and --resume finishes."""
+    preds = tmp_path / "slow.jsonl"
+    slow = "```sql\nSELECT count(*) AS n FROM range(4000000000000)\n```"
+    with preds.open("w") as f:
+        for task in _tasks()[:8]:
+            f.write(json.dumps({"task_id": task["id"], "language": "en", "output": slow}) + "\n")
+    out = tmp_path / "run"
+    args = [sys.executable, "-m", "curate.cli", "score", "run", str(TASKS), str(preds),
+            "--out", str(out), "--split", "all", "--language", "en", "--timeout", "3",
+            "--no-cache", "--db", str(omop_db), "-q"]  # fmt: skip
+    first = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        results = out / "results.jsonl"
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not (results.exists() and results.stat().st_size):
+            time.sleep(0.1)
+        assert (out / "run.lock").read_text() == f"{first.pid}\n"
+        for extra in ([], ["--resume"]):
+            second = subprocess.run([*args, *extra], capture_output=True, text=True)
+            assert first.poll() is None  # refused while the first still runs: at once
+            assert second.returncode == ERROR, second.stderr
+            (line,) = second.stderr.strip().splitlines()
+            assert line.startswith(f"error: [score] {out}: the run folder is being written by")
+            assert f"process {first.pid}" in line
+    finally:
+        first.kill()  # SIGKILL: no clean-up; the kernel drops its lock
+        first.wait()
+    assert first.returncode == -9, (first.returncode, len(results.read_text().splitlines()))
+    assert (out / "run.lock").exists()  # left behind by the killed run, stale
+    before = results.read_text().splitlines()
+    assert 0 < len(before) < 277
+    resumed = subprocess.run([*args, "--resume", "--jobs", "2"], capture_output=True, text=True)
+    assert resumed.returncode == 0, resumed.stderr
+    lines = results.read_text().splitlines()
+    keys = [(r["task_id"], r["language"]) for r in map(json.loads, lines)]
+    assert len(keys) == len(set(keys)) == 277  # every instance once
+    assert not (out / "run.lock").exists()  # a run that ends removes its lock
+
+
+def test_a_locked_check_makes_no_folder_and_a_stale_lock_file_blocks_nothing(tmp_path):
+    from score.errors import ScoringError
+    from score.scoring.run_lock import LOCK_FILE, RunLock, check_unlocked
+
+    missing = tmp_path / "not-yet"
+    check_unlocked(missing)
+    assert not missing.exists()
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / LOCK_FILE).write_text("999999999\n")  # a dead writer's file: no lock held
+    check_unlocked(folder)
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys, time; from score.scoring.run_lock import RunLock; "
+         f"RunLock({str(folder)!r}).acquire(); print('held', flush=True); time.sleep(60)"],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        for attempt in (lambda: check_unlocked(folder), lambda: RunLock(folder).acquire()):
+            try:
+                attempt()
+                raise AssertionError("a held lock was taken")
+            except ScoringError as e:
+                assert f"process {holder.pid}" in str(e) and str(folder) in str(e)
+    finally:
+        holder.kill()
+        holder.wait()
+    with RunLock(folder):  # the holder is gone: its file blocks nothing
+        assert (folder / LOCK_FILE).read_text().strip().isdigit()
+    assert not (folder / LOCK_FILE).exists()

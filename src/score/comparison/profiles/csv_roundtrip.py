@@ -36,6 +36,7 @@ with a missing cell is ``object``; integers beyond int64 are ``uint64`` when all
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -291,14 +292,16 @@ def _timestamps(arr: pa.Array) -> pa.Array:
 
 
 def _zoned_texts(values: list) -> list[str | None]:
-    present = [v for v in values if v is not None]
+    """Zoned datetimes as pandas writes them; a cell Python cannot hold (an infinity)
+    as DuckDB's own text ('infinity', '-infinity'): equal to itself, to nothing finite."""
+    present = [v for v in values if isinstance(v, dt.datetime)]
     frac = ""
     if any(v.microsecond for v in present):
         frac = "ms" if not any(v.microsecond % 1000 for v in present) else "us"
     out: list[str | None] = []
     for v in values:
-        if v is None:
-            out.append(None)
+        if v is None or not isinstance(v, dt.datetime):
+            out.append(None if v is None else str(v))
             continue
         text = v.strftime("%Y-%m-%d %H:%M:%S")
         if frac == "ms":

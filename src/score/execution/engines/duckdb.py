@@ -11,6 +11,12 @@ uses, so gold and predicted SQL always say ``cdm.person``.  Before any query run
   through ``read_blob``; the attached file keeps its open handle);
 * the configuration is locked (no SET, no PRAGMA that changes it).
 
+Every query runs on a cursor of its own (a DuckDB session, closed after it), so what a
+statement past both parsers could leave in the session dies with it: variables (``SET
+VARIABLE``), prepared statements, the random seed (``setseed``), ``search_path``; and
+no setting names a folder of the machine (home, extensions, secrets: emptied by
+:func:`~score.execution.engines.resources.limit_resources`).
+
 Every query runs in a transaction that is always rolled back, under a deadline (a
 watchdog thread interrupts the connection), a row cap and a result-size cap, with the
 result streamed to Arrow batch by batch.  DuckDB's errors become
@@ -169,15 +175,18 @@ class DuckDBEngine:
         DuckDB's parser checks it first (and its parse is what runs) unless ``check`` is
         off, which only tests of the deeper layers do; sqlglot's ``tree`` is not needed."""
         query: str | duckdb.Statement = self._statement(sql) if check else sql
-        cur = self._cur
-        cur.execute("BEGIN TRANSACTION")
+        cur = self._con.cursor()  # its own session: what it leaves ends with it
         try:
-            return ResultStream(cur, self._watchdog).run(query, limits)
-        finally:
+            cur.execute("BEGIN TRANSACTION")
             try:
-                cur.execute("ROLLBACK")
-            except duckdb.Error:
-                self.broken = True  # the next query must not see what this one left
+                return ResultStream(cur, self._watchdog).run(query, limits)
+            finally:
+                try:
+                    cur.execute("ROLLBACK")
+                except duckdb.Error:
+                    self.broken = True  # the next query must not see what this one left
+        finally:
+            cur.close()
 
     def plan_cost(self, sql: str, limits: Limits) -> float:
         """The estimated cost of already-guarded SQL, planned but not run: the sum of
@@ -185,15 +194,18 @@ class DuckDBEngine:
         (:func:`score.execution.engines.plan_cost.duckdb_cost`); DuckDB's parser checks it
         is one SELECT first."""
         self._statement(sql)
-        cur = self._cur
-        cur.execute("BEGIN TRANSACTION")
+        cur = self._con.cursor()
         try:
-            plan = ResultStream(cur, self._watchdog).run(f"EXPLAIN (FORMAT JSON) {sql}", limits)
-        finally:
+            cur.execute("BEGIN TRANSACTION")
             try:
-                cur.execute("ROLLBACK")
-            except duckdb.Error:
-                self.broken = True
+                plan = ResultStream(cur, self._watchdog).run(f"EXPLAIN (FORMAT JSON) {sql}", limits)
+            finally:
+                try:
+                    cur.execute("ROLLBACK")
+                except duckdb.Error:
+                    self.broken = True
+        finally:
+            cur.close()
         try:
             return duckdb_cost(plan.table.column(plan.num_columns - 1)[0].as_py())
         except (ValueError, IndexError) as e:

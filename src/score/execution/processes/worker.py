@@ -31,6 +31,7 @@ from typing import Any
 
 from score.errors import SqlgoldError
 from score.execution.engines import open_engine
+from score.execution.guard import silence_sqlglot
 from score.execution.processes.messages import Session, time_limit
 from score.execution.result import QueryError
 from score.execution.settings import ExecutorSettings
@@ -72,6 +73,7 @@ def serve(conn: connection.Connection, spec: WorkerSpec) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     _die_with_parent()
     _few_malloc_arenas()
+    silence_sqlglot()  # its warnings on a prediction are verdicts, not stderr lines
     try:
         engine = open_engine(spec.db_path, spec.schema, spec.settings)
         session = Session(engine, spec.settings)

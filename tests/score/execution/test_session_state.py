@@ -1,0 +1,60 @@
+"""What a statement past both parsers could leave behind does not reach the next query:
+variables, prepared statements, the random seed, search_path (each query runs in a
+DuckDB session of its own); and no setting names a folder of the machine.  Run through
+the executor's unguarded entry (``_run``: as if a parser bug had let the statement in),
+query 1 sets the state, query 2 must not see it."""
+
+from __future__ import annotations
+
+import os
+
+import duckdb
+import pytest
+
+from score.execution.executor import Executor, ExecutorSettings
+from score.execution.result import QueryError
+
+
+@pytest.fixture(scope="module")
+def ex(omop_db):
+    with Executor(omop_db, settings=ExecutorSettings(timeout_seconds=30)) as executor:
+        yield executor
+
+
+def test_a_variable_set_is_gone_for_the_next_query(ex) -> None:
+    ex._run("SET VARIABLE leak = 42")
+    assert ex._run("SELECT getvariable('leak') AS v").rows() == [(None,)]
+    assert ex._run("SELECT count(*) AS n FROM duckdb_variables()").rows() == [(0,)]
+
+
+def test_a_prepared_statement_is_gone_for_the_next_query(ex) -> None:
+    ex._run("PREPARE leak AS SELECT 42 AS v")
+    with pytest.raises(QueryError, match='Prepared statement "leak" does not exist'):
+        ex._run("EXECUTE leak")
+
+
+def test_a_random_seed_set_does_not_seed_the_next_query(ex) -> None:
+    plain = duckdb.connect()
+    plain.execute("SELECT setseed(0.5)")
+    seeded = plain.execute("SELECT random()").fetchone()
+    for _ in range(3):
+        ex._run("SELECT setseed(0.5) AS s")
+        assert ex._run("SELECT random() AS r").rows() != [seeded]
+
+
+def test_search_path_set_is_gone_for_the_next_query(ex) -> None:
+    ex._run("SET search_path = 'cdm'")
+    assert ex._run("SELECT current_setting('search_path') AS p").rows() == [("",)]
+
+
+def test_no_setting_names_the_home_extension_or_secret_folder(ex) -> None:
+    folders = ex._run(
+        "SELECT current_setting('home_directory') AS h, current_setting('extension_directory')"
+        " AS e, current_setting('secret_directory') AS s, current_setting('temp_directory') AS t"
+    )
+    assert folders.rows() == [("", "", "", "")]
+    home = os.path.expanduser("~")
+    # allowed_paths names the database file the user gave (DuckDB adds it when the file
+    # is attached with external access off, and it cannot be emptied)
+    settings = ex._run("SELECT name, value FROM duckdb_settings() WHERE name <> 'allowed_paths'")
+    assert [(n, v) for n, v in settings.rows() if v and home in v] == []
