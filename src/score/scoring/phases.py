@@ -27,6 +27,7 @@ from score.scoring.extract import SQL
 from score.scoring.gold_cache import GoldCache
 from score.scoring.gold_pin import GoldPins, task_today
 from score.scoring.instance_result import InstanceResult
+from score.scoring.result_preview import result_preview
 
 
 @dataclass(frozen=True)
@@ -222,6 +223,12 @@ def compare_phase(pending: Pending, ctx: ScoringContext) -> InstanceResult:
         except Exception as e:  # noqa: BLE001 - a value the comparator cannot handle
             verdict = e
         result.settle(decision.for_verdict(verdict))
+        result.preview = result_preview(
+            pending.gold,
+            pending.predicted,
+            match=getattr(verdict, "match", False) is True,
+            order_matters=pending.task["order_matters"],
+        )
         result.timings["compare_s"] = round(time.perf_counter() - start, 6)
     if not result.decided:  # cannot happen; never leave an instance unclassified
         result.settle(decision.UNDECIDED)
