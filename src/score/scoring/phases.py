@@ -223,13 +223,13 @@ def compare_phase(pending: Pending, ctx: ScoringContext) -> InstanceResult:
         except Exception as e:  # noqa: BLE001 - a value the comparator cannot handle
             verdict = e
         result.settle(decision.for_verdict(verdict))
+        result.timings["compare_s"] = round(time.perf_counter() - start, 6)
         result.preview = result_preview(
             pending.gold,
             pending.predicted,
             match=getattr(verdict, "match", False) is True,
             order_matters=pending.task["order_matters"],
         )
-        result.timings["compare_s"] = round(time.perf_counter() - start, 6)
     if not result.decided:  # cannot happen; never leave an instance unclassified
         result.settle(decision.UNDECIDED)
     result.timings["total_s"] = round(pending.seconds + time.perf_counter() - start, 6)
