@@ -15,6 +15,7 @@ SPARK_PORT ?= 15002
 SPARK_DIR  ?= .spark
 SPARK_STAMP := $(VENV)/.spark-installed
 DOCSTAMP := $(VENV)/.installed-docs
+PAGESTAMP := $(VENV)/.installed-pages
 
 .PHONY: help venv db curate grounding verify test bench lint docs publish score generate clean spark-up spark-down bench-spark
 
@@ -39,6 +40,12 @@ $(SPARK_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,spark]'
 	touch $(SPARK_STAMP)
 
+# Playwright (its driver; the browser is Debian's chromium) for the review pages' browser
+# tests and bench: make curate never needs it
+$(PAGESTAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,pages]'
+	touch $(PAGESTAMP)
+
 spark-up: $(SPARK_STAMP) $(DB)  ## start a local Spark Connect server (port SPARK_PORT) and load the CDM
 	$(BIN)/python -m curate.database.spark_server start --port $(SPARK_PORT) --dir $(SPARK_DIR)
 	$(SQLGOLD) db load sc://localhost:$(SPARK_PORT) --from $(DB) -q
@@ -62,7 +69,7 @@ grounding: $(STAMP) $(DB)  ## regenerate data/grounding/ (schema, vocabulary, Du
 verify: $(STAMP) $(DB)  ## check one pair: make verify GOLD=... ANSWER=... (or ID=... SOURCE=...) [WATCH=1]
 	$(SQLGOLD) verify --db $(DB) $(if $(ID),--id $(ID) --source $(SOURCE),--gold "$(GOLD)" --answer "$(ANSWER)") $(if $(WATCH),--watch)
 
-test: $(STAMP) $(GENSTAMP) $(SPARK_STAMP)  ## run the test suite (builds its own database; starts its own PostgreSQL and Spark servers)
+test: $(STAMP) $(GENSTAMP) $(SPARK_STAMP) $(PAGESTAMP)  ## run the test suite (builds its own database; starts its own PostgreSQL and Spark servers; opens the review pages in headless Chromium)
 	$(BIN)/python -m pytest
 
 publish: $(STAMP) $(DB)  ## immutable release: make publish VERSION=0.1.0 [PUSH=org/name]
