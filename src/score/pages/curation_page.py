@@ -89,7 +89,12 @@ def record_blocks(
     sides = []
     if source_sql:
         sides.append(
-            {"t": "sql", "label": f"source SQL ({dialect or 'as written'})", "sql": source_sql}
+            {
+                "t": "sql",
+                "label": f"source SQL ({dialect or 'as written'})",
+                "sql": source_sql,
+                "fmt": 1,
+            }
         )
     if task is not None and task.get("gold_sql"):
         sides.append(

@@ -102,8 +102,8 @@ def preview_blocks(preview: Mapping[str, Any] | None) -> list[dict[str, Any]]:
             lines.append(f"  … {count - len(rows)} more {what} row(s) not shown")
     if lines:
         head = (
-            f"- {preview.get('missing_count', 0)} gold row(s) missing from the prediction, "
-            f"+ {preview.get('extra_count', 0)} predicted row(s) not in the gold"
+            f"  -{preview.get('missing_count', 0)} gold row(s) missing from the prediction, "
+            f"+{preview.get('extra_count', 0)} predicted row(s) not in the gold"
         )
         blocks.append({"t": "diff", "label": "rows that differ", "lines": [head, *lines]})
     elif preview.get("out_of_order_row"):

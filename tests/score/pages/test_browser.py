@@ -83,7 +83,7 @@ def test_opening_a_record_shows_its_sql_and_the_rows_that_differ(browser: Any, r
     text = detail.inner_text()
     assert "PREDICTION" in text.upper() and "GOLD RESULT" in text.upper()
     missing = first_mismatch["preview"]["missing_count"]
-    assert f"{missing} gold row(s) missing from the prediction" in text
+    assert f"-{missing} gold row(s) missing from the prediction" in text
     assert detail.locator("table.result tr.missing").count() >= 1  # marked in the gold table
     assert detail.locator("table.result tr.extra").count() >= 1
     assert detail.locator("pre.sql .k").count() > 0  # keywords highlighted
@@ -154,6 +154,7 @@ def test_compare_page(browser: Any, tmp_path: Path) -> None:
     path.write_text(compare_page(a, b, comparison, tasks), encoding="utf-8")
     opened = open_page(browser, path)
     assert opened.errors == [] and opened.requests == []
+    assert _colours(opened, _screenshot(opened, "pages-compare.png", tmp_path)) > 20
     assert len(opened.visible_ids()) == comparison["b"] + comparison["c"]
     opened.page.select_option("#pick-which", "wrong in A, right in B")
     assert len(opened.visible_ids()) == comparison["c"]
@@ -162,7 +163,6 @@ def test_compare_page(browser: Any, tmp_path: Path) -> None:
     text = opened.page.inner_text("#detail")
     assert "A: made-up" in text and "B: made-up" in text
     assert "McNemar" in opened.page.inner_text("body")
-    _screenshot(opened, "pages-compare.png", tmp_path)
 
 
 def test_curation_page(browser: Any, tmp_path: Path) -> None:
