@@ -84,14 +84,14 @@ def discordant_rows(
         task = (tasks or {}).get(ra["task_id"])
         blocks = (
             [{"t": "h", "text": "A: " + str(a["meta"].get("run"))}]
-            + instance_blocks(ra, task, a["meta"].get("prediction_dialect"))
+            + instance_blocks(ra, task, a["meta"].get("prediction_dialect"), row_facts=True)
             + [{"t": "h", "text": "B: " + str(b["meta"].get("run"))}]
-            + instance_blocks(rb, task, b["meta"].get("prediction_dialect"))
+            + instance_blocks(rb, task, b["meta"].get("prediction_dialect"), row_facts=True)
         )
         rows.append(
             {
                 "id": rid,
-                "task": ra["task_id"],
+                **({} if rid == ra["task_id"] else {"task": ra["task_id"]}),
                 "cls": "right" if right_b else "wrong",
                 "c": [
                     rid,
@@ -101,7 +101,6 @@ def discordant_rows(
                     ra.get("outcome"),
                     rb.get("outcome"),
                 ],
-                "q": (ra.get("sql") or "") + " " + (rb.get("sql") or ""),
                 "d": blocks,
             }
         )

@@ -47,21 +47,17 @@ def rules_diff(source_sql: str, dialect: str | None, gold_sql: str) -> list[str]
 def record_blocks(
     record: Mapping[str, Any], task: Mapping[str, Any] | None, source: Mapping[str, Any] | None
 ) -> list[dict[str, Any]]:
-    facts = [["status", record["status"]]]
-    for key in ("tier", "stage", "rule"):
-        if record.get(key):
-            facts.append([key, record[key]])
+    facts = []  # status, tier, category, stage and rule are the row's own
     holder = task or source or {}
-    for key in ("category", "difficulty"):
-        if holder.get(key):
-            facts.append([key, holder[key]])
+    if holder.get("difficulty"):
+        facts.append(["difficulty", holder["difficulty"]])
     if task is not None:
         facts.append(
             ["fix-up rules applied", ", ".join(task.get("transpile_rules") or []) or "none"]
         )
     if record.get("result_sha256"):
         facts.append(["gold result sha256", record["result_sha256"]])
-    blocks: list[dict[str, Any]] = [{"t": "kv", "items": facts}]
+    blocks: list[dict[str, Any]] = [{"t": "kv", "items": facts}] if facts else []
     if record["status"] == "dropped":
         blocks.append(
             {
@@ -189,7 +185,6 @@ def curation_page(
     for r in report.get("records") or []:
         task, source = by_task.get(r["id"]), by_source.get(r["id"])
         holder = task or source or {}
-        question = holder.get("question") or ""
         why = r.get("reason") or ("" if r["status"] == "kept" else "-")
         rows.append(
             {
@@ -204,7 +199,6 @@ def curation_page(
                     r.get("rule"),
                     why,
                 ],
-                "q": question,
                 "d": record_blocks(r, task, source),
             }
         )

@@ -47,7 +47,6 @@ def _rows_block(
         "total": side["total"],
         "mark": marked,
         "markClass": cls,
-        "cls": "",
     }
     if colmark and any(colmark):
         block["colmark"] = colmark
@@ -126,18 +125,23 @@ def _timings(timings: Mapping[str, Any] | None) -> str:
 
 
 def instance_blocks(
-    record: Mapping[str, Any], task: Mapping[str, Any] | None, dialect: str | None
+    record: Mapping[str, Any],
+    task: Mapping[str, Any] | None,
+    dialect: str | None,
+    *,
+    row_facts: bool = False,
 ) -> list[dict[str, Any]]:
     """What opening ``record`` shows; ``task`` (its task, when known) adds the question
-    and the gold SQL; ``dialect`` is the predictions' SQL dialect."""
-    facts = [
-        ["task", record["task_id"]],
-        ["language", record["language"]],
-        ["tier", record.get("tier") or "-"],
-        ["category", record.get("category") or "-"],
-        ["outcome", record.get("outcome") or "-"],
-        ["time", _timings(record.get("timings"))],
-    ]
+    and the gold SQL; ``dialect`` is the predictions' SQL dialect.  ``row_facts`` also
+    lists what the table's row holds (its outcome, reason and so on), for a page whose
+    row is not the record's own (a comparison opens two records from one row)."""
+    facts = []
+    if row_facts:
+        facts += [
+            ["outcome", record.get("outcome") or "-"],
+            ["why", record.get("reason") or "-"],
+        ]
+    facts.append(["time", _timings(record.get("timings"))])
     if record.get("lf_match") is not None:
         facts.append(["logical form matches the gold", "yes" if record["lf_match"] else "no"])
     blocks: list[dict[str, Any]] = [{"t": "kv", "items": facts}]
@@ -145,7 +149,6 @@ def instance_blocks(
         question = (task.get("questions") or {}).get(record["language"]) or task.get("question")
         if question:
             blocks.append({"t": "text", "label": "question", "text": question})
-    blocks.append({"t": "text", "label": "why", "text": record.get("reason") or "-"})
     sql = record.get("sql") or record.get("executed_sql")
     if sql:
         label = f"prediction ({dialect})" if dialect else "prediction"

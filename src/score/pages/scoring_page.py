@@ -99,7 +99,7 @@ def instance_rows(
         rows.append(
             {
                 "id": rid,
-                "task": r["task_id"],
+                **({} if rid == r["task_id"] else {"task": r["task_id"]}),
                 "cls": outcome_class(r.get("outcome")),
                 "c": [
                     rid,
@@ -110,7 +110,6 @@ def instance_rows(
                     r.get("reason") or "",
                     None if seconds is None else round(seconds, 3),
                 ],
-                "q": r.get("sql") or "",
                 "d": instance_blocks(r, task, dialect),
             }
         )

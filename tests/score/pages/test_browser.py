@@ -184,3 +184,15 @@ def test_curation_page(browser: Any, tmp_path: Path) -> None:
     text = opened.page.inner_text("#detail")
     assert "float_is_double" in text and "SOURCE SQL" in text.upper()
     assert _colours(opened, _screenshot(opened, "pages-curation.png", tmp_path)) > 20
+
+
+def test_a_task_link_opens_its_first_language(browser: Any, tmp_path: Path) -> None:
+    run, tasks = make_run(6)
+    korean = [{**r, "language": "ko"} for r in run["records"]]
+    run["records"] = sorted(run["records"] + korean, key=lambda r: (r["task_id"], r["language"]))
+    path = tmp_path / "report.html"
+    path.write_text(scoring_page(run, tasks), encoding="utf-8")
+    opened = open_page(browser, path, "omop-00002")
+    assert opened.page.text_content("#detail-title") == "omop-00002.en"
+    assert "omop-00002.ko" in opened.visible_ids()
+    assert opened.errors == []

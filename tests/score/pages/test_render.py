@@ -38,7 +38,7 @@ def test_hostile_sql_is_data_not_markup() -> None:
     data = _data(page)
     texts = json.dumps(data, ensure_ascii=False)
     assert HOSTILE in texts  # read back, the text is whole
-    assert sum(HOSTILE in (r["q"] or "") for r in data["rows"]) > 0
+    assert sum(HOSTILE in json.dumps(r["d"], ensure_ascii=False) for r in data["rows"]) > 0
 
 
 def test_json_block_escapes_what_could_end_a_script() -> None:
@@ -71,6 +71,7 @@ def test_every_instance_is_a_row_that_opens_to_both_sqls_and_results() -> None:
     mismatch = next(r for r in data["rows"] if r["c"][4] == "mismatch")
     kinds = [b["t"] for b in mismatch["d"]]
     assert "side" in kinds and "diff" in kinds
+    assert mismatch["c"][5] == "1 gold row(s) missing from the prediction"  # the row's reason
     sides = [b for b in mismatch["d"] if b["t"] == "side"]
     labels = [i["label"] for s in sides for i in s["items"]]
     assert labels == ["prediction (duckdb)", "gold", "predicted result", "gold result"]

@@ -124,7 +124,7 @@
       if (state.picks[k] !== "" && String(r.c[k]) !== state.picks[k]) return false;
     }
     if (state.text) {
-      var hay = r.search || (r.search = (r.c.join(" ") + " " + (r.q || "")).toLowerCase());
+      var hay = r.search || (r.search = (r.c.join(" ") + " " + JSON.stringify(r.d)).toLowerCase());
       if (hay.indexOf(state.text) < 0) return false;
     }
     return true;
@@ -170,7 +170,7 @@
 
   function findRecord(id) {
     if (byId[id]) return byId[id];
-    for (var i = 0; i < rows.length; i++) if (rows[i].task === id) return rows[i];
+    for (var i = 0; i < rows.length; i++) if ((rows[i].task || rows[i].id) === id) return rows[i];
     return null;
   }
 
@@ -179,7 +179,12 @@
     var r = findRecord(id);
     if (!r) { detail.hidden = true; return; }
     document.getElementById("detail-title").textContent = r.id;
-    document.getElementById("detail-body").innerHTML = r.d.map(blockHtml).join("");
+    var own = [];  // the row's cells, in full (the table cuts long ones)
+    for (var j = 1; j < cols.length; j++) {
+      if (r.c[j] !== null && r.c[j] !== undefined && r.c[j] !== "") own.push([cols[j].label, r.c[j]]);
+    }
+    document.getElementById("detail-body").innerHTML =
+      blockHtml({ t: "kv", items: own }) + r.d.map(blockHtml).join("");
     detail.hidden = false;
     if (!tbody.querySelector('tr[data-id="' + CSS.escape(r.id) + '"]')) {
       clearFilters();
