@@ -196,3 +196,24 @@ def test_a_task_link_opens_its_first_language(browser: Any, tmp_path: Path) -> N
     assert opened.page.text_content("#detail-title") == "omop-00002.en"
     assert "omop-00002.ko" in opened.visible_ids()
     assert opened.errors == []
+
+
+def test_a_long_table_is_drawn_a_page_at_a_time(browser: Any, tmp_path: Path) -> None:
+    run, tasks = make_run(1200)
+    path = tmp_path / "report.html"
+    path.write_text(scoring_page(run, tasks), encoding="utf-8")
+    opened = open_page(browser, path)
+    assert len(opened.visible_ids()) == 500
+    assert opened.page.text_content("#shown") == "1200 of 1200 shown"
+    opened.page.click("#more")
+    assert len(opened.visible_ids()) >= 1000
+    # a link to a record not drawn yet draws it and opens it
+    opened = open_page(browser, path, "omop-01150")
+    assert opened.page.text_content("#detail-title") == "omop-01150"
+    assert "omop-01150" in opened.visible_ids()
+    # sorting sorts all 1200, not the page drawn
+    opened.page.locator("#head button", has_text="seconds").click()
+    opened.page.locator("#head button", has_text="seconds").click()
+    slowest = max(r["timings"]["total_s"] for r in run["records"])
+    assert float(opened.column(6)[0]) == round(slowest, 3)
+    assert opened.errors == []

@@ -8,7 +8,7 @@
   var rows = data.rows;
   var byId = {};
   rows.forEach(function (r, i) { r.i = i; byId[r.id] = r; });
-  var state = { sort: null, desc: false, text: "", picks: {} };
+  var state = { sort: null, desc: false, text: "", picks: {}, list: [], drawn: 0 };
   var tbody = document.getElementById("rows");
   var shown = document.getElementById("shown");
   var KEYWORDS = new RegExp("^(" + ["select", "from", "where", "group", "by", "order", "having",
@@ -143,29 +143,54 @@
 
   function cellText(v) { return v === null || v === undefined ? "" : String(v); }
 
-  function render() {
-    var list = rows.filter(matches);
-    if (state.sort !== null) list.sort(compareRows);
+  // rows are drawn a page at a time (the rest as the "more" button scrolls into view or
+  // is pressed), so ten thousand records open and filter as fast as five hundred
+  var PAGE = 500;
+  var more = document.getElementById("more");
+  var currentRow = null;
+
+  function rowHtml(r) {
+    var h = '<tr data-id="' + esc(r.id) + '"' + (r.cls ? ' class="' + esc(r.cls) + '"' : "") + '><td><button type="button" class="open" aria-expanded="false" aria-controls="detail">' + esc(r.id) + "</button></td>";
+    for (var j = 1; j < cols.length; j++) {
+      h += '<td class="' + esc(cols[j].key) + '">' + esc(cellText(r.c[j])) + "</td>";
+    }
+    return h + "</tr>";
+  }
+
+  function drawTo(end) {
+    end = Math.min(state.list.length, end);
     var h = "";
-    list.forEach(function (r) {
-      h += '<tr data-id="' + esc(r.id) + '"' + (r.cls ? ' class="' + esc(r.cls) + '"' : "") + '><td><button type="button" class="open" aria-expanded="false" aria-controls="detail">' + esc(r.id) + "</button></td>";
-      for (var j = 1; j < cols.length; j++) {
-        h += '<td class="' + esc(cols[j].key) + '">' + esc(cellText(r.c[j])) + "</td>";
-      }
-      h += "</tr>";
-    });
-    tbody.innerHTML = h;
-    shown.textContent = list.length + " of " + rows.length + " shown";
+    for (var i = state.drawn; i < end; i++) h += rowHtml(state.list[i]);
+    if (h) tbody.insertAdjacentHTML("beforeend", h);
+    state.drawn = Math.max(state.drawn, end);
+    var left = state.list.length - state.drawn;
+    more.hidden = left <= 0;
+    more.textContent = "show " + Math.min(PAGE, left) + " more (" + left + " not drawn yet)";
+  }
+
+  function render() {
+    state.list = rows.filter(matches);
+    if (state.sort !== null) state.list.sort(compareRows);
+    tbody.innerHTML = "";
+    state.drawn = 0;
+    currentRow = null;
+    drawTo(PAGE);
+    shown.textContent = state.list.length + " of " + rows.length + " shown";
     var current = decodeURIComponent(location.hash.slice(1));
-    if (current && byId[current]) mark(current);
+    var r = current ? findRecord(current) : null;
+    if (r) mark(r.id);
   }
 
   function mark(id) {
-    Array.prototype.forEach.call(tbody.querySelectorAll("tr"), function (tr) {
-      var on = tr.getAttribute("data-id") === id;
-      tr.classList.toggle("current", on);
-      tr.querySelector("button").setAttribute("aria-expanded", on ? "true" : "false");
-    });
+    if (currentRow) {
+      currentRow.classList.remove("current");
+      currentRow.querySelector("button").setAttribute("aria-expanded", "false");
+    }
+    currentRow = tbody.querySelector('tr[data-id="' + CSS.escape(id) + '"]');
+    if (currentRow) {
+      currentRow.classList.add("current");
+      currentRow.querySelector("button").setAttribute("aria-expanded", "true");
+    }
   }
 
   function findRecord(id) {
@@ -186,9 +211,9 @@
     document.getElementById("detail-body").innerHTML =
       blockHtml({ t: "kv", items: own }) + r.d.map(blockHtml).join("");
     detail.hidden = false;
-    if (!tbody.querySelector('tr[data-id="' + CSS.escape(r.id) + '"]')) {
-      clearFilters();
-    }
+    if (state.list.indexOf(r) < 0) clearFilters();
+    var at = state.list.indexOf(r);
+    if (at >= state.drawn) drawTo(at + 1);
     mark(r.id);
     detail.focus();
   }
@@ -257,6 +282,12 @@
     else location.hash = encodeURIComponent(id);
   });
   window.addEventListener("hashchange", function () { open(decodeURIComponent(location.hash.slice(1))); });
+  more.addEventListener("click", function () { drawTo(state.drawn + PAGE); });
+  if ("IntersectionObserver" in window) {
+    new IntersectionObserver(function (seen) {
+      if (seen[0].isIntersecting && !more.hidden) drawTo(state.drawn + PAGE);
+    }, { rootMargin: "400px" }).observe(more);
+  }
   document.getElementById("table-part").hidden = false;
   setupSort();
   setupFilters();
