@@ -427,6 +427,8 @@ def test_curate_command_writes_files_and_strict_exit_code(omop_db, tmp_path):
     assert report["records"][1]["stage"] == "verify" and report["records"][1]["reason"]
     assert report["database"]["fingerprint"] and report["versions"]["sqlglot"]
     assert (tmp_path / "mini_report.md").exists() and len(out.read_text().splitlines()) == 2
+    page = (tmp_path / "mini_report.html").read_text()  # the review page, beside the report
+    assert '"id":"b"' in page and "Nothing?" in page and "dropped, by stage" in page
     strict = CliRunner().invoke(main, [*args, "--strict"])
     assert strict.exit_code == FOUND_DIFFERENT  # not 2, which is click's usage error
 

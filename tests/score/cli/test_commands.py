@@ -57,6 +57,8 @@ def test_a_language_left_unanswered_is_said_and_a_chosen_subset_is_stated(omop_d
     report = CliRunner().invoke(main, ["score", "report", str(tmp_path / "en")])
     assert report.exit_code == 0, report.output
     assert "Languages scored (" in (tmp_path / "en" / "report.md").read_text()
+    page = (tmp_path / "en" / "report.html").read_text()  # score run's, rewritten by report
+    assert '"id":"omop-001"' in page and "no gold SQL" not in page  # the task file was read
     unknown = score(omop_db, TASKS, preds, "--out", tmp_path / "fr", "--language", "fr")
     assert unknown.exit_code == ERROR and "asks its questions in en, ko" in unknown.output
     assert not (tmp_path / "fr").exists()
@@ -86,6 +88,7 @@ def test_runs_of_the_same_task_set_compare_whatever_file_held_it(omop_db, tmp_pa
     assert f"B            {tmp_path / 'b'}" in compared.output
     report = (tmp_path / "ab" / "report.md").read_text()
     assert "- Task set: set sha256 " in report
+    assert "Discordant instances" in (tmp_path / "ab" / "report.html").read_text()
 
 
 def test_a_failed_command_leaves_no_empty_folder(omop_db, tmp_path):

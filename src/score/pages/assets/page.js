@@ -208,8 +208,13 @@
     for (var j = 1; j < cols.length; j++) {
       if (r.c[j] !== null && r.c[j] !== undefined && r.c[j] !== "") own.push([cols[j].label, r.c[j]]);
     }
+    var blocks = r.d;
+    if (blocks.length && blocks[0].t === "kv" && !blocks[0].label) {  // the record's own facts join them
+      own = own.concat(blocks[0].items);
+      blocks = blocks.slice(1);
+    }
     document.getElementById("detail-body").innerHTML =
-      blockHtml({ t: "kv", items: own }) + r.d.map(blockHtml).join("");
+      blockHtml({ t: "kv", items: own }) + blocks.map(blockHtml).join("");
     detail.hidden = false;
     if (state.list.indexOf(r) < 0) clearFilters();
     var at = state.list.indexOf(r);
