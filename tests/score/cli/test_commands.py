@@ -58,7 +58,8 @@ def test_a_language_left_unanswered_is_said_and_a_chosen_subset_is_stated(omop_d
     assert report.exit_code == 0, report.output
     assert "Languages scored (" in (tmp_path / "en" / "report.md").read_text()
     page = (tmp_path / "en" / "report.html").read_text()  # score run's, rewritten by report
-    assert '"id":"omop-001"' in page and "no gold SQL" not in page  # the task file was read
+    first = json.loads((tmp_path / "en" / "results.jsonl").read_text().splitlines()[0])
+    assert f'"id":"{first["task_id"]}"' in page and "no gold SQL" not in page  # tasks read
     unknown = score(omop_db, TASKS, preds, "--out", tmp_path / "fr", "--language", "fr")
     assert unknown.exit_code == ERROR and "asks its questions in en, ko" in unknown.output
     assert not (tmp_path / "fr").exists()
