@@ -12,6 +12,8 @@ from typing import Any
 from score.pages.document import render_page
 from score.pages.instance_view import instance_blocks, instance_ids, outcome_class
 from score.pages.parts import bars, esc, figure, figures, meta_list, num, section, table
+from score.scoring.outcomes import OUTCOMES
+from score.statistics.metrics import group_order
 
 COLUMNS = ("instance", "language", "tier", "category", "outcome", "why", "seconds")
 FILTERS = (1, 2, 3, 4)  # language, tier, category, outcome
@@ -47,7 +49,7 @@ def breakdowns(summary: Mapping[str, Any]) -> str:
                 title,
                 (
                     (g, b.get("ex"), b.get("ex_ci"), f"{num(b.get('ex'))} (n {b.get('n', 0)})")
-                    for g, b in groups.items()
+                    for g, b in sorted(groups.items(), key=lambda kv: group_order(kv[0]))
                 ),
             )
         )
@@ -58,6 +60,7 @@ def outcome_table(summary: Mapping[str, Any]) -> str:
     counts = (summary.get("outcomes") or {}).get("counts") or {}
     total = sum(counts.values()) or 1
     rows = [(k, v, f"{100 * v / total:.1f}%") for k, v in counts.items() if v]
+    rows.sort(key=lambda r: OUTCOMES.index(r[0]) if r[0] in OUTCOMES else len(OUTCOMES))
     return table(("outcome", "instances", "share"), rows, (False, True, True))
 
 

@@ -54,8 +54,10 @@ def test_a_language_left_unanswered_is_said_and_a_chosen_subset_is_stated(omop_d
     summary = json.loads((tmp_path / "en" / "summary.json").read_text())
     assert summary["ex"] == 1.0 and summary["languages"]["chosen"] is True
     assert summary["languages"]["unanswered"] == {} and "warnings" in summary
+    written_by_run = (tmp_path / "en" / "report.html").read_bytes()
     report = CliRunner().invoke(main, ["score", "report", str(tmp_path / "en")])
     assert report.exit_code == 0, report.output
+    assert (tmp_path / "en" / "report.html").read_bytes() == written_by_run  # same bytes
     assert "Languages scored (" in (tmp_path / "en" / "report.md").read_text()
     page = (tmp_path / "en" / "report.html").read_text()  # score run's, rewritten by report
     first = json.loads((tmp_path / "en" / "results.jsonl").read_text().splitlines()[0])
