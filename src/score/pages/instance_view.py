@@ -48,6 +48,8 @@ def _rows_block(
         "mark": marked,
         "markClass": cls,
     }
+    if side.get("total_columns"):
+        block["hiddenColumns"] = side["total_columns"] - len(side["columns"])
     if colmark and any(colmark):
         block["colmark"] = colmark
     return block

@@ -13,6 +13,10 @@ written as the record's ``preview`` (``schemas/results.schema.json``).
 >>> p = result_preview(gold, pred, match=False, order_matters=False)
 >>> p["gold"]["rows"], p["predicted"]["total"], p["missing"], p["extra"]
 ([['1'], ['2']], 2, [['2']], [['3']])
+>>> wide = QueryResult.from_rows([f"c{i}" for i in range(20)], [tuple(range(20))])
+>>> side = result_preview(wide, None, match=False, order_matters=False)["gold"]
+>>> len(side["columns"]), side["rows"][0][-1], side["total_columns"]
+(16, '15', 20)
 """
 
 from __future__ import annotations
@@ -23,8 +27,9 @@ from score.comparison.result_diff import diff_results
 from score.comparison.values import show
 from score.execution.result import QueryResult
 
-#: rows of each result kept, and the longest cell text kept
+#: rows and columns of each result kept, and the longest cell text kept
 ROWS = 5
+COLUMNS = 16
 CELL = 80
 #: results larger than this are not diffed for the preview (the verdict stands alone)
 DIFF_MAX_ROWS = 20_000
@@ -37,13 +42,20 @@ def cell(value: Any) -> str:
 
 
 def _side(result: QueryResult, rows: int) -> dict[str, Any]:
-    head = result.table.slice(0, rows).to_pylist()
-    names = result.table.column_names
-    return {
-        "columns": list(result.columns),
-        "rows": [[cell(r[n]) for n in names] for r in head],
+    """The first ``rows`` rows of the first :data:`COLUMNS` columns (a wider result says
+    how many columns it has)."""
+    table = result.table.slice(0, rows)
+    if table.num_columns > COLUMNS:
+        table = table.select(list(range(COLUMNS)))
+    columns = [table.column(i).to_pylist() for i in range(table.num_columns)]
+    side: dict[str, Any] = {
+        "columns": list(result.columns[:COLUMNS]),
+        "rows": [[cell(c[i]) for c in columns] for i in range(table.num_rows)],
         "total": result.num_rows,
     }
+    if result.num_columns > COLUMNS:
+        side["total_columns"] = result.num_columns
+    return side
 
 
 def result_preview(

@@ -118,3 +118,15 @@ def test_the_committed_curation_page_is_current() -> None:
         report, [json.loads(t) for t in lines], [json.loads(s) for s in sources if s.strip()]
     )
     assert page == (folder / "omop_report.html").read_text(encoding="utf-8")
+
+
+def test_a_wide_result_says_how_many_columns_are_not_shown() -> None:
+    from score.execution.result import QueryResult
+    from score.pages.instance_view import preview_blocks
+    from score.scoring.result_preview import result_preview
+
+    wide = QueryResult.from_rows([f"c{i}" for i in range(30)], [tuple(range(30))] * 9)
+    (side,) = preview_blocks(result_preview(wide, wide, match=True, order_matters=False))
+    predicted, gold = side["items"]
+    assert len(gold["columns"]) == 16 and gold["hiddenColumns"] == 14
+    assert len(gold["rows"]) == 5 and gold["total"] == 9

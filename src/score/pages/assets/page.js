@@ -88,7 +88,8 @@
     });
     h += "</tbody></table>";
     var hidden = b.total - b.rows.length;
-    h += '<p class="count">' + esc(b.total) + " row(s)" + (hidden > 0 ? ", " + esc(hidden) + " not shown" : "") + "</p>";
+    h += '<p class="count">' + esc(b.total) + " row(s)" + (hidden > 0 ? ", " + esc(hidden) + " not shown" : "") +
+      (b.hiddenColumns ? "; " + esc(b.hiddenColumns) + " more column(s) not shown" : "") + "</p>";
     return h;
   }
 
