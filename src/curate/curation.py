@@ -22,6 +22,7 @@ from curate.pipeline import CurationOptions, curate_records
 from curate.sources.load import load_sources, source_files
 from curate.sources.records import SourceRecord
 from curate.task_file import tasks_text, write_files_atomic
+from curate.transpile.rules import RULES
 from score.errors import InputError, SqlgoldError
 from score.execution.executor import Executor
 from score.out_paths import check_output_file
@@ -41,6 +42,13 @@ def benchmark_name(source: str | Path) -> str:
 def page_path(report_path: Path) -> Path:
     """The review page beside a JSON report: ``omop_report.json`` -> ``omop_report.html``."""
     return report_path.with_suffix(".html")
+
+
+def review_page(
+    report: dict[str, Any], tasks: list[dict[str, Any]], sources: list[dict[str, Any]]
+) -> str:
+    """The report's review page (``<name>_report.html``), the fix-up rules explained."""
+    return curation_page(report, tasks, sources, {r.name: r.description for r in RULES})
 
 
 def default_paths(source: str | Path, out: Path | None, report: Path | None) -> tuple[Path, Path]:
@@ -156,7 +164,7 @@ def curate_to_files(
     reports = {
         report_path: report_json(report),
         report_path.with_suffix(".md"): report_markdown(report),
-        page_path(report_path): curation_page(report, tasks, [r.to_dict() for r in records]),
+        page_path(report_path): review_page(report, tasks, [r.to_dict() for r in records]),
     }
     if not tasks:
         write_files_atomic(reports)

@@ -45,8 +45,12 @@ def rules_diff(source_sql: str, dialect: str | None, gold_sql: str) -> list[str]
 
 
 def record_blocks(
-    record: Mapping[str, Any], task: Mapping[str, Any] | None, source: Mapping[str, Any] | None
+    record: Mapping[str, Any],
+    task: Mapping[str, Any] | None,
+    source: Mapping[str, Any] | None,
+    rule_notes: Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
+    """What opening a record shows; ``rule_notes`` explains fix-up rules by name."""
     facts = []  # status, tier, category, stage and rule are the row's own
     holder = task or source or {}
     if holder.get("difficulty"):
@@ -112,6 +116,10 @@ def record_blocks(
                     "lines": lines,
                 }
             )
+    applied = (task or {}).get("transpile_rules") or []
+    if applied and rule_notes:
+        notes = [[name, rule_notes.get(name, "-")] for name in applied]
+        blocks.append({"t": "kv", "label": "the fix-up rules applied", "items": notes})
     if task is not None and task.get("answer_sql"):
         blocks.append(
             {
@@ -177,8 +185,10 @@ def curation_page(
     report: Mapping[str, Any],
     tasks: Sequence[Mapping[str, Any]] = (),
     sources: Sequence[Mapping[str, Any]] = (),
+    rule_notes: Mapping[str, str] | None = None,
 ) -> str:
-    """The page of a curation ``report`` with its kept ``tasks`` and ``sources`` records."""
+    """The page of a curation ``report`` with its kept ``tasks`` and ``sources`` records;
+    ``rule_notes`` (fix-up rule name -> what it does) explains the rules a gold went through."""
     by_task = {t["id"]: t for t in tasks}
     by_source = {s["id"]: s for s in sources if "id" in s}
     rows = []
@@ -199,7 +209,7 @@ def curation_page(
                     r.get("rule"),
                     why,
                 ],
-                "d": record_blocks(r, task, source),
+                "d": record_blocks(r, task, source, rule_notes),
             }
         )
     data = {
