@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from score.comparison.compare import compare
+from score.comparison.profiles.base import Verdict
 from score.execution.executor import Executor
 from score.execution.result import QueryError, QueryResult
 from score.inputs.predictions import Prediction
@@ -229,6 +230,7 @@ def compare_phase(pending: Pending, ctx: ScoringContext) -> InstanceResult:
             pending.predicted,
             match=getattr(verdict, "match", False) is True,
             order_matters=pending.task["order_matters"],
+            verdict=verdict if ctx.profile == "sqlgold" and isinstance(verdict, Verdict) else None,
         )
     if not result.decided:  # cannot happen; never leave an instance unclassified
         result.settle(decision.UNDECIDED)

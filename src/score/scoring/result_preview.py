@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from score.comparison.profiles.base import Verdict
 from score.comparison.result_diff import diff_results
 from score.comparison.values import show
 from score.execution.result import QueryResult
@@ -65,8 +66,11 @@ def result_preview(
     match: bool,
     order_matters: bool,
     rows: int = ROWS,
+    verdict: Verdict | None = None,
 ) -> dict[str, Any]:
-    """The first ``rows`` of each result and, when they do not match, the rows that differ."""
+    """The first ``rows`` of each result and, when they do not match, the rows that differ;
+    ``verdict`` is the ``sqlgold`` profile's verdict when the run used that profile (the
+    diff then does not compare the pair again)."""
     out: dict[str, Any] = {}
     if gold is not None:
         out["gold"] = _side(gold, rows)
@@ -80,7 +84,9 @@ def result_preview(
     if not match and small:
         assert gold is not None and predicted is not None
         try:
-            d = diff_results(gold, predicted, order_matters=order_matters, limit=rows)
+            d = diff_results(
+                gold, predicted, order_matters=order_matters, limit=rows, verdict=verdict
+            )
         except Exception:  # noqa: BLE001 - values the diff cannot handle: rows alone
             return out
         out["missing"] = [[cell(v) for v in r] for r in d.missing]
