@@ -15,6 +15,7 @@ SPARK_PORT ?= 15002
 SPARK_DIR  ?= .spark
 SPARK_STAMP := $(VENV)/.spark-installed
 DOCSTAMP := $(VENV)/.installed-docs
+PAGESTAMP := $(VENV)/.installed-pages
 
 .PHONY: help venv db curate grounding verify test bench lint docs publish score generate clean spark-up spark-down bench-spark
 
@@ -39,6 +40,12 @@ $(SPARK_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,spark]'
 	touch $(SPARK_STAMP)
 
+# Playwright (its driver; the browser is Debian's chromium) for the review pages' browser
+# tests and bench: make curate never needs it
+$(PAGESTAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,pages]'
+	touch $(PAGESTAMP)
+
 spark-up: $(SPARK_STAMP) $(DB)  ## start a local Spark Connect server (port SPARK_PORT) and load the CDM
 	$(BIN)/python -m curate.database.spark_server start --port $(SPARK_PORT) --dir $(SPARK_DIR)
 	$(SQLGOLD) db load sc://localhost:$(SPARK_PORT) --from $(DB) -q
@@ -62,7 +69,7 @@ grounding: $(STAMP) $(DB)  ## regenerate data/grounding/ (schema, vocabulary, Du
 verify: $(STAMP) $(DB)  ## check one pair: make verify GOLD=... ANSWER=... (or ID=... SOURCE=...) [WATCH=1]
 	$(SQLGOLD) verify --db $(DB) $(if $(ID),--id $(ID) --source $(SOURCE),--gold "$(GOLD)" --answer "$(ANSWER)") $(if $(WATCH),--watch)
 
-test: $(STAMP) $(GENSTAMP) $(SPARK_STAMP)  ## run the test suite (builds its own database; starts its own PostgreSQL and Spark servers)
+test: $(STAMP) $(GENSTAMP) $(SPARK_STAMP) $(PAGESTAMP)  ## run the test suite (builds its own database; starts its own PostgreSQL and Spark servers; opens the review pages in headless Chromium)
 	$(BIN)/python -m pytest
 
 publish: $(STAMP) $(DB)  ## immutable release: make publish VERSION=0.1.0 [PUSH=org/name]
@@ -80,9 +87,10 @@ generate: $(GENSTAMP) $(DB)  ## ask a model: make generate MODEL=qwen2.5:7b BASE
 	@test -n "$(MODEL)" -a -n "$(BASE_URL)" || { echo "usage: make generate MODEL=name BASE_URL=http://host:port/v1 [MODE=zero-shot|rag] [OUT=preds.jsonl]" >&2; exit 2; }
 	$(SQLGOLD) generate $(TASKS) --db $(DB) --model "$(MODEL)" --base-url "$(BASE_URL)" --mode $(or $(MODE),zero-shot) --split $(or $(SPLIT),test) --jobs $(JOBS) --resume --out "$(or $(OUT),runs/preds/$(subst /,_,$(subst :,_,$(MODEL)))-$(or $(MODE),zero-shot).jsonl)"
 
-bench: $(SPARK_STAMP) $(DB)  ## measure curation and scoring cost (bench/latest.json), then the Spark figures (bench/spark.json)
+bench: $(SPARK_STAMP) $(PAGESTAMP) $(DB)  ## measure curation and scoring cost (bench/latest.json), the Spark figures (bench/spark.json) and the review pages (bench/pages.json)
 	$(BIN)/python bench/run_bench.py --db $(DB)
 	$(BIN)/python bench/bench_spark.py --db $(DB)
+	$(BIN)/python bench/bench_pages.py --db $(DB)
 
 bench-spark: $(SPARK_STAMP) $(DB)  ## only the Spark column and the 1x-10x scale figure (bench/spark.json)
 	$(BIN)/python bench/bench_spark.py --db $(DB)

@@ -60,7 +60,7 @@ def main() -> None:
     "--report",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="JSON report to write; the Markdown report goes beside it "
+    help="JSON report to write; the Markdown report and the review page (.html) go beside it "
     "(default: <name>_report.json next to the task file).",
 )
 @profile_option(
@@ -248,7 +248,7 @@ def curate(
             f"different, {a['only_here']} kept here only, {a['only_there']} there only"
         )
     click.echo(f"tasks        {run.tasks_path}")
-    click.echo(f"report       {run.report_path} (+ .md)")
+    click.echo(f"report       {run.report_path} (+ .md, .html)")
     if strict and (c["dropped"] or unreadable):
         click.echo(
             f"strict: {c['dropped']} record(s) dropped, {len(unreadable)} unreadable", err=True

@@ -2,7 +2,7 @@
 
 ``data/benchmark/omop_source.jsonl`` gives the name ``omop``: the tasks go to
 ``data/benchmark/omop_tasks.jsonl`` and the report to ``omop_report.json`` / ``.md``
-beside them, unless told otherwise.
+beside them, unless told otherwise, with the review page ``omop_report.html``.
 """
 
 from __future__ import annotations
@@ -22,9 +22,11 @@ from curate.pipeline import CurationOptions, curate_records
 from curate.sources.load import load_sources, source_files
 from curate.sources.records import SourceRecord
 from curate.task_file import tasks_text, write_files_atomic
+from curate.transpile.rules import RULES
 from score.errors import InputError, SqlgoldError
 from score.execution.executor import Executor
 from score.out_paths import check_output_file
+from score.pages.curation_page import curation_page
 
 
 def benchmark_name(source: str | Path) -> str:
@@ -35,6 +37,18 @@ def benchmark_name(source: str | Path) -> str:
     """
     stem = Path(source).name.split(".")[0] if Path(source).suffix else Path(source).name
     return stem.removesuffix("_source") or "tasks"
+
+
+def page_path(report_path: Path) -> Path:
+    """The review page beside a JSON report: ``omop_report.json`` -> ``omop_report.html``."""
+    return report_path.with_suffix(".html")
+
+
+def review_page(
+    report: dict[str, Any], tasks: list[dict[str, Any]], sources: list[dict[str, Any]]
+) -> str:
+    """The report's review page (``<name>_report.html``), the fix-up rules explained."""
+    return curation_page(report, tasks, sources, {r.name: r.description for r in RULES})
 
 
 def default_paths(source: str | Path, out: Path | None, report: Path | None) -> tuple[Path, Path]:
@@ -91,7 +105,7 @@ def curate_to_files(
     source = Path(source)
     options = options or CurationOptions()
     out, report_path = default_paths(source, out, report_path)
-    for path in (out, report_path, report_path.with_suffix(".md")):
+    for path in (out, report_path, report_path.with_suffix(".md"), page_path(report_path)):
         check_output_file(path, stage="curate")
     there = None
     if against is not None:
@@ -150,6 +164,7 @@ def curate_to_files(
     reports = {
         report_path: report_json(report),
         report_path.with_suffix(".md"): report_markdown(report),
+        page_path(report_path): review_page(report, tasks, [r.to_dict() for r in records]),
     }
     if not tasks:
         write_files_atomic(reports)

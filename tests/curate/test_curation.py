@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from curate.cli import main
-from curate.curation import curate_to_files
+from curate.curation import curate_to_files, review_page
 from curate.pipeline import CurationOptions, curate_record, curate_records, curation_context
 from curate.sources.records import SourceRecord, UnanswerableBecause
 from curate.sqlglot_log import route_sqlglot_warnings
@@ -427,6 +427,8 @@ def test_curate_command_writes_files_and_strict_exit_code(omop_db, tmp_path):
     assert report["records"][1]["stage"] == "verify" and report["records"][1]["reason"]
     assert report["database"]["fingerprint"] and report["versions"]["sqlglot"]
     assert (tmp_path / "mini_report.md").exists() and len(out.read_text().splitlines()) == 2
+    page = (tmp_path / "mini_report.html").read_text()  # the review page, beside the report
+    assert '"id":"b"' in page and "Nothing?" in page and "dropped, by stage" in page
     strict = CliRunner().invoke(main, [*args, "--strict"])
     assert strict.exit_code == FOUND_DIFFERENT  # not 2, which is click's usage error
 
@@ -562,3 +564,16 @@ def test_sqlglot_warnings_go_through_logging_and_quiet_silences_them(omop_db, tm
     assert loud.exit_code == 0
     assert "sqlglot: WARNING: 'CREATE LOGIN x1' contains unsupported syntax" in loud.stderr
     route_sqlglot_warnings(quiet=True)  # no handler left on the test runner's stderr
+
+
+def test_the_committed_review_page_is_current() -> None:
+    """data/benchmark/omop_report.html is what `make curate` writes from the committed
+    report, tasks and sources (run `make curate` when this fails)."""
+    folder = PROJECT_TASKS.parent
+    report = json.loads((folder / "omop_report.json").read_text(encoding="utf-8"))
+    lines = PROJECT_TASKS.read_text(encoding="utf-8").splitlines()[1:]
+    sources = (folder / "omop_source.jsonl").read_text(encoding="utf-8").splitlines()
+    page = review_page(
+        report, [json.loads(t) for t in lines], [json.loads(s) for s in sources if s.strip()]
+    )
+    assert page == (folder / "omop_report.html").read_text(encoding="utf-8")

@@ -280,6 +280,22 @@ def _summaries_with_priors(runs: list[dict]) -> list[dict]:
     return summaries + [priors[k] for k in sorted(priors)]
 
 
+def _tasks_of(meta: dict) -> dict | None:
+    """The tasks a run scored, by id, for its page's gold SQL and questions: None when
+    the task file is gone or is no longer the one scored (the page says so)."""
+    from score.errors import SqlgoldError
+    from score.inputs.task_set import open_task_set
+    from score.scoring.run import tasks_sha256
+
+    path = Path(meta.get("tasks") or "")
+    try:
+        if not path.exists() or tasks_sha256(path) != meta.get("tasks_sha256"):
+            return None
+        return {t["id"]: t for t in open_task_set(path).tasks}
+    except (SqlgoldError, OSError, ValueError):
+        return None
+
+
 @score_group.command("report")
 @click.argument(
     "run_dirs",
@@ -291,13 +307,15 @@ def _summaries_with_priors(runs: list[dict]) -> list[dict]:
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Where report.md and chart.svg go (default: the run folder, if one).",
+    help="Where report.md, chart.svg and report.html go (default: the run folder, if one).",
 )
 @handle_errors
 def score_report(run_dirs: tuple[Path, ...], out: Path | None) -> None:
-    """Write report.md and chart.svg for one or more finished run folders."""
+    """Write report.md and chart.svg for one or more finished run folders, and for one
+    run its review page report.html (every instance, openable; see docs/pages.md)."""
     from score.files import write_atomic
     from score.out_paths import check_output_dir
+    from score.pages.scoring_page import scoring_page
     from score.report.chart import render_chart
     from score.report.markdown import render_report
     from score.scoring.run_folder import read_run
@@ -312,10 +330,14 @@ def score_report(run_dirs: tuple[Path, ...], out: Path | None) -> None:
     meta = _meta_for(runs, [str(d) for d in run_dirs])
     write_atomic(out / "report.md", render_report(summaries, meta=meta))
     write_atomic(out / "chart.svg", render_chart(summaries))
+    if len(runs) == 1:
+        write_atomic(out / "report.html", scoring_page(runs[0], _tasks_of(runs[0]["meta"])))
     for run in runs:
         _echo_peer_scores(run["summary"])
     click.echo(f"written      {out / 'report.md'}")
     click.echo(f"written      {out / 'chart.svg'}")
+    if len(runs) == 1:
+        click.echo(f"written      {out / 'report.html'}")
 
 
 @score_group.command("compare")
@@ -325,7 +347,7 @@ def score_report(run_dirs: tuple[Path, ...], out: Path | None) -> None:
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Where comparison.json, report.md and chart.svg go "
+    help="Where comparison.json, report.md, chart.svg and report.html go "
     "(default: RUN_A_vs_RUN_B beside RUN_A).",
 )
 @bootstrap_options
@@ -339,9 +361,11 @@ def score_compare(
     run_a: Path, run_b: Path, out: Path | None, seed: int, resamples: int, brittleness: bool
 ) -> None:
     """Compare two runs on the same tasks: discordant counts, exact McNemar test and paired
-    bootstrap intervals of every score's difference."""
+    bootstrap intervals of every score's difference (report.html lists the discordant
+    instances, each openable)."""
     from score.files import write_atomic
     from score.out_paths import check_output_dir
+    from score.pages.compare_page import compare_page
     from score.report.chart import render_chart
     from score.report.markdown import render_report
     from score.scoring.run_folder import dumps, read_run
@@ -361,6 +385,7 @@ def score_compare(
     write_atomic(out / "comparison.json", dumps(comparison))
     write_atomic(out / "report.md", render_report(summaries, comparison, meta=meta))
     write_atomic(out / "chart.svg", render_chart(summaries, comparison))
+    write_atomic(out / "report.html", compare_page(a, b, comparison, _tasks_of(a["meta"])))
     click.echo(f"A            {run_a}  (run {a['meta'].get('run')})")
     click.echo(f"B            {run_b}  (run {b['meta'].get('run')})")
     click.echo(f"b (A right, B wrong) {comparison['b']}")

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from score.comparison.compare import compare
+from score.comparison.profiles.base import Verdict
 from score.comparison.profiles.column_checks import (
     Engine,
     cells_equal,
@@ -138,10 +139,16 @@ def diff_results(
     order_matters: bool = False,
     tolerance: Tolerance | None = None,
     limit: int = 10,
+    verdict: Verdict | None = None,
 ) -> ResultDiff:
-    """Link columns by content and list the rows that differ (first ``limit`` of each)."""
+    """Link columns by content and list the rows that differ (first ``limit`` of each).
+
+    ``verdict`` is the ``sqlgold`` profile's verdict on the pair under the same
+    tolerance and order, when the caller already has it (the scorer does): it is not
+    computed again."""
     tol = tolerance or DEFAULT_TOLERANCE
-    verdict = compare(gold, predicted, "sqlgold", order_matters=order_matters, tolerance=tol)
+    if verdict is None:
+        verdict = compare(gold, predicted, "sqlgold", order_matters=order_matters, tolerance=tol)
     G, P = columns(gold, RULES, 0), columns(predicted, RULES, 1)
     links = _links(G, P, tol, order_matters)
     used = {link.pred for link in links if link.pred is not None}

@@ -36,6 +36,7 @@ class InstanceResult:
     executed_sql: str | None = None
     lf_match: bool | None = None
     timings: dict[str, float] = field(default_factory=dict)
+    preview: dict[str, Any] | None = None  # both results' first rows (result_preview.py)
 
     @classmethod
     def start(cls, instance: Instance, run: str, prediction: Prediction | None) -> InstanceResult:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from score.comparison.compare import compare
+from score.comparison.profiles.base import Verdict
 from score.execution.executor import Executor
 from score.execution.result import QueryError, QueryResult
 from score.inputs.predictions import Prediction
@@ -27,6 +28,7 @@ from score.scoring.extract import SQL
 from score.scoring.gold_cache import GoldCache
 from score.scoring.gold_pin import GoldPins, task_today
 from score.scoring.instance_result import InstanceResult
+from score.scoring.result_preview import result_preview
 
 
 @dataclass(frozen=True)
@@ -223,6 +225,13 @@ def compare_phase(pending: Pending, ctx: ScoringContext) -> InstanceResult:
             verdict = e
         result.settle(decision.for_verdict(verdict))
         result.timings["compare_s"] = round(time.perf_counter() - start, 6)
+        result.preview = result_preview(
+            pending.gold,
+            pending.predicted,
+            match=getattr(verdict, "match", False) is True,
+            order_matters=pending.task["order_matters"],
+            verdict=verdict if ctx.profile == "sqlgold" and isinstance(verdict, Verdict) else None,
+        )
     if not result.decided:  # cannot happen; never leave an instance unclassified
         result.settle(decision.UNDECIDED)
     result.timings["total_s"] = round(pending.seconds + time.perf_counter() - start, 6)

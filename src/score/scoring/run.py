@@ -4,7 +4,8 @@ This is the I/O edge around :func:`score.scoring.pipeline.score_predictions`: it
 to score, checks the run can be pinned (no ``--today`` conflicting with the day a task
 was verified under), hashes the inputs, opens the gold cache, streams records into the
 run folder (resumable), scores seed 004's two priors with the same code, and writes the
-summary, which says which split was scored and how many tasks' gold results drifted.
+summary, which says which split was scored and how many tasks' gold results drifted,
+and the run's review page (``report.html``, :mod:`score.pages.scoring_page`).
 """
 
 from __future__ import annotations
@@ -21,13 +22,15 @@ import sqlglot
 from score.defaults import DEFAULT_CACHE
 from score.errors import InputError, ScoringError
 from score.execution.executor import Executor
-from score.files import file_sha256
+from score.files import file_sha256, write_atomic
 from score.inputs.predictions import TEXT2OMOP, read_predictions
 from score.inputs.split import ScoredSplit, select_split
 from score.inputs.task_manifest import set_hash
 from score.inputs.task_set import TaskSet, instances, open_task_set
 from score.inputs.text2omop import DIALECT as TEXT2OMOP_DIALECT
 from score.inputs.validated_files import MEMO_FOLDER, ValidatedFiles
+from score.pages.document import PAGE_FILE
+from score.pages.scoring_page import scoring_page
 from score.scoring.efficiency import check_method, measure_efficiency
 from score.scoring.gold_cache import GoldCache
 from score.scoring.gold_pin import today_conflicts
@@ -297,6 +300,8 @@ def run_scoring(
         warnings = _warnings(task_set, executor, summary)
         summary["warnings"] = warnings
         run_dir.finish(summary, priors)
+        page = {"meta": run_dir.meta, "summary": summary, "records": run_dir.records()}
+        write_atomic(run_dir.path / PAGE_FILE, scoring_page(page, by_id))
         return RunOutcome(
             summary, gold.executions, len(run_dir.done) - len(done), scored, tuple(warnings)
         )

@@ -13,6 +13,8 @@ Layout of ``--out DIR``:
 * ``summary.json`` (scripts read its names), ``results.json`` (every instance plus
   the summary, ``schemas/results.schema.json``), ``priors.json`` (the summaries of
   seed 004's two input-blind baselines on the same tasks).
+* ``report.html``: the review page (every instance, openable; written by
+  :func:`score.scoring.run.run_scoring` and ``sqlgold score report``).
 """
 
 from __future__ import annotations

@@ -54,9 +54,14 @@ def test_a_language_left_unanswered_is_said_and_a_chosen_subset_is_stated(omop_d
     summary = json.loads((tmp_path / "en" / "summary.json").read_text())
     assert summary["ex"] == 1.0 and summary["languages"]["chosen"] is True
     assert summary["languages"]["unanswered"] == {} and "warnings" in summary
+    written_by_run = (tmp_path / "en" / "report.html").read_bytes()
     report = CliRunner().invoke(main, ["score", "report", str(tmp_path / "en")])
     assert report.exit_code == 0, report.output
+    assert (tmp_path / "en" / "report.html").read_bytes() == written_by_run  # same bytes
     assert "Languages scored (" in (tmp_path / "en" / "report.md").read_text()
+    page = (tmp_path / "en" / "report.html").read_text()  # score run's, rewritten by report
+    first = json.loads((tmp_path / "en" / "results.jsonl").read_text().splitlines()[0])
+    assert f'"id":"{first["task_id"]}"' in page and "no gold SQL" not in page  # tasks read
     unknown = score(omop_db, TASKS, preds, "--out", tmp_path / "fr", "--language", "fr")
     assert unknown.exit_code == ERROR and "asks its questions in en, ko" in unknown.output
     assert not (tmp_path / "fr").exists()
@@ -86,6 +91,7 @@ def test_runs_of_the_same_task_set_compare_whatever_file_held_it(omop_db, tmp_pa
     assert f"B            {tmp_path / 'b'}" in compared.output
     report = (tmp_path / "ab" / "report.md").read_text()
     assert "- Task set: set sha256 " in report
+    assert "Discordant instances" in (tmp_path / "ab" / "report.html").read_text()
 
 
 def test_a_failed_command_leaves_no_empty_folder(omop_db, tmp_path):

@@ -87,3 +87,13 @@ def test_same_rows_in_another_order_name_the_first_difference() -> None:
 def test_different_row_counts() -> None:
     d = diff_results(q("n", (1,), (2,)), q("n", (1,)))
     assert (d.gold_rows, d.pred_rows, d.missing, d.extra_count) == (2, 1, [(2,)], 0)
+
+
+def test_a_verdict_the_caller_has_gives_the_same_diff() -> None:
+    """The scorer passes the sqlgold verdict it already has (the page's preview)."""
+    from score.comparison.compare import compare
+
+    gold = QueryResult.from_rows(["n", "name"], [(1, "a"), (2, "b"), (3, "c")])
+    pred = QueryResult.from_rows(["n", "label", "x"], [(1, "a", 0), (2, "B", 0), (4, "c", 0)])
+    verdict = compare(gold, pred, "sqlgold")
+    assert diff_results(gold, pred, verdict=verdict) == diff_results(gold, pred)

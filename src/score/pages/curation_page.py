@@ -1,0 +1,222 @@
+"""The page of a curation report: counts by status, tier, stage and rule, then every
+record, each opening to its question(s), its SQL from source to DuckDB and why it was
+kept or dropped.
+
+Built from the report (``curate.curation_report``'s dict), the tasks kept and the
+source records (as their JSON objects); ``score`` knows neither curation nor its types.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import sqlglot
+from sqlglot.errors import SqlglotError
+
+from score.pages.document import render_page
+from score.pages.parts import count_bars, esc, meta_list, section
+from score.pages.sql_text import pretty_sql
+
+COLUMNS = ("record", "status", "tier", "category", "stage", "rule", "why")
+FILTERS = (1, 2, 3, 4, 5)
+
+
+def plain_transpile(sql: str, dialect: str | None) -> str | None:
+    """``sql`` moved to DuckDB by sqlglot alone (no fix-up rule), formatted; None if it
+    cannot be (an OHDSI template with parameters, say)."""
+    try:
+        out = sqlglot.transpile(sql, read=dialect or None, write="duckdb", pretty=True)
+    except (SqlglotError, RecursionError, ValueError, KeyError, TypeError):
+        return None
+    return ";\n\n".join(out) if out else None
+
+
+def rules_diff(source_sql: str, dialect: str | None, gold_sql: str) -> list[str]:
+    """The lines the fix-up rules (and rendering) changed: sqlglot's own transpile (-)
+    against the task's DuckDB gold (+)."""
+    plain = plain_transpile(source_sql, dialect)
+    if plain is None:
+        return []
+    final = pretty_sql(gold_sql, "duckdb")
+    lines = list(difflib.unified_diff(plain.splitlines(), final.splitlines(), lineterm="", n=1))
+    return lines[2:]  # without the ---/+++ header
+
+
+def record_blocks(
+    record: Mapping[str, Any],
+    task: Mapping[str, Any] | None,
+    source: Mapping[str, Any] | None,
+    rule_notes: Mapping[str, str] | None = None,
+) -> list[dict[str, Any]]:
+    """What opening a record shows; ``rule_notes`` explains fix-up rules by name."""
+    facts = []  # status, tier, category, stage and rule are the row's own
+    holder = task or source or {}
+    if holder.get("difficulty"):
+        facts.append(["difficulty", holder["difficulty"]])
+    if task is not None:
+        facts.append(
+            ["fix-up rules applied", ", ".join(task.get("transpile_rules") or []) or "none"]
+        )
+    if record.get("result_sha256"):
+        facts.append(["gold result sha256", record["result_sha256"]])
+    blocks: list[dict[str, Any]] = [{"t": "kv", "items": facts}] if facts else []
+    if record["status"] == "dropped":
+        blocks.append(
+            {
+                "t": "text",
+                "label": "why dropped",
+                "text": f"{record.get('rule')}: {record.get('reason')}",
+            }
+        )
+    for label, key in (("notes", "notes"), ("transpile warnings", "warnings")):
+        if record.get(key):
+            blocks.append({"t": "text", "label": label, "text": "\n".join(record[key])})
+    questions = dict(holder.get("questions") or {})
+    if not questions and holder.get("question"):
+        questions = {"question": holder["question"]}
+    if questions:
+        blocks.append(
+            {
+                "t": "kv",
+                "label": "question",
+                "items": [[k, v] for k, v in sorted(questions.items())],
+            }
+        )
+    source_sql = (task or {}).get("source_sql") or (source or {}).get("gold_sql")
+    dialect = (task or {}).get("source_dialect") or (source or {}).get("gold_dialect")
+    sides = []
+    if source_sql:
+        sides.append(
+            {
+                "t": "sql",
+                "label": f"source SQL ({dialect or 'as written'})",
+                "sql": source_sql,
+                "fmt": 1,
+            }
+        )
+    if task is not None and task.get("gold_sql"):
+        sides.append(
+            {
+                "t": "sql",
+                "label": "DuckDB SQL (the gold)",
+                "sql": pretty_sql(task["gold_sql"], "duckdb"),
+            }
+        )
+    if sides:
+        blocks.append({"t": "side", "items": sides})
+    if source_sql and task is not None and task.get("gold_sql"):
+        lines = rules_diff(source_sql, dialect, task["gold_sql"])
+        if lines:
+            blocks.append(
+                {
+                    "t": "diff",
+                    "label": "what the fix-up rules changed (- sqlglot alone, + the gold)",
+                    "lines": lines,
+                }
+            )
+    applied = (task or {}).get("transpile_rules") or []
+    if applied and rule_notes:
+        notes = [[name, rule_notes.get(name, "-")] for name in applied]
+        blocks.append({"t": "kv", "label": "the fix-up rules applied", "items": notes})
+    if task is not None and task.get("answer_sql"):
+        blocks.append(
+            {
+                "t": "sql",
+                "label": "reference answer (returns the gold's result)",
+                "sql": pretty_sql(task["answer_sql"], task.get("answer_dialect") or "duckdb"),
+            }
+        )
+    if task is not None and task.get("gold_result"):
+        g = task["gold_result"]
+        blocks.append(
+            {
+                "t": "kv",
+                "label": "gold result",
+                "items": [
+                    ["rows", g.get("rows")],
+                    [
+                        "columns",
+                        ", ".join(
+                            f"{c} {t}"
+                            for c, t in zip(g.get("columns", []), g.get("types", []), strict=False)
+                        ),
+                    ],
+                ],
+            }
+        )
+    return blocks
+
+
+def curation_summary(report: Mapping[str, Any]) -> str:
+    c = report.get("counts") or {}
+    records = report.get("records") or []
+    by_status: dict[str, int] = {}
+    for r in records:
+        by_status[r["status"]] = by_status.get(r["status"], 0) + 1
+    facts = meta_list(
+        {
+            "benchmark": report.get("name"),
+            "source": report.get("source"),
+            "task file": report.get("tasks_file"),
+            "database": (report.get("database") or {}).get("path"),
+            "profile": report.get("comparator_profile"),
+        }
+    )
+    head = (
+        f"<p><strong>{esc(c.get('records', len(records)))} records: {esc(c.get('kept', 0))} kept, "
+        f"{esc(c.get('dropped', 0))} dropped</strong>; {esc(len(report.get('problems') or []))} "
+        "source line(s) unreadable.</p>"
+    )
+    charts = [count_bars("by status", by_status)]
+    for key, title in (
+        ("by_tier", "kept, by tier"),
+        ("dropped_by_stage", "dropped, by stage"),
+        ("dropped_by_rule", "dropped, by rule"),
+        ("by_category", "kept, by category"),
+    ):
+        if c.get(key):
+            charts.append(count_bars(title, c[key]))
+    return facts + section("Counts", head + '<div class="charts">' + "".join(charts) + "</div>")
+
+
+def curation_page(
+    report: Mapping[str, Any],
+    tasks: Sequence[Mapping[str, Any]] = (),
+    sources: Sequence[Mapping[str, Any]] = (),
+    rule_notes: Mapping[str, str] | None = None,
+) -> str:
+    """The page of a curation ``report`` with its kept ``tasks`` and ``sources`` records;
+    ``rule_notes`` (fix-up rule name -> what it does) explains the rules a gold went through."""
+    by_task = {t["id"]: t for t in tasks}
+    by_source = {s["id"]: s for s in sources if "id" in s}
+    rows = []
+    for r in report.get("records") or []:
+        task, source = by_task.get(r["id"]), by_source.get(r["id"])
+        holder = task or source or {}
+        why = r.get("reason") or ("" if r["status"] == "kept" else "-")
+        rows.append(
+            {
+                "id": r["id"],
+                "cls": r["status"],
+                "c": [
+                    r["id"],
+                    r["status"],
+                    r.get("tier"),
+                    holder.get("category"),
+                    r.get("stage"),
+                    r.get("rule"),
+                    why,
+                ],
+                "d": record_blocks(r, task, source, rule_notes),
+            }
+        )
+    data = {
+        "kind": "curation",
+        "columns": [{"key": k, "label": k} for k in COLUMNS],
+        "filters": list(FILTERS),
+        "rows": rows,
+    }
+    title = f"sqlgold curation {report.get('name') or ''}".strip()
+    return render_page(title, curation_summary(report), data, "Records")

@@ -1,0 +1,99 @@
+"""The first rows of an instance's two results, kept in its record for people to read.
+
+A scoring run keeps no result, only its verdict; a person reviewing a wrong answer
+wants to see what came back.  :func:`result_preview` keeps the first rows of the gold
+and the predicted result (cells as text, long ones cut) with their sizes, and for a
+mismatch the rows that differ as :func:`score.comparison.result_diff.diff_results`
+finds them (``verify`` shows the same), so the review page can mark them.  It is
+written as the record's ``preview`` (``schemas/results.schema.json``).
+
+>>> from score.execution.result import QueryResult
+>>> gold = QueryResult.from_rows(["n"], [(1,), (2,)])
+>>> pred = QueryResult.from_rows(["n"], [(1,), (3,)])
+>>> p = result_preview(gold, pred, match=False, order_matters=False)
+>>> p["gold"]["rows"], p["predicted"]["total"], p["missing"], p["extra"]
+([['1'], ['2']], 2, [['2']], [['3']])
+>>> wide = QueryResult.from_rows([f"c{i}" for i in range(20)], [tuple(range(20))])
+>>> side = result_preview(wide, None, match=False, order_matters=False)["gold"]
+>>> len(side["columns"]), side["rows"][0][-1], side["total_columns"]
+(16, '15', 20)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from score.comparison.profiles.base import Verdict
+from score.comparison.result_diff import diff_results
+from score.comparison.values import show
+from score.execution.result import QueryResult
+
+#: rows and columns of each result kept, and the longest cell text kept
+ROWS = 5
+COLUMNS = 16
+CELL = 80
+#: results larger than this are not diffed for the preview (the verdict stands alone)
+DIFF_MAX_ROWS = 20_000
+
+
+def cell(value: Any) -> str:
+    """A cell as the page shows it: text unquoted, others as a reason shows them."""
+    text = value if isinstance(value, str) else show(value)
+    return text if len(text) <= CELL else text[: CELL - 1] + "…"
+
+
+def _side(result: QueryResult, rows: int) -> dict[str, Any]:
+    """The first ``rows`` rows of the first :data:`COLUMNS` columns (a wider result says
+    how many columns it has)."""
+    table = result.table.slice(0, rows)
+    if table.num_columns > COLUMNS:
+        table = table.select(list(range(COLUMNS)))
+    columns = [table.column(i).to_pylist() for i in range(table.num_columns)]
+    side: dict[str, Any] = {
+        "columns": list(result.columns[:COLUMNS]),
+        "rows": [[cell(c[i]) for c in columns] for i in range(table.num_rows)],
+        "total": result.num_rows,
+    }
+    if result.num_columns > COLUMNS:
+        side["total_columns"] = result.num_columns
+    return side
+
+
+def result_preview(
+    gold: QueryResult | None,
+    predicted: QueryResult | None,
+    *,
+    match: bool,
+    order_matters: bool,
+    rows: int = ROWS,
+    verdict: Verdict | None = None,
+) -> dict[str, Any]:
+    """The first ``rows`` of each result and, when they do not match, the rows that differ;
+    ``verdict`` is the ``sqlgold`` profile's verdict when the run used that profile (the
+    diff then does not compare the pair again)."""
+    out: dict[str, Any] = {}
+    if gold is not None:
+        out["gold"] = _side(gold, rows)
+    if predicted is not None:
+        out["predicted"] = _side(predicted, rows)
+    small = (
+        gold is not None
+        and predicted is not None
+        and max(gold.num_rows, predicted.num_rows) <= DIFF_MAX_ROWS
+    )
+    if not match and small:
+        assert gold is not None and predicted is not None
+        try:
+            d = diff_results(
+                gold, predicted, order_matters=order_matters, limit=rows, verdict=verdict
+            )
+        except Exception:  # noqa: BLE001 - values the diff cannot handle: rows alone
+            return out
+        out["missing"] = [[cell(v) for v in r] for r in d.missing]
+        out["missing_count"] = d.missing_count
+        out["extra"] = [[cell(v) for v in r] for r in d.extra]
+        out["extra_count"] = d.extra_count
+        out["columns"] = [[link.gold_name, link.pred_name, link.how] for link in d.links]
+        if d.out_of_order is not None:
+            out["out_of_order_row"] = d.out_of_order[0] + 1
+    return out
