@@ -225,13 +225,18 @@ def compare_phase(pending: Pending, ctx: ScoringContext) -> InstanceResult:
             verdict = e
         result.settle(decision.for_verdict(verdict))
         result.timings["compare_s"] = round(time.perf_counter() - start, 6)
-        result.preview = result_preview(
-            pending.gold,
-            pending.predicted,
-            match=getattr(verdict, "match", False) is True,
-            order_matters=pending.task["order_matters"],
-            verdict=verdict if ctx.profile == "sqlgold" and isinstance(verdict, Verdict) else None,
-        )
+        try:
+            result.preview = result_preview(
+                pending.gold,
+                pending.predicted,
+                match=getattr(verdict, "match", False) is True,
+                order_matters=pending.task["order_matters"],
+                verdict=verdict
+                if ctx.profile == "sqlgold" and isinstance(verdict, Verdict)
+                else None,
+            )
+        except Exception:  # noqa: BLE001 - the page's preview never costs an outcome
+            result.preview = None
     if not result.decided:  # cannot happen; never leave an instance unclassified
         result.settle(decision.UNDECIDED)
     result.timings["total_s"] = round(pending.seconds + time.perf_counter() - start, 6)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from score.comparison.cells import OutOfRange, python_list
 from score.comparison.profiles.base import Verdict
 from score.comparison.result_diff import diff_results
 from score.comparison.values import show
@@ -38,7 +39,8 @@ DIFF_MAX_ROWS = 20_000
 
 def cell(value: Any) -> str:
     """A cell as the page shows it: text unquoted, others as a reason shows them."""
-    text = value if isinstance(value, str) else show(value)
+    text = value if isinstance(value, (str, OutOfRange)) else show(value)
+    text = str(text)  # an OutOfRange as DuckDB writes it ('infinity')
     return text if len(text) <= CELL else text[: CELL - 1] + "…"
 
 
@@ -48,7 +50,7 @@ def _side(result: QueryResult, rows: int) -> dict[str, Any]:
     table = result.table.slice(0, rows)
     if table.num_columns > COLUMNS:
         table = table.select(list(range(COLUMNS)))
-    columns = [table.column(i).to_pylist() for i in range(table.num_columns)]
+    columns = [python_list(table.column(i)) for i in range(table.num_columns)]
     side: dict[str, Any] = {
         "columns": list(result.columns[:COLUMNS]),
         "rows": [[cell(c[i]) for c in columns] for i in range(table.num_rows)],
