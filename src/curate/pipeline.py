@@ -42,6 +42,7 @@ from curate.verify.identical_results import RULE as IDENTICAL_RULE
 from curate.verify.identical_results import ResultPrint, over_limit
 from curate.verify.reference_rules import ReferenceRules
 from curate.verify.semantics import NocaseExecutor, collation_drop, unresolved, unresolved_drop
+from score.comparison.order_matters import ordered_result
 from score.comparison.result_hash import result_sha256
 from score.execution.executor import Executor, ExecutorSettings
 from score.execution.guard import check_statement
@@ -186,19 +187,6 @@ def _parsed(sql: str) -> exp.Expression | None:
         return check_statement(sql)
     except QueryError:
         return None
-
-
-def ordered_result(tree: exp.Expression) -> bool:
-    """Whether the query's own result is ordered
-    (:func:`score.comparison.order_matters.order_matters`)."""
-    node = tree
-    while True:
-        if node.args.get("order") is not None:
-            return True
-        if isinstance(node, exp.Subquery | exp.Paren):
-            node = node.this
-            continue
-        return False
 
 
 class _Stage:

@@ -32,7 +32,13 @@ def order_matters(gold_sql: str, dialect: str = "duckdb") -> bool:
         raise ValueError(f"cannot parse the gold SQL as {dialect}: {e}") from None
     if len(statements) != 1:
         raise ValueError(f"expected one SQL statement, found {len(statements)}")
-    node = statements[0]
+    return ordered_result(statements[0])
+
+
+def ordered_result(tree: exp.Expression) -> bool:
+    """Whether the query's own result is ordered: an ORDER BY on it, or on the
+    subquery or parenthesis that is all of it."""
+    node = tree
     while True:
         if node.args.get("order") is not None:
             return True
