@@ -35,7 +35,7 @@ def order_matters(gold_sql: str, dialect: str = "duckdb") -> bool:
     return ordered_result(statements[0])
 
 
-def ordered_result(tree: exp.Expression) -> bool:
+def ordered_result(tree: exp.Expr) -> bool:
     """Whether the query's own result is ordered: an ORDER BY on it, or on the
     subquery or parenthesis that is all of it."""
     node = tree
