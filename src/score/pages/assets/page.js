@@ -200,10 +200,13 @@
     return null;
   }
 
+  var openedId = null;  // the id whose record the detail shows
+
   function open(id) {
     var detail = document.getElementById("detail");
     var r = findRecord(id);
-    if (!r) { detail.hidden = true; return; }
+    if (!r) { detail.hidden = true; openedId = null; return; }
+    openedId = id;
     document.getElementById("detail-title").textContent = r.id;
     var own = [];  // the row's cells, in full (the table cuts long ones)
     for (var j = 1; j < cols.length; j++) {
@@ -284,10 +287,13 @@
     var b = e.target.closest("button.open");
     if (!b) return;
     var id = b.closest("tr").getAttribute("data-id");
-    if (decodeURIComponent(location.hash.slice(1)) === id) open(id);
-    else location.hash = encodeURIComponent(id);
+    open(id);  // at once: the hashchange event that follows comes later and finds it open
+    if (decodeURIComponent(location.hash.slice(1)) !== id) location.hash = encodeURIComponent(id);
   });
-  window.addEventListener("hashchange", function () { open(decodeURIComponent(location.hash.slice(1))); });
+  window.addEventListener("hashchange", function () {
+    var id = decodeURIComponent(location.hash.slice(1));
+    if (id !== openedId) open(id);
+  });
   more.addEventListener("click", function () { drawTo(state.drawn + PAGE); });
   if ("IntersectionObserver" in window) {
     new IntersectionObserver(function (seen) {
