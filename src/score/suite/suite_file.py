@@ -1,0 +1,272 @@
+"""A test suite on disk: its manifest (``suite.json``), its variants' data, and each
+variant made a DuckDB database to run on.
+
+A suite folder holds::
+
+    suite.json                 the manifest: format, settings, the task set and base
+                               database it was built for, each variant's sha256 and
+                               fingerprint, the tasks it drops (gold and reference differ)
+    report.json, report.md     what the build found, task by task
+    data/vocabulary/*.parquet  the vocabulary tables, the same in every variant
+    data/<variant>/*.parquet   the clinical tables of one variant
+
+Parquet, not DuckDB files, is what ships: the same rows give the same bytes, so the same
+tasks, base database and seed give a byte-identical suite (DuckDB writes a different
+file for the same data each time).  The DuckDB database a variant runs on is made from
+its Parquet files on first use and kept in a cache keyed by the variant's sha256
+(:func:`variant_database`); its fingerprint is checked against the manifest when it is
+opened, so a changed file is refused, not scored on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from score.cdm.schema import CDM_TABLES, create_table_sql
+from score.errors import SqlgoldError
+from score.files import file_sha256, replacing
+
+SUITE_FORMAT = "sqlgold.test-suite/1"
+MANIFEST = "suite.json"
+DATA = "data"
+VOCABULARY = "vocabulary"
+
+#: The tables every variant shares with the base database, row for row.
+VOCABULARY_TABLES = (
+    "concept",
+    "concept_ancestor",
+    "concept_class",
+    "concept_relationship",
+    "concept_synonym",
+    "domain",
+    "drug_strength",
+    "relationship",
+    "vocabulary",
+)
+
+#: Where the DuckDB databases made from variants are kept (one per variant sha256).
+DEFAULT_SUITE_CACHE = Path(".sqlgold-cache") / "suites"
+
+
+class SuiteError(SqlgoldError):
+    """A suite folder that cannot be read, or that was built for something else."""
+
+    stage = "suite"
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One database of the suite: its name, its data folder, the sha256 of its data
+    (vocabulary included) and the fingerprint of the database made from it."""
+
+    name: str
+    folder: Path
+    sha256: str
+    fingerprint: str
+    rows: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A suite as read from its folder (see the module docstring)."""
+
+    folder: Path
+    task_set_sha256: str
+    base_fingerprint: str
+    seed: int
+    settings: Mapping[str, Any]
+    variants: tuple[Variant, ...]
+    #: task id -> why the suite drops it (its gold and reference answer disagree on a
+    #: variant, or its gold fails on one)
+    drops: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def vocabulary(self) -> Path:
+        return self.folder / DATA / VOCABULARY
+
+
+def data_sha256(files: Iterable[Path]) -> str:
+    """One sha256 over several files: each file's name and sha256, in name order."""
+    h = hashlib.sha256()
+    for path in sorted(files, key=lambda p: (p.parent.name, p.name)):
+        h.update(f"{path.parent.name}/{path.name} {file_sha256(path)}\n".encode())
+    return h.hexdigest()
+
+
+def variant_files(suite_folder: Path, name: str) -> list[Path]:
+    """The Parquet files a variant is made of: its own, then the shared vocabulary."""
+    own = sorted((suite_folder / DATA / name).glob("*.parquet"))
+    shared = sorted((suite_folder / DATA / VOCABULARY).glob("*.parquet"))
+    return own + shared
+
+
+def manifest_text(
+    *,
+    task_set_sha256: str,
+    base_fingerprint: str,
+    seed: int,
+    settings: Mapping[str, Any],
+    variants: Sequence[Variant],
+    drops: Mapping[str, str],
+) -> str:
+    """The bytes of ``suite.json`` (sorted keys, no timestamps: deterministic)."""
+    body = {
+        "format": SUITE_FORMAT,
+        "task_set_sha256": task_set_sha256,
+        "base_database_fingerprint": base_fingerprint,
+        "seed": seed,
+        "settings": dict(settings),
+        "variants": [
+            {
+                "name": v.name,
+                "sha256": v.sha256,
+                "fingerprint": v.fingerprint,
+                "rows": dict(sorted(v.rows.items())),
+            }
+            for v in variants
+        ],
+        "drops": dict(sorted(drops.items())),
+    }
+    return json.dumps(body, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _field(body: Mapping[str, Any], key: str, kind: type, path: Path) -> Any:
+    value = body.get(key)
+    if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
+        raise SuiteError(f"'{key}' is missing or not a {kind.__name__}", path=str(path))
+    return value
+
+
+def read_suite(folder: str | Path, *, check_data: bool = True) -> Suite:
+    """The suite in ``folder``; each variant's data is checked against its sha256 unless
+    ``check_data`` is false.  Raises SuiteError naming the file on any fault."""
+    folder = Path(folder)
+    path = folder / MANIFEST
+    if not folder.is_dir():
+        raise SuiteError(
+            "no suite folder here (build one with `sqlgold suite build`)", path=str(folder)
+        )
+    if not path.is_file():
+        raise SuiteError(f"no {MANIFEST} in the suite folder", path=str(folder))
+    try:
+        body = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise SuiteError(f"cannot read the manifest: {e}", path=str(path)) from e
+    if not isinstance(body, dict) or body.get("format") != SUITE_FORMAT:
+        raise SuiteError(f"not a suite manifest (format {SUITE_FORMAT!r} expected)", path=str(path))
+    variants = []
+    for i, item in enumerate(_field(body, "variants", list, path)):
+        if not isinstance(item, dict):
+            raise SuiteError(f"variant {i + 1} is not an object", path=str(path))
+        name = _field(item, "name", str, path)
+        if not name or "/" in name or name.startswith(".") or name == VOCABULARY:
+            raise SuiteError(f"variant name {name!r} is not a folder name", path=str(path))
+        variant = Variant(
+            name,
+            folder / DATA / name,
+            _field(item, "sha256", str, path),
+            _field(item, "fingerprint", str, path),
+            dict(item.get("rows") or {}),
+        )
+        if check_data:
+            files = variant_files(folder, name)
+            if not (folder / DATA / name).is_dir() or not files:
+                raise SuiteError(f"variant {name}: no data folder", path=str(folder / DATA / name))
+            if data_sha256(files) != variant.sha256:
+                raise SuiteError(
+                    f"variant {name}: its data does not match the sha256 in {MANIFEST} "
+                    "(a file was changed; build the suite again)",
+                    path=str(folder / DATA / name),
+                )
+        variants.append(variant)
+    if not variants:
+        raise SuiteError("the suite has no variant", path=str(path))
+    drops = body.get("drops") or {}
+    if not isinstance(drops, dict):
+        raise SuiteError("'drops' is not an object", path=str(path))
+    return Suite(
+        folder=folder,
+        task_set_sha256=_field(body, "task_set_sha256", str, path),
+        base_fingerprint=_field(body, "base_database_fingerprint", str, path),
+        seed=_field(body, "seed", int, path),
+        settings=dict(body.get("settings") or {}),
+        variants=tuple(variants),
+        drops={str(k): str(v) for k, v in drops.items()},
+    )
+
+
+def check_suite_for(suite: Suite, *, task_set_sha256: str, base_fingerprint: str | None) -> None:
+    """Refuse a suite built for other tasks or on another base database."""
+    where = str(suite.folder / MANIFEST)
+    if suite.task_set_sha256 != task_set_sha256:
+        raise SuiteError(
+            "the suite was built for another task set (set sha256 "
+            f"{suite.task_set_sha256[:12]}..., these tasks {task_set_sha256[:12]}...): "
+            "build it for these tasks",
+            path=where,
+        )
+    if base_fingerprint is not None and suite.base_fingerprint != base_fingerprint:
+        raise SuiteError(
+            f"the suite was built on another base database (fingerprint "
+            f"{suite.base_fingerprint[:12]}..., this database {base_fingerprint[:12]}...)",
+            path=where,
+        )
+
+
+def write_duckdb(target: Path, files: Sequence[Path]) -> None:
+    """A DuckDB database at ``target`` with every CDM table (CDM types) in schema
+    ``cdm``, filled from the Parquet files named ``<table>.parquet``; written whole or
+    not at all."""
+    import duckdb
+
+    by_table = {p.stem: p for p in files}
+    unknown = sorted(set(by_table) - set(CDM_TABLES))
+    if unknown:
+        raise SuiteError(f"not CDM tables: {', '.join(unknown)}", path=str(files[0].parent))
+    with replacing(target) as tmp:
+        con = duckdb.connect(str(tmp))
+        try:
+            con.execute("SET threads = 1")
+            con.execute("CREATE SCHEMA cdm")
+            for table in sorted(CDM_TABLES):
+                con.execute(create_table_sql(table, "cdm"))
+                if table in by_table:
+                    con.execute(
+                        f'INSERT INTO cdm."{table}" BY NAME SELECT * FROM read_parquet(?)',
+                        [str(by_table[table])],
+                    )
+            con.execute("CHECKPOINT")
+        finally:
+            con.close()
+
+
+def variant_database(suite: Suite, variant: Variant, cache: str | Path | None = None) -> Path:
+    """The DuckDB database of ``variant``, made from its data on first use and kept in
+    ``cache`` (default ``.sqlgold-cache/suites``) under its sha256."""
+    root = Path(cache) if cache is not None else DEFAULT_SUITE_CACHE
+    target = root / f"{variant.sha256}.duckdb"
+    if not target.is_file():
+        write_duckdb(target, variant_files(suite.folder, variant.name))
+    return target
+
+
+def write_tables(folder: Path, tables: Mapping[str, Any]) -> list[Path]:
+    """Write each ``pyarrow.Table`` of ``tables`` (name -> table) as
+    ``folder/<name>.parquet``, with settings that give the same bytes for the same rows."""
+    import pyarrow.parquet as pq
+
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name in sorted(tables):
+        path = folder / f"{name}.parquet"
+        with replacing(path) as tmp:
+            pq.write_table(
+                tables[name], tmp, compression="zstd", write_statistics=False, store_schema=False
+            )
+        written.append(path)
+    return written
