@@ -1,0 +1,298 @@
+"""The values a database variant is made of: the base database's own and the golds'.
+
+For every column of a clinical table, a pool: its most frequent values in the base
+database, then what the golds compare it with (a number and +-1, a date and +-1 day, a
+string and a near miss of it, a string that matches a LIKE pattern and one that almost
+does).  Concept ids a gold names (or selects from the vocabulary by name, code, class or
+vocabulary) join the pools of the concept-id columns of their domain, with their
+ancestors and descendants, so a variant has rows that hit a filter and rows just beside
+it.  An age compared with a constant puts the birth years on either side of it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import duckdb
+from sqlglot import exp, parse_one
+from sqlglot.errors import SqlglotError
+
+from score.cdm.schema import CDM_TABLES
+
+Pools = dict[tuple[str, str], list[Any]]
+
+#: how many of a column's most frequent base values each pool starts with
+BASE_VALUES = 6
+#: how many concepts a gold's filter on the vocabulary may add
+CONCEPTS_PER_FILTER = 12
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
+_COMPARE = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
+_CONCEPT_FILTER_COLUMNS = ("concept_name", "concept_code", "concept_class_id", "vocabulary_id")
+
+
+def _columns(table: str) -> dict[str, str]:
+    return {name: dtype for name, dtype, _ in CDM_TABLES[table]}
+
+
+def _owner(column: exp.Column, tables: Mapping[str, str]) -> str | None:
+    if column.table:
+        return tables.get(column.table)
+    owners = {t for t in tables.values() if column.name in _columns(t)}
+    return owners.pop() if len(owners) == 1 else None
+
+
+def _literal_value(node: exp.Expr) -> Any:
+    if isinstance(node, exp.Cast):
+        node = node.this
+    if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal):
+        value = _literal_value(node.this)
+        return -value if isinstance(value, (int, float)) else None
+    if not isinstance(node, exp.Literal):
+        return None
+    if node.is_string:
+        return node.name
+    try:
+        return int(node.name)
+    except ValueError:
+        return float(node.name)
+
+
+def _near(value: Any, dtype: str) -> list[Any]:
+    """``value`` made a value of a column of type ``dtype``, and its neighbours."""
+    if dtype in ("INTEGER", "DOUBLE") and isinstance(value, (int, float)):
+        step = 1 if dtype == "INTEGER" or float(value).is_integer() else abs(value) * 0.01 or 0.01
+        kind = int if dtype == "INTEGER" else float
+        return [kind(value), kind(value - step), kind(value + step)]
+    if dtype in ("DATE", "TIMESTAMP") and isinstance(value, int) and 1800 <= value <= 2200:
+        # YEAR(a_date) = 2017: the year's first and last days, and the days beside them
+        return [
+            dt.date(value, 1, 1),
+            dt.date(value, 12, 31),
+            dt.date(value - 1, 12, 31),
+            dt.date(value + 1, 1, 1),
+        ]
+    if dtype in ("DATE", "TIMESTAMP") and isinstance(value, str) and _DATE.match(value):
+        try:
+            day = dt.date.fromisoformat(value[:10])
+        except ValueError:
+            return []
+        one = dt.timedelta(days=1)
+        return [day, day - one, day + one]
+    if dtype == "VARCHAR" and isinstance(value, str):
+        return [value, value[:-1] if len(value) > 1 else value + "x"]
+    return []
+
+
+def _like_values(pattern: str) -> list[str]:
+    """A string that matches ``pattern`` and one that almost does."""
+    match = pattern.replace("%", "").replace("_", "a")
+    core = pattern.strip("%")
+    near = match[:-1] if len(match) > 1 else match + "x"
+    if pattern.startswith("%") and not pattern.endswith("%"):
+        near = match + "x"
+    elif pattern.endswith("%") and not pattern.startswith("%"):
+        near = "x" + match
+    return [match, "pre " + match + " post" if core else match, near]
+
+
+def _is_age(side: exp.Expr) -> bool:
+    return any(c.name == "year_of_birth" for c in side.find_all(exp.Column)) and (
+        side.find(exp.Sub) is not None
+    )
+
+
+def gold_constants(golds: Iterable[str], *, today: dt.date) -> tuple[Pools, set[int], list[dict]]:
+    """What the golds compare columns with: (table, column) -> values (each with its
+    neighbours), the concept ids they name, and their filters on the concept table
+    (column -> value) to look up in the vocabulary."""
+    pools: Pools = defaultdict(list)
+    concepts: set[int] = set()
+    filters: list[dict] = []
+    for sql in golds:
+        try:
+            tree = parse_one(sql, read="duckdb")
+        except SqlglotError:
+            continue
+        tables = {t.alias_or_name: t.name for t in tree.find_all(exp.Table) if t.name in CDM_TABLES}
+        years = {today.year} | {
+            int(lit.name[:4])
+            for lit in tree.find_all(exp.Literal)
+            if lit.is_string and _DATE.match(lit.name)
+        }
+        for node in tree.walk():
+            pairs: list[tuple[exp.Expr, list[Any], bool]] = []
+            if isinstance(node, _COMPARE):
+                for side, other in ((node.this, node.expression), (node.expression, node.this)):
+                    value = _literal_value(other)
+                    if value is not None:
+                        pairs.append((side, [value], False))
+            elif isinstance(node, exp.In) and node.expressions:
+                values = [_literal_value(v) for v in node.expressions]
+                pairs.append((node.this, [v for v in values if v is not None], False))
+            elif isinstance(node, exp.Between):
+                values = [_literal_value(node.args.get(k)) for k in ("low", "high")]
+                pairs.append((node.this, [v for v in values if v is not None], False))
+            elif isinstance(node, (exp.Like, exp.ILike)):
+                value = _literal_value(node.expression)
+                if isinstance(value, str):
+                    pairs.append((node.this, [value], True))
+            for side, values, like in pairs:
+                if (
+                    _is_age(side)
+                    and "person" in tables.values()
+                    and not isinstance(side, exp.Column)
+                ):
+                    for v in values:
+                        if isinstance(v, int) and 0 <= v <= 130:
+                            for year in years:
+                                pools[("person", "year_of_birth")] += [
+                                    year - v - 1,
+                                    year - v,
+                                    year - v + 1,
+                                ]
+                    continue
+                if not isinstance(side, exp.Column):
+                    side = side.find(exp.Column)  # e.g. YEAR(x) = 2019, LOWER(x) = 'y'
+                    if side is None:
+                        continue
+                table = _owner(side, tables)
+                if table is None:
+                    continue
+                dtype = _columns(table).get(side.name)
+                if dtype is None:
+                    continue
+                for v in values:
+                    if side.name.endswith("concept_id") and isinstance(v, int):
+                        concepts.add(v)
+                    if table == "concept" and side.name in _CONCEPT_FILTER_COLUMNS:
+                        filters.append({"column": side.name, "value": v, "like": like})
+                    if like and isinstance(v, str):
+                        pools[(table, side.name)] += _like_values(v)
+                    else:
+                        pools[(table, side.name)] += _near(v, dtype)
+    return dict(pools), concepts, filters
+
+
+def base_pools(con: duckdb.DuckDBPyConnection, tables: Sequence[str]) -> Pools:
+    """Each column's most frequent values in the base database (ties by value)."""
+    pools: Pools = {}
+    for table in tables:
+        for column in _columns(table):
+            rows = con.execute(
+                f'SELECT "{column}" FROM cdm."{table}" WHERE "{column}" IS NOT NULL '
+                f"GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT {BASE_VALUES}"
+            ).fetchall()
+            pools[(table, column)] = [r[0] for r in rows]
+    return pools
+
+
+def concept_domains(con: duckdb.DuckDBPyConnection, pools: Pools) -> dict[tuple[str, str], str]:
+    """The domain of each concept-id column: that of most of its base values."""
+    found = {}
+    for key, values in pools.items():
+        if not key[1].endswith("concept_id") or not values:
+            continue
+        row = con.execute(
+            "SELECT domain_id FROM cdm.concept WHERE concept_id IN "
+            f"({', '.join(str(int(v)) for v in values)}) "
+            "GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1"
+        ).fetchall()
+        if row:
+            found[key] = row[0][0]
+    return found
+
+
+def related_concepts(
+    con: duckdb.DuckDBPyConnection, named: set[int], filters: Sequence[dict]
+) -> dict[str, list[int]]:
+    """Domain -> concept ids: those named, those a filter on the vocabulary selects (and
+    a few it does not), with their ancestors and descendants; in id order."""
+    ids = set(named)
+    for f in filters:
+        column, value = f["column"], f["value"]
+        if f["like"]:
+            where, params = f'"{column}" ILIKE ?', [value]
+        else:
+            where, params = f'"{column}" = ?', [value]
+        rows = con.execute(
+            f"SELECT concept_id FROM cdm.concept WHERE {where} ORDER BY concept_id "
+            f"LIMIT {CONCEPTS_PER_FILTER}",
+            params,
+        ).fetchall()
+        ids |= {r[0] for r in rows}
+        # ... and a few of the same domains that the filter does not select
+        others = con.execute(
+            f"SELECT concept_id FROM cdm.concept WHERE NOT ({where}) AND domain_id IN "
+            f"(SELECT domain_id FROM cdm.concept WHERE {where}) ORDER BY concept_id "
+            f"LIMIT {CONCEPTS_PER_FILTER // 3}",
+            params + params,
+        ).fetchall()
+        ids |= {r[0] for r in others}
+    if not ids:
+        return {}
+    listed = ", ".join(str(int(i)) for i in sorted(ids))
+    family = con.execute(
+        "SELECT descendant_concept_id FROM cdm.concept_ancestor "
+        f"WHERE ancestor_concept_id IN ({listed}) "
+        "UNION SELECT ancestor_concept_id FROM cdm.concept_ancestor "
+        f"WHERE descendant_concept_id IN ({listed})"
+    ).fetchall()
+    ids |= {r[0] for r in family}
+    listed = ", ".join(str(int(i)) for i in sorted(ids))
+    by_domain: dict[str, list[int]] = defaultdict(list)
+    for concept_id, domain in con.execute(
+        f"SELECT concept_id, domain_id FROM cdm.concept WHERE concept_id IN ({listed}) "
+        "ORDER BY concept_id"
+    ).fetchall():
+        by_domain[domain].append(concept_id)
+    return dict(by_domain)
+
+
+def merged_pools(
+    base: Pools,
+    gold: Mapping[tuple[str, str], Sequence[Any]],
+    domains: Mapping[tuple[str, str], str],
+    concepts: Mapping[str, Sequence[int]],
+    known: set[int] | None = None,
+) -> Pools:
+    """Each column's pool: base values, then the golds' values and the related concepts
+    of its domain; each value once, in that order.  A concept-id column takes only ids
+    in ``known`` (the vocabulary's) from the golds."""
+    out: Pools = {}
+    for key, values in base.items():
+        extra = list(gold.get(key, ()))
+        if key in domains:
+            extra += list(concepts.get(domains[key], ()))
+        if key[1].endswith("concept_id") and known is not None:
+            # a concept id is a foreign key into the vocabulary, as in any real CDM
+            extra = [v for v in extra if v in known]
+        out[key] = list(dict.fromkeys([*values, *extra]))
+    return out
+
+
+def focus_of(
+    con: duckdb.DuckDBPyConnection,
+    gold_sql: str,
+    today: dt.date,
+    base: Pools,
+    domains: Mapping[tuple[str, str], str],
+    known: set[int],
+) -> Pools:
+    """The values one gold compares its columns with (and, for its concepts, their
+    family), for the palettes of a candidate aimed at that gold."""
+    gold, concepts, filters = gold_constants([gold_sql], today=today)
+    related = related_concepts(con, concepts, filters) if concepts or filters else {}
+    focus: Pools = {}
+    for key, values in gold.items():
+        if key[1].endswith("concept_id"):
+            values = [v for v in values if v in known]
+        if values:
+            focus[key] = list(dict.fromkeys(values))
+    for key, domain in domains.items():
+        if domain in related and key not in focus:
+            focus[key] = list(related[domain])
+    return focus

@@ -1,0 +1,267 @@
+"""One database variant's clinical rows: small, consistent, colliding.
+
+Made in foreign-key order from a seeded random generator: persons, their visits, the
+events of each visit table, eras and deaths, and last each person's observation period,
+drawn around every date the person has, so that each event lies inside its person's
+observation period and after the start of its visit.  Each column takes its values from
+a *palette*: one to three values of its pool (:mod:`score.suite.value_pool`) chosen for
+this variant, so GROUP BY, DISTINCT and joins collide; a nullable column is NULL in a
+share of rows chosen for the variant.  The same pools, schemas and seed give the same
+rows.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from score.cdm.schema import CDM_TABLES
+
+Row = dict[str, Any]
+
+#: visit-level event tables: (table, its start date column, its end date column or None)
+EVENT_TABLES = (
+    ("condition_occurrence", "condition_start_date", "condition_end_date"),
+    ("drug_exposure", "drug_exposure_start_date", "drug_exposure_end_date"),
+    ("procedure_occurrence", "procedure_date", "procedure_end_date"),
+    ("measurement", "measurement_date", None),
+    ("observation", "observation_date", None),
+    ("device_exposure", "device_exposure_start_date", "device_exposure_end_date"),
+    ("specimen", "specimen_date", None),
+    ("note", "note_date", None),
+)
+#: person-level era tables: (table, start, end, the event table and concept column it sums)
+ERA_TABLES = (
+    ("condition_era", "condition_era_start_date", "condition_era_end_date"),
+    ("drug_era", "drug_era_start_date", "drug_era_end_date"),
+    ("dose_era", "dose_era_start_date", "dose_era_end_date"),
+)
+_SPANS = (0, 0, 1, 7, 30, 365)
+_DEFAULT_DAY = dt.date(2015, 6, 15)
+
+
+def _cols(table: str) -> list[tuple[str, str, bool]]:
+    return list(CDM_TABLES[table])
+
+
+def _required(table: str, column: str) -> bool:
+    return any(name == column and required for name, _, required in CDM_TABLES[table])
+
+
+class Palette:
+    """The values each column may take in one variant, and its NULL share.
+
+    ``focus`` holds the values one gold compares its columns with: where a column has
+    some, the palette takes them all (and at most one base value), so the variant has
+    rows on either side of that gold's every boundary."""
+
+    def __init__(
+        self,
+        rng: random.Random,
+        pools: Mapping[tuple[str, str], Sequence[Any]],
+        focus: Mapping[tuple[str, str], Sequence[Any]] | None = None,
+    ):
+        self.rng = rng
+        self.pools = pools
+        self.focus = focus or {}
+        self.chosen: dict[tuple[str, str], list[Any]] = {}
+        self.nulls: dict[tuple[str, str], float] = {}
+
+    def values(self, table: str, column: str) -> list[Any]:
+        key = (table, column)
+        if key not in self.chosen:
+            pool = list(self.pools.get(key) or [])
+            focus = list(dict.fromkeys(self.focus.get(key) or []))
+            if len(focus) > 6:  # a family of concepts: a few of them, so rows collide
+                focus = self.rng.sample(focus, self.rng.choice((2, 3, 4)))
+            if focus:
+                extra = self.rng.sample(pool, min(len(pool), self.rng.choice((0, 1))))
+                self.chosen[key] = focus + [v for v in extra if v not in focus]
+            else:
+                k = min(len(pool), self.rng.choice((1, 2, 2, 3)))
+                self.chosen[key] = self.rng.sample(pool, k) if pool else []
+            self.nulls[key] = self.rng.choice((0.0, 0.0, 0.2, 0.5))
+        return self.chosen[key]
+
+    def pick(self, table: str, column: str, required: bool) -> Any:
+        values = self.values(table, column)
+        if not values:
+            return None
+        if not required and self.rng.random() < self.nulls[(table, column)]:
+            return None
+        return self.rng.choice(values)
+
+
+def _day(value: Any) -> dt.date:
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    return _DEFAULT_DAY
+
+
+def _fill(table: str, row: Row, palette: Palette) -> Row:
+    """The columns ``row`` does not set yet, from the palette (NULL for ids of empty
+    tables: provider, care site, visit detail)."""
+    for name, dtype, required in _cols(table):
+        if name in row:
+            continue
+        if name.endswith("_datetime"):
+            day = row.get(name.replace("_datetime", "_date"))
+            row[name] = dt.datetime.combine(day, dt.time(0)) if isinstance(day, dt.date) else None
+            continue
+        if name in (
+            "provider_id",
+            "care_site_id",
+            "visit_detail_id",
+            "preceding_visit_occurrence_id",
+        ):
+            row[name] = None if not required else 0
+            continue
+        row[name] = palette.pick(table, name, required)
+        if row[name] is None and required:
+            row[name] = (
+                0 if dtype in ("INTEGER", "DOUBLE") else (_DEFAULT_DAY if dtype == "DATE" else "")
+            )
+    return row
+
+
+def _clamp(day: dt.date, first: dt.date, last: dt.date) -> dt.date:
+    return min(max(day, first), last)
+
+
+def variant_rows(
+    pools: Mapping[tuple[str, str], Sequence[Any]],
+    tables: Sequence[str],
+    seed: str,
+    focus: Mapping[tuple[str, str], Sequence[Any]] | None = None,
+) -> dict[str, list[Row]]:
+    """The rows of every table in ``tables`` (clinical tables the base database fills),
+    for the variant named by ``seed``, its palettes led by ``focus`` (see
+    :class:`Palette`)."""
+    rng = random.Random(seed)
+    palette = Palette(rng, pools, focus)
+    out: dict[str, list[Row]] = {t: [] for t in tables}
+    wanted = set(tables)
+    people = rng.choice((3, 6, 10, 16, 24))
+    counts = {
+        t: rng.choice(((0, 1), (1, 2), (0, 1, 2, 3), (1,), (2, 3, 4))) for t, _, _ in EVENT_TABLES
+    }
+    focus_days = sorted(
+        _day(v)
+        for values in (focus or {}).values()
+        for v in values
+        if isinstance(v, dt.date)
+    )
+    locations = [r for r in palette.values("location", "location_id") if r is not None]
+    if "location" in wanted:
+        for location_id in sorted(set(locations)) or [1]:
+            out["location"].append(_fill("location", {"location_id": location_id}, palette))
+    for person_id in range(1, people + 1):
+        person = _fill("person", {"person_id": person_id}, palette)
+        if person.get("location_id") is not None and locations:
+            person["location_id"] = rng.choice(locations)
+        try:
+            person["birth_datetime"] = dt.datetime(
+                int(person.get("year_of_birth") or 1960),
+                int(person.get("month_of_birth") or 1),
+                int(person.get("day_of_birth") or 1),
+            )
+        except (ValueError, TypeError):
+            person["birth_datetime"] = None
+        out["person"].append(person)
+        # the observation period first: every date of the person is drawn inside it
+        a = _day(palette.pick("observation_period", "observation_period_start_date", True))
+        b = _day(palette.pick("observation_period", "observation_period_end_date", True))
+        first, last = min(a, b), max(a, b)
+        if focus_days and rng.random() < 0.8:  # the period holds the days a gold names
+            first, last = min(first, focus_days[0]), max(last, focus_days[-1])
+        if rng.random() < 0.5:
+            first -= dt.timedelta(days=rng.choice((1, 365, 3650)))
+            last += dt.timedelta(days=rng.choice((1, 365, 3650)))
+        if "observation_period" in wanted:
+            out["observation_period"].append(
+                _fill(
+                    "observation_period",
+                    {
+                        "observation_period_id": len(out["observation_period"]) + 1,
+                        "person_id": person_id,
+                        "observation_period_start_date": first,
+                        "observation_period_end_date": last,
+                    },
+                    palette,
+                )
+            )
+        visits: list[Row] = []
+        if "visit_occurrence" in wanted:
+            for _ in range(rng.choice((0, 1, 1, 2, 3))):
+                start = _clamp(
+                    _day(palette.pick("visit_occurrence", "visit_start_date", True)), first, last
+                )
+                end = _clamp(start + dt.timedelta(days=rng.choice(_SPANS)), first, last)
+                visit = _fill(
+                    "visit_occurrence",
+                    {
+                        "visit_occurrence_id": len(out["visit_occurrence"]) + 1,
+                        "person_id": person_id,
+                        "visit_start_date": start,
+                        "visit_end_date": end,
+                    },
+                    palette,
+                )
+                visits.append(visit)
+                out["visit_occurrence"].append(visit)
+        for table, start_col, end_col in EVENT_TABLES:
+            if table not in wanted:
+                continue
+            for _ in range(rng.choice(counts[table])):
+                start = _clamp(_day(palette.pick(table, start_col, True)), first, last)
+                row: Row = {f"{table}_id": len(out[table]) + 1, "person_id": person_id}
+                if any(c == "visit_occurrence_id" for c, _, _ in _cols(table)):
+                    before = [v for v in visits if v["visit_start_date"] <= start]
+                    row["visit_occurrence_id"] = (
+                        rng.choice(before)["visit_occurrence_id"] if before else None
+                    )
+                row[start_col] = start
+                if end_col:
+                    optional = not _required(table, end_col)
+                    picked = palette.pick(table, end_col, False)
+                    end = (
+                        _day(picked)
+                        if picked is not None and _day(picked) >= start
+                        else start + dt.timedelta(days=rng.choice(_SPANS))
+                    )
+                    row[end_col] = None if optional and rng.random() < 0.2 else end
+                out[table].append(_fill(table, row, palette))
+        for table, start_col, end_col in ERA_TABLES:
+            if table not in wanted:
+                continue
+            for _ in range(rng.choice((0, 1, 2))):
+                start = _clamp(_day(palette.pick(table, start_col, True)), first, last)
+                end = start + dt.timedelta(days=rng.choice(_SPANS))
+                row = {f"{table}_id": len(out[table]) + 1, "person_id": person_id}
+                row.update({start_col: start, end_col: end})
+                out[table].append(_fill(table, row, palette))
+        if "death" in wanted and rng.random() < 0.3:
+            picked = _day(palette.pick("death", "death_date", True))
+            out["death"].append(
+                _fill("death", {"person_id": person_id, "death_date": max(picked, first)}, palette)
+            )
+    return out
+
+
+def arrow_tables(
+    rows: Mapping[str, list[Row]], schemas: Mapping[str, pa.Schema]
+) -> dict[str, pa.Table]:
+    """Each table's rows as a pyarrow table with the base database's column types."""
+    return {
+        table: pa.Table.from_pylist(
+            [{name: r.get(name) for name in schemas[table].names} for r in table_rows],
+            schema=schemas[table],
+        )
+        for table, table_rows in rows.items()
+    }

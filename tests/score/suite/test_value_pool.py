@@ -1,0 +1,120 @@
+"""The values a variant is made of: the golds' constants with their neighbours, and the
+base database's own values and concepts."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import duckdb
+
+from score.suite import value_pool
+from score.suite.distill import Distillation
+from score.suite.variant_data import EVENT_TABLES, variant_rows
+
+TODAY = dt.date(2026, 1, 1)
+
+
+def test_the_constants_of_a_gold_and_their_neighbours() -> None:
+    pools, concepts, filters = value_pool.gold_constants(
+        [
+            "SELECT count(*) FROM cdm.person p JOIN cdm.condition_occurrence co "
+            "ON co.person_id = p.person_id "
+            "JOIN cdm.concept c ON c.concept_id = co.condition_concept_id "
+            "WHERE p.year_of_birth >= 1950 AND co.condition_start_date < '2018-01-01' "
+            "AND co.condition_concept_id IN (201826, 4329847) AND c.vocabulary_id = 'SNOMED' "
+            "AND c.concept_name LIKE '%itis' AND YEAR(co.condition_end_date) = 2017"
+        ],
+        today=TODAY,
+    )
+    assert pools[("person", "year_of_birth")] == [1950, 1949, 1951]
+    assert pools[("condition_occurrence", "condition_start_date")] == [
+        dt.date(2018, 1, 1),
+        dt.date(2017, 12, 31),
+        dt.date(2018, 1, 2),
+    ]
+    assert dt.date(2017, 12, 31) in pools[("condition_occurrence", "condition_end_date")]
+    assert dt.date(2018, 1, 1) in pools[("condition_occurrence", "condition_end_date")]
+    assert {201826, 4329847} <= concepts
+    like = pools[("concept", "concept_name")]
+    assert "itis" in like and any(not v.endswith("itis") for v in like)
+    assert {"column": "vocabulary_id", "value": "SNOMED", "like": False} in filters
+
+
+def test_an_age_threshold_puts_birth_years_on_either_side() -> None:
+    pools, _, _ = value_pool.gold_constants(
+        ["SELECT count(*) FROM cdm.person WHERE 2026 - year_of_birth >= 65"], today=TODAY
+    )
+    assert {1960, 1961, 1962} <= set(pools[("person", "year_of_birth")])
+
+
+def test_concepts_a_filter_selects_and_some_it_does_not(omop_db) -> None:
+    con = duckdb.connect(str(omop_db), read_only=True)
+    try:
+        related = value_pool.related_concepts(
+            con, set(), [{"column": "vocabulary_id", "value": "RxNorm", "like": False}]
+        )
+        vocabularies = {
+            v
+            for (v,) in con.execute(
+                "SELECT DISTINCT vocabulary_id FROM cdm.concept WHERE concept_id IN "
+                f"({', '.join(str(i) for i in related['Drug'])})"
+            ).fetchall()
+        }
+    finally:
+        con.close()
+    assert "RxNorm" in vocabularies and len(vocabularies) > 1
+
+
+def test_a_variant_is_consistent_and_the_same_for_the_same_seed() -> None:
+    pools = {
+        ("person", "year_of_birth"): [1950, 1949, 1951],
+        ("person", "gender_concept_id"): [8507, 8532],
+        ("observation_period", "observation_period_start_date"): [dt.date(2010, 1, 1)],
+        ("observation_period", "observation_period_end_date"): [dt.date(2020, 1, 1)],
+        ("condition_occurrence", "condition_start_date"): [
+            dt.date(2005, 1, 1),
+            dt.date(2015, 1, 1),
+        ],
+        ("visit_occurrence", "visit_start_date"): [dt.date(2012, 3, 3)],
+    }
+    tables = ["person", "observation_period", "visit_occurrence", "condition_occurrence", "death"]
+    one = variant_rows(pools, tables, "0:1")
+    assert one == variant_rows(pools, tables, "0:1")
+    assert one != variant_rows(pools, tables, "0:2")
+    periods = {r["person_id"]: r for r in one["observation_period"]}
+    assert set(periods) == {p["person_id"] for p in one["person"]}
+    visits = {v["visit_occurrence_id"]: v for v in one["visit_occurrence"]}
+    for row in one["condition_occurrence"]:
+        period = periods[row["person_id"]]
+        start = period["observation_period_start_date"]
+        end = period["observation_period_end_date"]
+        assert start <= row["condition_start_date"] <= end  # inside its observation period
+        if row["visit_occurrence_id"] is not None:
+            visit = visits[row["visit_occurrence_id"]]
+            assert visit["person_id"] == row["person_id"]
+            assert visit["visit_start_date"] <= row["condition_start_date"]
+    assert {r["year_of_birth"] for r in one["person"]} <= {1950, 1949, 1951}
+    assert "condition_occurrence" in {t for t, _, _ in EVENT_TABLES}
+
+
+def test_a_focus_leads_the_palette() -> None:
+    pools = {("person", "year_of_birth"): list(range(1900, 2000))}
+    focus = {("person", "year_of_birth"): [1920, 1919, 1921]}
+    rows = variant_rows(pools, ["person", "observation_period"], "3:9", focus)
+    assert {r["year_of_birth"] for r in rows["person"]} - set(range(1900, 2000)) == set()
+    seen = {r["year_of_birth"] for r in rows["person"]}
+    assert seen & {1919, 1920, 1921}
+
+
+def test_distillation_keeps_a_variant_only_for_a_new_kill() -> None:
+    d = Distillation({("a", 0), ("a", 1), ("b", 0)}, max_variants=5, patience=2)
+    assert not d.offer("c1", [])
+    assert d.offer("c2", [("a", 0)])
+    assert not d.offer("c3", [("a", 0)])  # killed already
+    assert d.killed_by == {("a", 0): "c2"} and d.kept == ["c2"]
+    d.tried([("a", 1), ("b", 0)])
+    d.tried([("a", 1)])
+    assert d.wanted() == [("b", 0)]  # ("a", 1) tried twice: left for a person
+    assert not d.done()
+    d.offer("c4", [("b", 0)])
+    assert d.done() and d.alive == {("a", 1)}
