@@ -36,6 +36,7 @@ from score.cli.options import (
     quiet_option,
 )
 from score.generate.cli import generate_command, prompt_command
+from score.suite.cli import suite_group
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -264,6 +265,7 @@ main.add_command(publish_command)
 main.add_command(diff_command)
 main.add_command(generate_command)
 main.add_command(prompt_command)
+main.add_command(suite_group)
 
 
 def run() -> None:

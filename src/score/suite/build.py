@@ -1,0 +1,466 @@
+"""``sqlgold suite build``: a test suite for a task set, from its golds and a base database.
+
+1. Every gold runs on the base database, then each of its neighbours
+   (:mod:`score.suite.neighbours`); a neighbour that cannot run there is left out, and one
+   that returns the gold's result there is *alive* (execution accuracy would accept it).
+2. Candidate variants are made one by one (:mod:`score.suite.variant_data`, seeded
+   ``<seed>:<n>``); on each, every gold must run (else the candidate is rejected and the
+   gold named), then the alive neighbours run; a candidate that kills one is kept
+   (:mod:`score.suite.distill`).  It stops when no neighbour is alive, ``max_databases``
+   are kept, or ``max_candidates`` were tried.
+3. On each kept variant the reference answers run too: a task whose gold and reference
+   answer differ there is listed in the manifest's ``drops`` (``curate --suite`` drops it).
+4. The suite is written to a folder beside the target and renamed into place whole.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from score.comparison.compare import compare
+from score.execution.executor import Executor, PreparedQuery
+from score.execution.result import QueryError, QueryResult
+from score.execution.settings import ExecutorSettings
+from score.inputs.task_manifest import set_hash
+from score.suite import value_pool
+from score.suite.distill import Distillation, NeighbourKey, survival
+from score.suite.neighbours import Neighbour, neighbours
+from score.suite.suite_file import (
+    DATA,
+    MANIFEST,
+    VOCABULARY,
+    VOCABULARY_TABLES,
+    SuiteError,
+    Variant,
+    data_sha256,
+    manifest_text,
+    variant_files,
+    write_duckdb,
+    write_tables,
+)
+from score.suite.suite_report import report_markdown
+from score.suite.variant_data import arrow_tables, variant_rows
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class BuildSettings:
+    seed: int = 0
+    max_databases: int = 50
+    max_candidates: int = 300
+    jobs: int = 1
+    profile: str = "sqlgold"
+    patience: int = 40
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "seed": self.seed,
+            "max_databases": self.max_databases,
+            "max_candidates": self.max_candidates,
+            "profile": self.profile,
+            "patience": self.patience,
+        }
+
+
+@dataclass
+class _Task:
+    task: Mapping[str, Any]
+    gold_base: QueryResult
+    neighbours: list[Neighbour]
+    ran_on_base: list[int]  # indexes of neighbours that ran on the base database
+    alive: set[int]  # ... and returned the gold's result there
+    gold_query: PreparedQuery | None = None
+    queries: dict[int, PreparedQuery] = field(default_factory=dict)  # neighbour -> guarded
+
+
+def _today(task: Mapping[str, Any]) -> dt.date | None:
+    return dt.date.fromisoformat(task["today"]) if task.get("today") else None
+
+
+def _run_many(
+    executor: Executor, items: Sequence[tuple[str, dt.date | None]], jobs: int
+) -> list[QueryResult | QueryError]:
+    """Run each (sql, today), guarded, in order; a failure is returned, not raised."""
+    return _map(lambda item: executor.try_execute(item[0], today=item[1]), items, jobs)
+
+
+def _prepare_many(
+    executor: Executor, items: Sequence[tuple[str, dt.date | None]], jobs: int
+) -> list[PreparedQuery | QueryError]:
+    """Guard each (sql, today) once: the guarded text runs on every candidate as is."""
+
+    def one(item: tuple[str, dt.date | None]) -> PreparedQuery | QueryError:
+        try:
+            return executor.prepare(item[0], today=item[1])
+        except QueryError as e:
+            return e
+
+    return _map(one, items, jobs)
+
+
+def _run_prepared(
+    executor: Executor, items: Sequence[PreparedQuery], jobs: int
+) -> list[QueryResult | QueryError]:
+    def one(query: PreparedQuery) -> QueryResult | QueryError:
+        try:
+            return executor.run(query)
+        except QueryError as e:
+            return e
+
+    return _map(one, items, jobs)
+
+
+def _map(f: Callable[[Any], Any], items: Sequence[Any], jobs: int) -> list[Any]:
+    if jobs <= 1 or len(items) < 2:
+        return [f(item) for item in items]
+    with ThreadPoolExecutor(jobs) as pool:
+        return list(pool.map(f, items))
+
+
+def _same(task: Mapping[str, Any], gold: QueryResult, other: Any, profile: str) -> bool:
+    if not isinstance(other, QueryResult):
+        return False
+    try:
+        return compare(gold, other, profile, order_matters=task["order_matters"]).match
+    except Exception:  # noqa: BLE001 - a value the comparator cannot handle: told apart
+        return False
+
+
+def _error_text(e: QueryError) -> str:
+    return f"{e.kind}: {str(e).splitlines()[0][:200]}"
+
+
+def build_suite(
+    tasks: Sequence[Mapping[str, Any]],
+    base_db: str | Path,
+    out: str | Path,
+    settings: BuildSettings,
+    *,
+    progress: Progress | None = None,
+    executor_settings: ExecutorSettings | None = None,
+) -> dict[str, Any]:
+    """Build the suite of ``tasks`` on ``base_db`` into the folder ``out`` (replaced
+    whole at the end, or left as it was on any error); return the report."""
+    out = Path(out)
+    answerable = [t for t in tasks if t.get("gold_sql")]
+    if not answerable:
+        raise SuiteError("no task with a gold SQL to build a suite for")
+    ex_settings = executor_settings or ExecutorSettings()
+    staging = Path(
+        tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent if out.parent.exists() else None)
+    )
+    try:
+        report = _build(answerable, tasks, Path(base_db), staging, settings, ex_settings, progress)
+        _replace_folder(staging, out)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return report
+
+
+def _replace_folder(new: Path, target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    old = target.with_name(f".{target.name}.old")
+    shutil.rmtree(old, ignore_errors=True)
+    if target.exists():
+        if not (target / MANIFEST).is_file() and any(target.iterdir()):
+            raise SuiteError(
+                "is not empty and holds no suite: refusing to replace it", path=str(target)
+            )
+        target.rename(old)
+    new.rename(target)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _base_phase(
+    executor: Executor, answerable: Sequence[Mapping[str, Any]], s: BuildSettings, tick: Callable
+) -> dict[str, _Task]:
+    prepared = _prepare_many(executor, [(t["gold_sql"], _today(t)) for t in answerable], s.jobs)
+    found: dict[str, _Task] = {}
+    for task, query in zip(answerable, prepared, strict=True):
+        tick()
+        gold = executor.run(query) if isinstance(query, PreparedQuery) else query
+        if isinstance(gold, QueryError):
+            raise SuiteError(
+                f"the gold fails on the base database: {_error_text(gold)}",
+                task_id=task["id"],
+            )
+        item = _Task(
+            task,
+            gold,
+            neighbours(task["gold_sql"], order_matters=bool(task["order_matters"])),
+            [],
+            set(),
+            query,  # type: ignore[arg-type]
+        )
+        found[task["id"]] = item
+        queries = _prepare_many(executor, [(n.sql, _today(task)) for n in item.neighbours], s.jobs)
+        ready = {i: q for i, q in enumerate(queries) if isinstance(q, PreparedQuery)}
+        results = _run_prepared(executor, list(ready.values()), s.jobs)
+        for i, r in zip(ready, results, strict=True):
+            if isinstance(r, QueryResult):
+                item.ran_on_base.append(i)
+                if _same(task, gold, r, s.profile):
+                    item.alive.add(i)
+                    item.queries[i] = ready[i]
+    return found
+
+
+def _pools(base_db: Path, answerable: Sequence[Mapping[str, Any]], today: dt.date) -> tuple:
+    con = duckdb.connect(str(base_db), read_only=True)
+    try:
+        tables = [
+            t
+            for (t,) in con.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = 'cdm' "
+                "ORDER BY 1"
+            ).fetchall()
+        ]
+        filled = [
+            t
+            for t in tables
+            if t not in VOCABULARY_TABLES
+            and t in value_pool.CDM_TABLES
+            and con.execute(f'SELECT count(*) FROM cdm."{t}"').fetchall()[0][0] > 0
+        ]
+        base = value_pool.base_pools(con, filled)
+        gold, concepts, filters = value_pool.gold_constants(
+            [t["gold_sql"] for t in answerable], today=today
+        )
+        related = value_pool.related_concepts(con, concepts, filters)
+        known = {r[0] for r in con.execute("SELECT concept_id FROM cdm.concept").fetchall()}
+        domains = value_pool.concept_domains(con, base)
+        pools = value_pool.merged_pools(base, gold, domains, related, known)
+        focus = {
+            t["id"]: value_pool.focus_of(con, t["gold_sql"], today, base, domains, known)
+            for t in answerable
+        }
+        schemas = {
+            t: con.sql(f'SELECT * FROM cdm."{t}" LIMIT 0').to_arrow_table().schema for t in filled
+        }
+        vocabulary = {
+            t: con.sql(f'SELECT * FROM cdm."{t}"').to_arrow_table()
+            for t in VOCABULARY_TABLES
+            if t in tables
+        }
+    finally:
+        con.close()
+    return filled, pools, schemas, vocabulary, focus
+
+
+def _build(
+    answerable: Sequence[Mapping[str, Any]],
+    tasks: Sequence[Mapping[str, Any]],
+    base_db: Path,
+    staging: Path,
+    s: BuildSettings,
+    ex_settings: ExecutorSettings,
+    progress: Progress | None,
+) -> dict[str, Any]:
+    total = len(answerable) + s.max_candidates
+    done = [0]
+
+    def tick(n: int = 1) -> None:
+        done[0] += n
+        if progress:
+            progress(min(done[0], total), total)
+
+    with Executor(base_db, settings=ex_settings) as base:
+        base_fingerprint = base.fingerprint
+        found = _base_phase(base, answerable, s, tick)
+    today = ex_settings.today or dt.date.today()
+    filled, pools, schemas, vocabulary, focus = _pools(base_db, answerable, today)
+    write_tables(staging / DATA / VOCABULARY, vocabulary)
+    alive: set[NeighbourKey] = {(tid, i) for tid, item in found.items() for i in item.alive}
+    distillation = Distillation(set(alive), s.max_databases, s.patience)
+    gold_failures: dict[str, list[str]] = {}
+    variants: list[Variant] = []
+    drops: dict[str, str] = {}
+    cache = staging / ".databases"
+    tried = 0
+    for n in range(s.max_candidates):
+        if distillation.done():
+            break
+        tick()
+        candidate = f"c{n:04d}"
+        # most candidates aim at one task with a neighbour alive, in turn: its gold's
+        # constants lead the palettes; every fourth is drawn from the pools alone
+        targets = sorted(distillation.tasks_wanted())
+        aim = focus[targets[n % len(targets)]] if targets and n % 4 != 3 else None
+        rows = variant_rows(pools, filled, f"{s.seed}:{n}", aim)
+        folder = staging / DATA / candidate
+        write_tables(folder, arrow_tables(rows, schemas))
+        database = cache / f"{candidate}.duckdb"
+        write_duckdb(database, variant_files(staging, candidate))
+        kept = _try_candidate(
+            database, candidate, found, distillation, gold_failures, drops, s, ex_settings
+        )
+        if kept is None:
+            shutil.rmtree(folder)
+        else:
+            name = f"v{len(variants) + 1:02d}"
+            folder.rename(staging / DATA / name)
+            variants.append(
+                Variant(
+                    name,
+                    staging / DATA / name,
+                    data_sha256(variant_files(staging, name)),
+                    kept,
+                    {t: len(r) for t, r in rows.items()},
+                )
+            )
+            distillation.kept[-1] = name
+            for key, by in distillation.killed_by.items():
+                if by == candidate:
+                    distillation.killed_by[key] = name
+            for tid, why in drops.items():
+                drops[tid] = why.replace(f"variant {candidate}:", f"variant {name}:")
+        database.unlink()
+        tried = n + 1
+    shutil.rmtree(cache, ignore_errors=True)
+    tick(total)
+    report = _report(found, distillation, alive, gold_failures, drops, variants, s, tried)
+    (staging / MANIFEST).write_text(
+        manifest_text(
+            task_set_sha256=set_hash(tasks),
+            base_fingerprint=base_fingerprint,
+            seed=s.seed,
+            settings=s.as_dict(),
+            variants=variants,
+            drops=drops,
+        ),
+        encoding="utf-8",
+    )
+    (staging / "report.json").write_text(
+        json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    (staging / "report.md").write_text(report_markdown(report), encoding="utf-8")
+    return report
+
+
+def _try_candidate(
+    database: Path,
+    candidate: str,
+    found: Mapping[str, _Task],
+    distillation: Distillation,
+    gold_failures: dict[str, list[str]],
+    drops: dict[str, str],
+    s: BuildSettings,
+    ex_settings: ExecutorSettings,
+) -> str | None:
+    """Run the golds and the alive neighbours on one candidate; its fingerprint if kept."""
+    items = list(found.values())
+    with Executor(database, settings=ex_settings) as ex:
+        # the golds of tasks with a neighbour alive first: most candidates stop there
+        live = distillation.tasks_wanted()
+        first = [i for i in items if i.task["id"] in live]
+        rest = [i for i in items if i.task["id"] not in live]
+        by_task: dict[str, QueryResult] = {}
+        if not _golds_run(ex, first, by_task, candidate, gold_failures, distillation, s):
+            return None
+        wanted = distillation.wanted()
+        results = _run_prepared(ex, [found[t].queries[k] for t, k in wanted], s.jobs)
+        killed = [
+            key
+            for key, r in zip(wanted, results, strict=True)
+            if not _same(found[key[0]].task, by_task[key[0]], r, s.profile)
+        ]
+        distillation.tried(wanted)
+        if not set(killed) & distillation.alive:
+            return None
+        if not _golds_run(ex, rest, by_task, candidate, gold_failures, distillation, s):
+            return None
+        distillation.offer(candidate, killed)
+        with_answer = [i for i in items if i.task.get("answer_sql")]
+        answers = _run_many(
+            ex, [(i.task["answer_sql"], _today(i.task)) for i in with_answer], s.jobs
+        )
+        for item, answer in zip(with_answer, answers, strict=True):
+            gold = by_task[item.task["id"]]
+            if not _same(item.task, gold, answer, s.profile) and item.task["id"] not in drops:
+                what = (
+                    _error_text(answer)
+                    if isinstance(answer, QueryError)
+                    else f"{answer.num_rows} row(s) where the gold returns {gold.num_rows}"  # type: ignore[union-attr]
+                )
+                drops[item.task["id"]] = (
+                    f"gold and reference answer differ on variant {candidate}: the reference "
+                    f"answer gives {what}"
+                )
+        return ex.fingerprint
+
+
+def _golds_run(
+    ex: Executor,
+    items: Sequence[_Task],
+    by_task: dict[str, QueryResult],
+    candidate: str,
+    gold_failures: dict[str, list[str]],
+    distillation: Distillation,
+    s: BuildSettings,
+) -> bool:
+    """Run ``items``' golds on the candidate into ``by_task``; False (the candidate
+    rejected, each failing gold noted) if any fails."""
+    golds = _run_prepared(ex, [i.gold_query for i in items], s.jobs)  # type: ignore[misc]
+    ok = True
+    for item, gold in zip(items, golds, strict=True):
+        if isinstance(gold, QueryError):
+            gold_failures.setdefault(item.task["id"], []).append(
+                f"{candidate}: {_error_text(gold)}"
+            )
+            ok = False
+        else:
+            by_task[item.task["id"]] = gold
+    if not ok:
+        distillation.reject(candidate, "a gold fails on it")
+    return ok
+
+
+def _report(
+    found: Mapping[str, _Task],
+    distillation: Distillation,
+    alive: set[NeighbourKey],
+    gold_failures: Mapping[str, list[str]],
+    drops: Mapping[str, str],
+    variants: Sequence[Variant],
+    s: BuildSettings,
+    tried: int,
+) -> dict[str, Any]:
+    executed = sum(len(i.ran_on_base) for i in found.values())
+    per_task = []
+    for tid, item in found.items():
+        survivors = sorted(k for t, k in distillation.alive if t == tid)
+        killed = {str(k): by for (t, k), by in sorted(distillation.killed_by.items()) if t == tid}
+        per_task.append(
+            {
+                "id": tid,
+                "neighbours": len(item.neighbours),
+                "ran_on_base": len(item.ran_on_base),
+                "correct_on_base": len(item.alive),
+                "killed_by": {item.neighbours[int(k)].sql: by for k, by in killed.items()},
+                "indistinguishable": [
+                    {"edit": item.neighbours[k].edit, "sql": item.neighbours[k].sql}
+                    for k in survivors
+                ],
+            }
+        )
+    return {
+        "settings": s.as_dict(),
+        "variants": [{"name": v.name, "rows": dict(sorted(v.rows.items()))} for v in variants],
+        "candidates_tried": tried,
+        "candidates_rejected": dict(sorted(distillation.rejected.items())),
+        "gold_failures_on_candidates": {t: list(x) for t, x in sorted(gold_failures.items())},
+        "drops": dict(sorted(drops.items())),
+        "near_miss_survival": dict(survival(executed, len(alive), len(distillation.alive))),
+        "tasks": per_task,
+    }

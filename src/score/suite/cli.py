@@ -1,0 +1,120 @@
+"""``sqlgold suite``: build the test suite of a task set."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from score.cli.options import (
+    ProgressBar,
+    handle_errors,
+    jobs_option,
+    profile_option,
+    quiet_option,
+)
+from score.defaults import DEFAULT_DB
+
+
+@click.group("suite")
+def suite_group() -> None:
+    """Test suites: small OMOP databases on which a gold and its near misses differ
+    (test-suite accuracy; score with `sqlgold score run ... --suite DIR`)."""
+
+
+@suite_group.command("build")
+@click.argument("tasks", type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Suite folder to write (replaced whole at the end; a folder that holds "
+    "something other than a suite is refused).",
+)
+@click.option(
+    "--db",
+    default=str(DEFAULT_DB),
+    show_default=True,
+    metavar="PATH",
+    help="The base database: an OMOP CDM DuckDB file (the variants are DuckDB databases "
+    "with its schema, types and vocabulary; a postgresql:// or sc:// URL is refused).",
+)
+@click.option(
+    "--seed", type=click.IntRange(0), default=0, show_default=True, help="Seed of the variants."
+)
+@click.option(
+    "--max-databases",
+    type=click.IntRange(1),
+    default=50,
+    show_default=True,
+    help="Most variants the suite keeps.",
+)
+@click.option(
+    "--max-candidates",
+    type=click.IntRange(1),
+    default=300,
+    show_default=True,
+    help="Most candidate variants made and tried.",
+)
+@jobs_option("Queries run in parallel.")
+@profile_option("Comparator profile that decides whether a neighbour returns its gold's result.")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0.1),
+    default=30.0,
+    show_default=True,
+    help="Seconds each query may run.",
+)
+@quiet_option
+@handle_errors
+def suite_build(
+    tasks: Path,
+    out: Path,
+    db: str,
+    seed: int,
+    max_databases: int,
+    max_candidates: int,
+    jobs: int,
+    profile: str,
+    timeout: float,
+    quiet: bool,
+) -> None:
+    """Build the test suite of TASKS (a task file or a release folder) on the base
+    database --db: near misses of every gold, small database variants made from the
+    base database's values and the golds' constants, and the variants that tell them
+    apart.  Prints where near misses stand with and without the suite."""
+    from score.execution.engines.kinds import is_database_url
+    from score.execution.settings import ExecutorSettings
+    from score.inputs.task_set import open_task_set
+    from score.suite.build import BuildSettings, build_suite
+    from score.suite.suite_file import SuiteError
+
+    if is_database_url(db):
+        raise SuiteError(
+            "the suite is built on a DuckDB file (its variants are DuckDB databases); "
+            "give --db a DuckDB file (`sqlgold db build` makes the embedded one)",
+            path=db,
+        )
+    task_set = open_task_set(tasks)
+    bar = ProgressBar("suite", quiet)
+    try:
+        report = build_suite(
+            task_set.tasks,
+            db,
+            out,
+            BuildSettings(seed, max_databases, max_candidates, jobs, profile),
+            progress=bar,
+            executor_settings=ExecutorSettings(timeout_seconds=timeout),
+        )
+    finally:
+        bar.close()
+    s = report["near_miss_survival"]
+    click.echo(f"suite        {out}")
+    click.echo(f"variants     {len(report['variants'])} (of {report['candidates_tried']} tried)")
+    click.echo(f"neighbours   {s['executed']} ran on the base database")
+    click.echo(
+        f"correct      {s['correct_on_base']} on the base alone ({100 * s['base_only']:.1f}%), "
+        f"{s['correct_with_suite']} with the suite ({100 * s['with_suite']:.1f}%)"
+    )
+    click.echo(f"drops        {len(report['drops'])} task(s): gold and reference answer differ")
+    click.echo(f"report       {out / 'report.md'}")

@@ -1,0 +1,146 @@
+"""``sqlgold suite build`` on planted cases, on the real test database: what one database
+cannot tell apart, the suite does; a gold that agrees with its reference answer only on
+the base database is caught; the same input gives the same bytes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from curate.cli import main
+from score.suite.build import BuildSettings, build_suite
+from score.suite.suite_file import read_suite
+from tests.task_factory import make_task, write_task_file
+
+BOUNDARY = "SELECT count(*) AS n FROM cdm.person WHERE year_of_birth >= 1900"
+TOP3 = "SELECT person_id FROM cdm.person ORDER BY year_of_birth, person_id LIMIT 3"
+RXNORM = (
+    "SELECT count(*) AS n FROM cdm.drug_exposure d "
+    "JOIN cdm.concept c ON c.concept_id = d.drug_concept_id "
+    "WHERE c.vocabulary_id = 'RxNorm' AND d.drug_type_concept_id = 38000177 "
+    "AND d.drug_exposure_start_date < '1948-04-18'"
+)
+
+
+def _tasks() -> list[dict]:
+    boundary = make_task("t-boundary", BOUNDARY)
+    boundary["answer_sql"] = "SELECT count(*) AS n FROM cdm.person"  # same on the base only
+    boundary["answer_dialect"] = "duckdb"
+    return [boundary, make_task("t-top3", TOP3), make_task("t-rxnorm", RXNORM)]
+
+
+@pytest.fixture(scope="module")
+def built(omop_db: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    out = tmp_path_factory.mktemp("suite") / "suite"
+    report = build_suite(
+        _tasks(), omop_db, out, BuildSettings(max_candidates=40, max_databases=10, jobs=2)
+    )
+    return out, report
+
+
+def _neighbour_fate(report: dict, task_id: str, sql: str) -> str:
+    task = next(t for t in report["tasks"] if t["id"] == task_id)
+    if sql in task["killed_by"]:
+        return "killed by " + task["killed_by"][sql]
+    if any(n["sql"] == sql for n in task["indistinguishable"]):
+        return "alive"
+    return "told apart on the base database"
+
+
+def test_the_base_database_alone_accepts_what_the_suite_tells_apart(built) -> None:
+    _, report = built
+    strict = "SELECT COUNT(*) AS n FROM cdm.person WHERE year_of_birth > 1900"
+    assert _neighbour_fate(report, "t-boundary", strict).startswith("killed by v")
+    dropped = (
+        "SELECT COUNT(*) AS n FROM cdm.drug_exposure AS d JOIN cdm.concept AS c "
+        "ON c.concept_id = d.drug_concept_id WHERE d.drug_type_concept_id = 38000177 "
+        "AND d.drug_exposure_start_date < '1948-04-18'"
+    )
+    assert _neighbour_fate(report, "t-rxnorm", dropped).startswith("killed by v")
+    limit4 = TOP3.replace("LIMIT 3", "LIMIT 4").replace("person_id FROM", "person_id FROM")
+    assert _neighbour_fate(report, "t-top3", limit4) != "alive"
+    s = report["near_miss_survival"]
+    assert s["correct_with_suite"] < s["correct_on_base"]
+
+
+def test_a_gold_that_agrees_with_its_reference_only_on_the_base_is_caught(built) -> None:
+    out, report = built
+    assert "t-boundary" in report["drops"]
+    assert "reference answer" in report["drops"]["t-boundary"]
+    suite = read_suite(out)
+    assert "t-boundary" in suite.drops
+    assert set(suite.drops) == {"t-boundary"}
+
+
+def test_the_manifest_names_each_variant_and_what_it_was_built_for(built, omop_db) -> None:
+    out, report = built
+    suite = read_suite(out)
+    assert 1 <= len(suite.variants) <= 10
+    assert [v.name for v in suite.variants] == [v["name"] for v in report["variants"]]
+    assert all(len(v.sha256) == 64 and len(v.fingerprint) == 64 for v in suite.variants)
+    assert (out / "report.md").read_text(encoding="utf-8").startswith("# Test suite")
+
+
+def test_the_same_tasks_base_and_seed_give_the_same_bytes(omop_db: Path, tmp_path: Path) -> None:
+    tasks = write_task_file(tmp_path / "tasks.jsonl", _tasks()[:1])
+    outs = []
+    for name in ("a", "b"):
+        out = tmp_path / name
+        result = CliRunner().invoke(
+            main,
+            [
+                "suite",
+                "build",
+                str(tasks),
+                "--out",
+                str(out),
+                "--db",
+                str(omop_db),
+                "--max-candidates",
+                "8",
+                "-q",
+            ],
+        )
+        assert result.exit_code == 0, result.output
+        assert "with the suite" in result.output
+        outs.append(out)
+    files = sorted(p.relative_to(outs[0]) for p in outs[0].rglob("*") if p.is_file())
+    assert files and files == sorted(
+        p.relative_to(outs[1]) for p in outs[1].rglob("*") if p.is_file()
+    )
+    for rel in files:
+        assert (outs[0] / rel).read_bytes() == (outs[1] / rel).read_bytes(), rel
+    manifest = json.loads((outs[0] / "suite.json").read_text(encoding="utf-8"))
+    assert manifest["settings"]["max_candidates"] == 8
+
+
+def test_a_server_url_or_a_folder_that_is_not_a_suite_is_refused(omop_db, tmp_path) -> None:
+    tasks = write_task_file(tmp_path / "tasks.jsonl", _tasks()[:1])
+    url = CliRunner().invoke(
+        main, ["suite", "build", str(tasks), "--out", str(tmp_path / "s"), "--db", "sc://h:1"]
+    )
+    assert url.exit_code == 1 and "DuckDB file" in url.output
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "keep.txt").write_text("mine", encoding="utf-8")
+    refused = CliRunner().invoke(
+        main,
+        [
+            "suite",
+            "build",
+            str(tasks),
+            "--out",
+            str(other),
+            "--db",
+            str(omop_db),
+            "--max-candidates",
+            "2",
+            "-q",
+        ],
+    )
+    assert refused.exit_code == 1 and "holds no suite" in refused.output
+    assert (other / "keep.txt").read_text(encoding="utf-8") == "mine"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other", "tasks.jsonl"]
