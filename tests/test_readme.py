@@ -109,7 +109,7 @@ def _synopsis() -> dict[str, str]:
     for line in block.splitlines():
         if line.startswith("sqlgold "):
             words = line.split()
-            name = " ".join(words[1:3]) if words[1] in ("db", "score") else words[1]
+            name = " ".join(words[1:3]) if words[1] in ("db", "score", "suite") else words[1]
             current = name
             entries[name] = line
         elif line.startswith(" ") and current:

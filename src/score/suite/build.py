@@ -4,10 +4,12 @@
    (:mod:`score.suite.neighbours`); a neighbour that cannot run there is left out, and one
    that returns the gold's result there is *alive* (execution accuracy would accept it).
 2. Candidate variants are made one by one (:mod:`score.suite.variant_data`, seeded
-   ``<seed>:<n>``); on each, every gold must run (else the candidate is rejected and the
-   gold named), then the alive neighbours run; a candidate that kills one is kept
-   (:mod:`score.suite.distill`).  It stops when no neighbour is alive, ``max_databases``
-   are kept, or ``max_candidates`` were tried.
+   ``<seed>:<n>``, most aimed at one task's constants) and screened in this process
+   (:mod:`score.suite.trial_database`): every gold must run, and some alive neighbour
+   must return another result than its gold.  A candidate that passes is written and run
+   through the executor, as scoring runs it: every gold must run there too, and the
+   kills are those the executor confirms (:mod:`score.suite.distill`).  It stops when no
+   neighbour is left to try, ``max_databases`` are kept, or ``max_candidates`` were made.
 3. On each kept variant the reference answers run too: a task whose gold and reference
    answer differ there is listed in the manifest's ``drops`` (``curate --suite`` drops it).
 4. The suite is written to a folder beside the target and renamed into place whole.
@@ -27,6 +29,7 @@ from typing import Any
 
 import duckdb
 
+from score.cdm.duckdb_file import find_cdm_schema, quote
 from score.comparison.compare import compare
 from score.execution.executor import Executor, PreparedQuery
 from score.execution.result import QueryError, QueryResult
@@ -49,9 +52,12 @@ from score.suite.suite_file import (
     write_tables,
 )
 from score.suite.suite_report import report_markdown
-from score.suite.variant_data import arrow_tables, variant_rows
+from score.suite.trial_database import TrialDatabase
+from score.suite.variant_data import arrow_tables, merge_rows, variant_rows
 
 Progress = Callable[[int, int], None]
+#: runs guarded queries somewhere (the trial database or an executor), in order
+Runner = Callable[[Sequence[PreparedQuery]], list[QueryResult | QueryError]]
 
 
 @dataclass(frozen=True)
@@ -61,7 +67,9 @@ class BuildSettings:
     max_candidates: int = 300
     jobs: int = 1
     profile: str = "sqlgold"
-    patience: int = 40
+    patience: int = 6
+    #: candidates (each killing something) side by side in one variant
+    blocks_per_variant: int = 8
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -70,6 +78,7 @@ class BuildSettings:
             "max_candidates": self.max_candidates,
             "profile": self.profile,
             "patience": self.patience,
+            "blocks_per_variant": self.blocks_per_variant,
         }
 
 
@@ -82,6 +91,7 @@ class _Task:
     alive: set[int]  # ... and returned the gold's result there
     gold_query: PreparedQuery | None = None
     queries: dict[int, PreparedQuery] = field(default_factory=dict)  # neighbour -> guarded
+    rows_on_variants: list[int] = field(default_factory=list)  # the gold's, per kept variant
 
 
 def _today(task: Mapping[str, Any]) -> dt.date | None:
@@ -149,6 +159,7 @@ def build_suite(
     *,
     progress: Progress | None = None,
     executor_settings: ExecutorSettings | None = None,
+    schema: str | None = None,
 ) -> dict[str, Any]:
     """Build the suite of ``tasks`` on ``base_db`` into the folder ``out`` (replaced
     whole at the end, or left as it was on any error); return the report."""
@@ -161,7 +172,9 @@ def build_suite(
         tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent if out.parent.exists() else None)
     )
     try:
-        report = _build(answerable, tasks, Path(base_db), staging, settings, ex_settings, progress)
+        report = _build(
+            answerable, tasks, Path(base_db), schema, staging, settings, ex_settings, progress
+        )
         _replace_folder(staging, out)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -216,13 +229,18 @@ def _base_phase(
     return found
 
 
-def _pools(base_db: Path, answerable: Sequence[Mapping[str, Any]], today: dt.date) -> tuple:
+def _pools(
+    base_db: Path, schema: str | None, answerable: Sequence[Mapping[str, Any]], today: dt.date
+) -> tuple:
     con = duckdb.connect(str(base_db), read_only=True)
     try:
+        catalog = con.execute("SELECT current_database()").fetchall()[0][0]
+        con.execute(f"USE {quote(catalog)}.{quote(find_cdm_schema(con, catalog, schema))}")
         tables = [
             t
             for (t,) in con.execute(
-                "SELECT table_name FROM information_schema.tables WHERE table_schema = 'cdm' "
+                "SELECT table_name FROM information_schema.tables "
+                "WHERE table_catalog = current_database() AND table_schema = current_schema() "
                 "ORDER BY 1"
             ).fetchall()
         ]
@@ -231,14 +249,14 @@ def _pools(base_db: Path, answerable: Sequence[Mapping[str, Any]], today: dt.dat
             for t in tables
             if t not in VOCABULARY_TABLES
             and t in value_pool.CDM_TABLES
-            and con.execute(f'SELECT count(*) FROM cdm."{t}"').fetchall()[0][0] > 0
+            and con.execute(f'SELECT count(*) FROM "{t}"').fetchall()[0][0] > 0
         ]
         base = value_pool.base_pools(con, filled)
         gold, concepts, filters = value_pool.gold_constants(
             [t["gold_sql"] for t in answerable], today=today
         )
         related = value_pool.related_concepts(con, concepts, filters)
-        known = {r[0] for r in con.execute("SELECT concept_id FROM cdm.concept").fetchall()}
+        known = {r[0] for r in con.execute("SELECT concept_id FROM concept").fetchall()}
         domains = value_pool.concept_domains(con, base)
         pools = value_pool.merged_pools(base, gold, domains, related, known)
         focus = {
@@ -246,10 +264,10 @@ def _pools(base_db: Path, answerable: Sequence[Mapping[str, Any]], today: dt.dat
             for t in answerable
         }
         schemas = {
-            t: con.sql(f'SELECT * FROM cdm."{t}" LIMIT 0').to_arrow_table().schema for t in filled
+            t: con.sql(f'SELECT * FROM "{t}" LIMIT 0').to_arrow_table().schema for t in filled
         }
         vocabulary = {
-            t: con.sql(f'SELECT * FROM cdm."{t}"').to_arrow_table()
+            t: con.sql(f'SELECT * FROM "{t}"').to_arrow_table()
             for t in VOCABULARY_TABLES
             if t in tables
         }
@@ -262,6 +280,7 @@ def _build(
     answerable: Sequence[Mapping[str, Any]],
     tasks: Sequence[Mapping[str, Any]],
     base_db: Path,
+    schema: str | None,
     staging: Path,
     s: BuildSettings,
     ex_settings: ExecutorSettings,
@@ -275,11 +294,11 @@ def _build(
         if progress:
             progress(min(done[0], total), total)
 
-    with Executor(base_db, settings=ex_settings) as base:
+    with Executor(base_db, schema, settings=ex_settings) as base:
         base_fingerprint = base.fingerprint
         found = _base_phase(base, answerable, s, tick)
     today = ex_settings.today or dt.date.today()
-    filled, pools, schemas, vocabulary, focus = _pools(base_db, answerable, today)
+    filled, pools, schemas, vocabulary, focus = _pools(base_db, schema, answerable, today)
     write_tables(staging / DATA / VOCABULARY, vocabulary)
     alive: set[NeighbourKey] = {(tid, i) for tid, item in found.items() for i in item.alive}
     distillation = Distillation(set(alive), s.max_databases, s.patience)
@@ -287,46 +306,91 @@ def _build(
     variants: list[Variant] = []
     drops: dict[str, str] = {}
     cache = staging / ".databases"
-    tried = 0
-    for n in range(s.max_candidates):
-        if distillation.done():
-            break
-        tick()
-        candidate = f"c{n:04d}"
-        # most candidates aim at one task with a neighbour alive, in turn: its gold's
-        # constants lead the palettes; every fourth is drawn from the pools alone
-        targets = sorted(distillation.tasks_wanted())
-        aim = focus[targets[n % len(targets)]] if targets and n % 4 != 3 else None
-        rows = variant_rows(pools, filled, f"{s.seed}:{n}", aim)
+    trial = TrialDatabase(
+        vocabulary,
+        timeout_seconds=ex_settings.timeout_seconds,
+        max_rows=ex_settings.max_rows,
+        collation=ex_settings.collation,
+    )
+    block = _OpenVariant()
+
+    def close() -> None:
+        """Confirm the open variant through the executor and keep it if it kills."""
+        if block.rows is None:
+            return
+        candidate = f"c{tried - 1:04d}"  # named for its last block
+        tables = arrow_tables(block.rows, schemas)
         folder = staging / DATA / candidate
-        write_tables(folder, arrow_tables(rows, schemas))
+        write_tables(folder, tables)
         database = cache / f"{candidate}.duckdb"
         write_duckdb(database, variant_files(staging, candidate))
-        kept = _try_candidate(
-            database, candidate, found, distillation, gold_failures, drops, s, ex_settings
+        kept = _confirm(
+            database,
+            candidate,
+            sorted(block.kills),
+            found,
+            distillation,
+            gold_failures,
+            drops,
+            s,
+            ex_settings,
         )
+        database.unlink()
+        rows = block.rows
+        block.reset()
         if kept is None:
             shutil.rmtree(folder)
-        else:
-            name = f"v{len(variants) + 1:02d}"
-            folder.rename(staging / DATA / name)
-            variants.append(
-                Variant(
-                    name,
-                    staging / DATA / name,
-                    data_sha256(variant_files(staging, name)),
-                    kept,
-                    {t: len(r) for t, r in rows.items()},
-                )
+            return
+        name = f"v{len(variants) + 1:02d}"
+        folder.rename(staging / DATA / name)
+        variants.append(
+            Variant(
+                name,
+                staging / DATA / name,
+                data_sha256(variant_files(staging, name)),
+                kept,
+                {t: len(r) for t, r in sorted(rows.items())},
             )
-            distillation.kept[-1] = name
-            for key, by in distillation.killed_by.items():
-                if by == candidate:
-                    distillation.killed_by[key] = name
-            for tid, why in drops.items():
-                drops[tid] = why.replace(f"variant {candidate}:", f"variant {name}:")
-        database.unlink()
-        tried = n + 1
+        )
+        distillation.rename(candidate, name)
+        for tid, why in drops.items():
+            drops[tid] = why.replace(f"variant {candidate}:", f"variant {name}:")
+
+    tried = 0
+    try:
+        for n in range(s.max_candidates):
+            if len(distillation.kept) >= s.max_databases:
+                break
+            # each candidate aims at one task with a neighbour alive, in turn: its gold's
+            # constants lead the palettes
+            wanted = [k for k in distillation.wanted() if k not in block.kills]
+            targets = sorted({t for t, _ in wanted})
+            if not targets:
+                break
+            tick()
+            tried = n + 1
+            aim = targets[n % len(targets)]
+            rows = variant_rows(pools, filled, f"{s.seed}:{n}", focus[aim])
+            trial.load(arrow_tables(rows, schemas))
+            keys = [k for k in wanted if k[0] == aim]
+            kills = _screen(trial, f"c{n:04d}", aim, keys, found, distillation, gold_failures, s)
+            distillation.tried(keys)
+            if not kills:
+                continue
+            if block.rows is not None:
+                merged = merge_rows(block.rows, rows)
+                trial.load(arrow_tables(merged, schemas))
+                if _still_kills(trial, block.tasks | {aim}, block.kills | set(kills), found, s):
+                    block.add(merged, aim, kills)
+                    if block.blocks >= s.blocks_per_variant:
+                        close()
+                    continue
+                close()
+            block.add(rows, aim, kills)
+        if len(distillation.kept) < s.max_databases:
+            close()
+    finally:
+        trial.close()
     shutil.rmtree(cache, ignore_errors=True)
     tick(total)
     report = _report(found, distillation, alive, gold_failures, drops, variants, s, tried)
@@ -348,9 +412,77 @@ def _build(
     return report
 
 
-def _try_candidate(
+@dataclass
+class _OpenVariant:
+    """The variant being filled: candidates that each kill something, side by side."""
+
+    rows: dict[str, list[dict[str, Any]]] | None = None
+    kills: set[NeighbourKey] = field(default_factory=set)
+    tasks: set[str] = field(default_factory=set)
+    blocks: int = 0
+
+    def add(
+        self, rows: dict[str, list[dict[str, Any]]], aim: str, kills: Sequence[NeighbourKey]
+    ) -> None:
+        self.rows = rows
+        self.kills |= set(kills)
+        self.tasks.add(aim)
+        self.blocks += 1
+
+    def reset(self) -> None:
+        self.rows, self.kills, self.tasks, self.blocks = None, set(), set(), 0
+
+
+def _screen(
+    trial: TrialDatabase,
+    candidate: str,
+    aim: str,
+    keys: Sequence[NeighbourKey],
+    found: Mapping[str, _Task],
+    distillation: Distillation,
+    gold_failures: dict[str, list[str]],
+    s: BuildSettings,
+) -> list[NeighbourKey]:
+    """The neighbours among ``keys`` (the aimed task's) that the candidate loaded in
+    the trial database tells apart from their gold; [] if the gold fails there."""
+    run = _on_trial(trial)
+    by_task: dict[str, QueryResult] = {}
+    if not _golds_run(run, [found[aim]], by_task, candidate, gold_failures, distillation):
+        return []
+    return _kills(run, keys, found, by_task, s)
+
+
+def _still_kills(
+    trial: TrialDatabase,
+    tasks: set[str],
+    kills: set[NeighbourKey],
+    found: Mapping[str, _Task],
+    s: BuildSettings,
+) -> bool:
+    """Whether, in the trial database as loaded, every gold of ``tasks`` runs and every
+    neighbour of ``kills`` is still told apart (the blocks side by side mask nothing)."""
+    run = _on_trial(trial)
+    items = [found[t] for t in sorted(tasks)]
+    golds = run([i.gold_query for i in items])  # type: ignore[misc]
+    if any(isinstance(g, QueryError) for g in golds):
+        return False
+    by_task = {i.task["id"]: g for i, g in zip(items, golds, strict=True)}
+    keys = sorted(kills)
+    return len(_kills(run, keys, found, by_task, s)) == len(keys)  # type: ignore[arg-type]
+
+
+def _on_trial(trial: TrialDatabase) -> Runner:
+    return lambda queries: [trial.run(q.sql) for q in queries]
+
+
+def _on_executor(ex: Executor, jobs: int) -> Runner:
+    return lambda queries: _run_prepared(ex, queries, jobs)
+
+
+def _confirm(
     database: Path,
     candidate: str,
+    screened: Sequence[NeighbourKey],
     found: Mapping[str, _Task],
     distillation: Distillation,
     gold_failures: dict[str, list[str]],
@@ -358,29 +490,21 @@ def _try_candidate(
     s: BuildSettings,
     ex_settings: ExecutorSettings,
 ) -> str | None:
-    """Run the golds and the alive neighbours on one candidate; its fingerprint if kept."""
+    """Run the screened candidate through the executor, as scoring will: every gold
+    must run, the kills are those the executor confirms, and the reference answers are
+    checked; its fingerprint if kept."""
     items = list(found.values())
     with Executor(database, settings=ex_settings) as ex:
-        # the golds of tasks with a neighbour alive first: most candidates stop there
-        live = distillation.tasks_wanted()
-        first = [i for i in items if i.task["id"] in live]
-        rest = [i for i in items if i.task["id"] not in live]
+        run = _on_executor(ex, s.jobs)
         by_task: dict[str, QueryResult] = {}
-        if not _golds_run(ex, first, by_task, candidate, gold_failures, distillation, s):
+        if not _golds_run(run, items, by_task, candidate, gold_failures, distillation):
             return None
-        wanted = distillation.wanted()
-        results = _run_prepared(ex, [found[t].queries[k] for t, k in wanted], s.jobs)
-        killed = [
-            key
-            for key, r in zip(wanted, results, strict=True)
-            if not _same(found[key[0]].task, by_task[key[0]], r, s.profile)
-        ]
-        distillation.tried(wanted)
-        if not set(killed) & distillation.alive:
+        others = [k for k in distillation.wanted() if k not in set(screened)]
+        killed = _kills(run, [*screened, *others], found, by_task, s)
+        if not distillation.offer(candidate, killed):
             return None
-        if not _golds_run(ex, rest, by_task, candidate, gold_failures, distillation, s):
-            return None
-        distillation.offer(candidate, killed)
+        for item in items:
+            item.rows_on_variants.append(by_task[item.task["id"]].num_rows)
         with_answer = [i for i in items if i.task.get("answer_sql")]
         answers = _run_many(
             ex, [(i.task["answer_sql"], _today(i.task)) for i in with_answer], s.jobs
@@ -391,7 +515,7 @@ def _try_candidate(
                 what = (
                     _error_text(answer)
                     if isinstance(answer, QueryError)
-                    else f"{answer.num_rows} row(s) where the gold returns {gold.num_rows}"  # type: ignore[union-attr]
+                    else f"{answer.num_rows} row(s) where the gold returns {gold.num_rows}"
                 )
                 drops[item.task["id"]] = (
                     f"gold and reference answer differ on variant {candidate}: the reference "
@@ -400,18 +524,33 @@ def _try_candidate(
         return ex.fingerprint
 
 
+def _kills(
+    run: Runner,
+    keys: Sequence[NeighbourKey],
+    found: Mapping[str, _Task],
+    by_task: Mapping[str, QueryResult],
+    s: BuildSettings,
+) -> list[NeighbourKey]:
+    """The neighbours among ``keys`` whose result differs from their gold's here."""
+    results = run([found[t].queries[k] for t, k in keys])
+    return [
+        key
+        for key, r in zip(keys, results, strict=True)
+        if not _same(found[key[0]].task, by_task[key[0]], r, s.profile)
+    ]
+
+
 def _golds_run(
-    ex: Executor,
+    run: Runner,
     items: Sequence[_Task],
     by_task: dict[str, QueryResult],
     candidate: str,
     gold_failures: dict[str, list[str]],
     distillation: Distillation,
-    s: BuildSettings,
 ) -> bool:
     """Run ``items``' golds on the candidate into ``by_task``; False (the candidate
     rejected, each failing gold noted) if any fails."""
-    golds = _run_prepared(ex, [i.gold_query for i in items], s.jobs)  # type: ignore[misc]
+    golds = run([i.gold_query for i in items])  # type: ignore[misc]
     ok = True
     for item, gold in zip(items, golds, strict=True):
         if isinstance(gold, QueryError):
@@ -447,6 +586,8 @@ def _report(
                 "neighbours": len(item.neighbours),
                 "ran_on_base": len(item.ran_on_base),
                 "correct_on_base": len(item.alive),
+                "gold_rows_on_base": item.gold_base.num_rows,
+                "gold_rows_on_variants": list(item.rows_on_variants),
                 "killed_by": {item.neighbours[int(k)].sql: by for k, by in killed.items()},
                 "indistinguishable": [
                     {"edit": item.neighbours[k].edit, "sql": item.neighbours[k].sql}
@@ -462,5 +603,9 @@ def _report(
         "gold_failures_on_candidates": {t: list(x) for t, x in sorted(gold_failures.items())},
         "drops": dict(sorted(drops.items())),
         "near_miss_survival": dict(survival(executed, len(alive), len(distillation.alive))),
+        "golds_empty_on_base": sum(1 for i in found.values() if i.gold_base.num_rows == 0),
+        "golds_empty_on_base_filled_by_a_variant": sum(
+            1 for i in found.values() if i.gold_base.num_rows == 0 and any(i.rows_on_variants)
+        ),
         "tasks": per_task,
     }

@@ -8,12 +8,12 @@ import click
 
 from score.cli.options import (
     ProgressBar,
+    duckdb_database_options,
     handle_errors,
     jobs_option,
     profile_option,
     quiet_option,
 )
-from score.defaults import DEFAULT_DB
 
 
 @click.group("suite")
@@ -31,13 +31,8 @@ def suite_group() -> None:
     help="Suite folder to write (replaced whole at the end; a folder that holds "
     "something other than a suite is refused).",
 )
-@click.option(
-    "--db",
-    default=str(DEFAULT_DB),
-    show_default=True,
-    metavar="PATH",
-    help="The base database: an OMOP CDM DuckDB file (the variants are DuckDB databases "
-    "with its schema, types and vocabulary; a postgresql:// or sc:// URL is refused).",
+@duckdb_database_options(
+    "the variants are DuckDB databases made with its schema, types and vocabulary"
 )
 @click.option(
     "--seed", type=click.IntRange(0), default=0, show_default=True, help="Seed of the variants."
@@ -70,7 +65,8 @@ def suite_group() -> None:
 def suite_build(
     tasks: Path,
     out: Path,
-    db: str,
+    db_path: Path,
+    schema: str | None,
     seed: int,
     max_databases: int,
     max_candidates: int,
@@ -83,28 +79,21 @@ def suite_build(
     database --db: near misses of every gold, small database variants made from the
     base database's values and the golds' constants, and the variants that tell them
     apart.  Prints where near misses stand with and without the suite."""
-    from score.execution.engines.kinds import is_database_url
     from score.execution.settings import ExecutorSettings
     from score.inputs.task_set import open_task_set
     from score.suite.build import BuildSettings, build_suite
-    from score.suite.suite_file import SuiteError
 
-    if is_database_url(db):
-        raise SuiteError(
-            "the suite is built on a DuckDB file (its variants are DuckDB databases); "
-            "give --db a DuckDB file (`sqlgold db build` makes the embedded one)",
-            path=db,
-        )
     task_set = open_task_set(tasks)
     bar = ProgressBar("suite", quiet)
     try:
         report = build_suite(
             task_set.tasks,
-            db,
+            db_path,
             out,
             BuildSettings(seed, max_databases, max_candidates, jobs, profile),
             progress=bar,
             executor_settings=ExecutorSettings(timeout_seconds=timeout),
+            schema=schema,
         )
     finally:
         bar.close()

@@ -23,8 +23,9 @@ class Distillation:
 
     alive: set[NeighbourKey]
     max_variants: int
-    #: candidates a neighbour is tried on before it is left for a person to look at
-    patience: int = 40
+    #: candidates aimed at a neighbour's task (or at none) it is tried on before it is
+    #: left for a person to look at
+    patience: int = 6
     tries: dict[NeighbourKey, int] = field(default_factory=dict)
     kept: list[str] = field(default_factory=list)
     killed_by: dict[NeighbourKey, str] = field(default_factory=dict)
@@ -57,6 +58,13 @@ class Distillation:
             self.killed_by[key] = candidate
         self.alive -= set(fresh)
         return True
+
+    def rename(self, candidate: str, name: str) -> None:
+        """A kept candidate takes its variant's name."""
+        self.kept = [name if k == candidate else k for k in self.kept]
+        for key, by in self.killed_by.items():
+            if by == candidate:
+                self.killed_by[key] = name
 
     def reject(self, candidate: str, why: str) -> None:
         self.rejected[candidate] = why

@@ -29,6 +29,9 @@ def report_markdown(report: Mapping[str, Any]) -> str:
         f"{100 * s['base_only']:.1f}% |",
         f"| correct with the suite | {s['correct_with_suite']} | {100 * s['with_suite']:.1f}% |",
         "",
+        f"Golds with no row on the base database: {report['golds_empty_on_base']}, of which "
+        f"{report['golds_empty_on_base_filled_by_a_variant']} return rows on some variant.",
+        "",
     ]
     if report["drops"]:
         lines += ["## Tasks the suite drops (gold and reference answer differ)", ""]

@@ -30,6 +30,9 @@ BASE_VALUES = 6
 #: how many concepts a gold's filter on the vocabulary may add
 CONCEPTS_PER_FILTER = 12
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
+#: pseudo-columns of a pool: the day spans and the per-person row counts a gold names
+SPANS = ("*", "span")
+COUNTS = ("*", "count")
 _COMPARE = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
 _CONCEPT_FILTER_COLUMNS = ("concept_name", "concept_code", "concept_class_id", "vocabulary_id")
 
@@ -155,6 +158,13 @@ def gold_constants(golds: Iterable[str], *, today: dt.date) -> tuple[Pools, set[
                                     year - v + 1,
                                 ]
                     continue
+                ints = [v for v in values if isinstance(v, int) and 0 <= v <= 1000]
+                if ints and side.find(exp.DateDiff, exp.Sub) is not None:
+                    # a span of days (DATE_DIFF(...) >= 13): spans on either side of it
+                    pools[SPANS] += [d for v in ints for d in (v - 1, v, v + 1) if d >= 0]
+                if ints and side.find(exp.Count) is not None:
+                    # HAVING COUNT(*) > 20: as many rows per person, and one fewer or more
+                    pools[COUNTS] += [d for v in ints for d in (v - 1, v, v + 1) if 0 < d <= 40]
                 if not isinstance(side, exp.Column):
                     side = side.find(exp.Column)  # e.g. YEAR(x) = 2019, LOWER(x) = 'y'
                     if side is None:
@@ -183,7 +193,7 @@ def base_pools(con: duckdb.DuckDBPyConnection, tables: Sequence[str]) -> Pools:
     for table in tables:
         for column in _columns(table):
             rows = con.execute(
-                f'SELECT "{column}" FROM cdm."{table}" WHERE "{column}" IS NOT NULL '
+                f'SELECT "{column}" FROM "{table}" WHERE "{column}" IS NOT NULL '
                 f"GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT {BASE_VALUES}"
             ).fetchall()
             pools[(table, column)] = [r[0] for r in rows]
@@ -197,7 +207,7 @@ def concept_domains(con: duckdb.DuckDBPyConnection, pools: Pools) -> dict[tuple[
         if not key[1].endswith("concept_id") or not values:
             continue
         row = con.execute(
-            "SELECT domain_id FROM cdm.concept WHERE concept_id IN "
+            "SELECT domain_id FROM concept WHERE concept_id IN "
             f"({', '.join(str(int(v)) for v in values)}) "
             "GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1"
         ).fetchall()
@@ -219,15 +229,15 @@ def related_concepts(
         else:
             where, params = f'"{column}" = ?', [value]
         rows = con.execute(
-            f"SELECT concept_id FROM cdm.concept WHERE {where} ORDER BY concept_id "
+            f"SELECT concept_id FROM concept WHERE {where} ORDER BY concept_id "
             f"LIMIT {CONCEPTS_PER_FILTER}",
             params,
         ).fetchall()
         ids |= {r[0] for r in rows}
         # ... and a few of the same domains that the filter does not select
         others = con.execute(
-            f"SELECT concept_id FROM cdm.concept WHERE NOT ({where}) AND domain_id IN "
-            f"(SELECT domain_id FROM cdm.concept WHERE {where}) ORDER BY concept_id "
+            f"SELECT concept_id FROM concept WHERE NOT ({where}) AND domain_id IN "
+            f"(SELECT domain_id FROM concept WHERE {where}) ORDER BY concept_id "
             f"LIMIT {CONCEPTS_PER_FILTER // 3}",
             params + params,
         ).fetchall()
@@ -236,16 +246,16 @@ def related_concepts(
         return {}
     listed = ", ".join(str(int(i)) for i in sorted(ids))
     family = con.execute(
-        "SELECT descendant_concept_id FROM cdm.concept_ancestor "
+        "SELECT descendant_concept_id FROM concept_ancestor "
         f"WHERE ancestor_concept_id IN ({listed}) "
-        "UNION SELECT ancestor_concept_id FROM cdm.concept_ancestor "
+        "UNION SELECT ancestor_concept_id FROM concept_ancestor "
         f"WHERE descendant_concept_id IN ({listed})"
     ).fetchall()
     ids |= {r[0] for r in family}
     listed = ", ".join(str(int(i)) for i in sorted(ids))
     by_domain: dict[str, list[int]] = defaultdict(list)
     for concept_id, domain in con.execute(
-        f"SELECT concept_id, domain_id FROM cdm.concept WHERE concept_id IN ({listed}) "
+        f"SELECT concept_id, domain_id FROM concept WHERE concept_id IN ({listed}) "
         "ORDER BY concept_id"
     ).fetchall():
         by_domain[domain].append(concept_id)

@@ -20,6 +20,7 @@ from typing import Any
 import pyarrow as pa
 
 from score.cdm.schema import CDM_TABLES
+from score.suite.value_pool import COUNTS, SPANS
 
 Row = dict[str, Any]
 
@@ -151,11 +152,13 @@ def variant_rows(
     counts = {
         t: rng.choice(((0, 1), (1, 2), (0, 1, 2, 3), (1,), (2, 3, 4))) for t, _, _ in EVENT_TABLES
     }
+    named_counts = tuple((focus or {}).get(COUNTS, ()))
+    if named_counts:  # the per-person counts a gold compares with, for one table in turn
+        counts[rng.choice(EVENT_TABLES)[0]] = named_counts
+        counts["visit_occurrence"] = named_counts
+    spans = _SPANS + tuple((focus or {}).get(SPANS, ()))
     focus_days = sorted(
-        _day(v)
-        for values in (focus or {}).values()
-        for v in values
-        if isinstance(v, dt.date)
+        _day(v) for values in (focus or {}).values() for v in values if isinstance(v, dt.date)
     )
     locations = [r for r in palette.values("location", "location_id") if r is not None]
     if "location" in wanted:
@@ -198,11 +201,11 @@ def variant_rows(
             )
         visits: list[Row] = []
         if "visit_occurrence" in wanted:
-            for _ in range(rng.choice((0, 1, 1, 2, 3))):
+            for _ in range(rng.choice(counts.get("visit_occurrence", (0, 1, 1, 2, 3)))):
                 start = _clamp(
                     _day(palette.pick("visit_occurrence", "visit_start_date", True)), first, last
                 )
-                end = _clamp(start + dt.timedelta(days=rng.choice(_SPANS)), first, last)
+                end = _clamp(start + dt.timedelta(days=rng.choice(spans)), first, last)
                 visit = _fill(
                     "visit_occurrence",
                     {
@@ -233,7 +236,7 @@ def variant_rows(
                     end = (
                         _day(picked)
                         if picked is not None and _day(picked) >= start
-                        else start + dt.timedelta(days=rng.choice(_SPANS))
+                        else start + dt.timedelta(days=rng.choice(spans))
                     )
                     row[end_col] = None if optional and rng.random() < 0.2 else end
                 out[table].append(_fill(table, row, palette))
@@ -242,7 +245,7 @@ def variant_rows(
                 continue
             for _ in range(rng.choice((0, 1, 2))):
                 start = _clamp(_day(palette.pick(table, start_col, True)), first, last)
-                end = start + dt.timedelta(days=rng.choice(_SPANS))
+                end = start + dt.timedelta(days=rng.choice(spans))
                 row = {f"{table}_id": len(out[table]) + 1, "person_id": person_id}
                 row.update({start_col: start, end_col: end})
                 out[table].append(_fill(table, row, palette))
@@ -251,6 +254,37 @@ def variant_rows(
             out["death"].append(
                 _fill("death", {"person_id": person_id, "death_date": max(picked, first)}, palette)
             )
+    return out
+
+
+def merge_rows(a: Mapping[str, list[Row]], b: Mapping[str, list[Row]]) -> dict[str, list[Row]]:
+    """One database holding two variants' rows side by side: ``b``'s persons, its rows'
+    own ids and its visit references shifted past ``a``'s, locations kept once each."""
+
+    def top(rows: list[Row], key: str) -> int:
+        return max((r[key] for r in rows if r.get(key) is not None), default=0)
+
+    persons = top(a.get("person", []), "person_id")
+    visits = top(a.get("visit_occurrence", []), "visit_occurrence_id")
+    out: dict[str, list[Row]] = {}
+    for table in sorted(set(a) | set(b)):
+        mine, theirs = list(a.get(table, [])), b.get(table, [])
+        if table == "location":
+            known = {r["location_id"] for r in mine}
+            out[table] = mine + [r for r in theirs if r["location_id"] not in known]
+            continue
+        own = f"{table}_id"
+        shift = top(mine, own) if table != "person" else persons
+        for row in theirs:
+            row = dict(row)
+            if "person_id" in row and row["person_id"] is not None:
+                row["person_id"] += persons
+            if own in row and row[own] is not None and table != "person":
+                row[own] += shift
+            if table != "visit_occurrence" and row.get("visit_occurrence_id") is not None:
+                row["visit_occurrence_id"] += visits
+            mine.append(row)
+        out[table] = mine
     return out
 
 

@@ -122,7 +122,7 @@ def test_a_server_url_or_a_folder_that_is_not_a_suite_is_refused(omop_db, tmp_pa
     url = CliRunner().invoke(
         main, ["suite", "build", str(tasks), "--out", str(tmp_path / "s"), "--db", "sc://h:1"]
     )
-    assert url.exit_code == 1 and "DuckDB file" in url.output
+    assert url.exit_code == 2 and "DuckDB file only" in url.output
     other = tmp_path / "other"
     other.mkdir()
     (other / "keep.txt").write_text("mine", encoding="utf-8")

@@ -1,0 +1,188 @@
+"""Test suites (issue 27): what a suite costs to build and what it tells apart.
+
+    .venv/bin/python bench/bench_suite.py --db data/omop/synthea1k.duckdb
+
+1. the shipped benchmark's suite, built with ``--jobs 2``: seconds, variants kept,
+   candidates tried and rejected, the size of the suite folder;
+2. near-miss survival: the one-edit neighbours of its golds that run on the base
+   database, the share scored correct there alone and with the suite;
+3. its reference answers: the tasks whose gold and reference answer differ on a variant
+   (the suite's drops; every other reference answer matches its gold on every variant),
+   and the golds that failed on a candidate (such a candidate is never kept, so every
+   gold runs on every variant);
+4. TEXT-TO-OMOP's test golds (``../shared/corpora/text2omop/test.jsonl``, skipped when
+   absent), imported as its authors score them (``--min-rows 0 --allow-all-zero``), one
+   task per distinct gold: the same survival figures, and how many of its golds that
+   return no row on the base database return rows on some variant.
+
+Targets (issue 27): near-miss survival with the suite at most 1%; no reference answer
+lost; at most 50 variants and 100 MB; the build under 10 minutes with 2 jobs.
+Figures go to ``bench/suite.json`` and ``bench/suite.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TASKS = ROOT / "data" / "benchmark" / "omop_tasks.jsonl"
+TEXT2OMOP = ROOT.parent / "shared" / "corpora" / "text2omop" / "test.jsonl"
+SQLGOLD = [sys.executable, "-m", "curate.cli"]
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def folder_bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
+def build(tasks: Path, db: Path, out: Path, jobs: int) -> dict:
+    """``sqlgold suite build`` in a fresh process: its report and wall seconds."""
+    started = time.perf_counter()
+    subprocess.run(
+        [
+            *SQLGOLD,
+            "suite",
+            "build",
+            str(tasks),
+            "--out",
+            str(out),
+            "--db",
+            str(db),
+            "--jobs",
+            str(jobs),
+            "-q",
+        ],
+        check=True,
+        cwd=ROOT,
+    )
+    seconds = time.perf_counter() - started
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    return {
+        "seconds": round(seconds, 1),
+        "variants": len(report["variants"]),
+        "candidates_tried": report["candidates_tried"],
+        "candidates_rejected": len(report["candidates_rejected"]),
+        "suite_mb": round(folder_bytes(out) / 2**20, 2),
+        "near_miss_survival": report["near_miss_survival"],
+        "drops": report["drops"],
+        "golds_failing_on_a_candidate": len(report["gold_failures_on_candidates"]),
+        "golds_empty_on_base": report["golds_empty_on_base"],
+        "golds_empty_on_base_filled_by_a_variant": report[
+            "golds_empty_on_base_filled_by_a_variant"
+        ],
+        "tasks": sum(1 for _ in report["tasks"]),
+    }
+
+
+def text2omop_tasks(db: Path, work: Path) -> Path:
+    """TEXT-TO-OMOP's test file curated as its authors score it, one task per gold."""
+    tasks = work / "text2omop_tasks.jsonl"
+    subprocess.run(
+        [
+            *SQLGOLD,
+            "curate",
+            str(TEXT2OMOP),
+            "--format",
+            "text2omop",
+            "--min-rows",
+            "0",
+            "--allow-all-zero",
+            "--today",
+            "2026-01-01",
+            "--db",
+            str(db),
+            "--out",
+            str(tasks),
+            "--report",
+            str(work / "text2omop_report.json"),
+            "-q",
+        ],
+        check=True,
+        cwd=ROOT,
+    )
+    sys.path.insert(0, str(ROOT / "src"))
+    from score.inputs.task_file import task_file_text
+    from score.inputs.task_set import load_tasks
+
+    seen: set[str] = set()
+    distinct = []
+    for task in load_tasks(tasks):
+        if task.get("gold_sql") and task["gold_sql"] not in seen:
+            seen.add(task["gold_sql"])
+            distinct.append(task)
+    one_each = work / "text2omop_distinct.jsonl"
+    one_each.write_text(task_file_text(distinct), encoding="utf-8")
+    return one_each
+
+
+def markdown(figures: dict) -> str:
+    lines = [
+        "# Test suites",
+        "",
+        "| task set | golds | variants | candidates | build s | suite MB | near misses run "
+        "| correct on base | correct with suite | drops |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, f in figures["sets"].items():
+        s = f["near_miss_survival"]
+        lines.append(
+            f"| {name} | {f['tasks']} | {f['variants']} | {f['candidates_tried']} | "
+            f"{f['seconds']} | {f['suite_mb']} | {s['executed']} | "
+            f"{s['correct_on_base']} ({100 * s['base_only']:.1f}%) | "
+            f"{s['correct_with_suite']} ({100 * s['with_suite']:.1f}%) | {len(f['drops'])} |"
+        )
+    lines.append("")
+    for name, f in figures["sets"].items():
+        lines.append(
+            f"{name}: {f['golds_empty_on_base']} gold(s) return no row on the base database, "
+            f"{f['golds_empty_on_base_filled_by_a_variant']} of them return rows on some "
+            f"variant; {f['golds_failing_on_a_candidate']} gold(s) failed on some candidate "
+            f"(never kept)."
+        )
+    lines.append("")
+    lines.append(f"Machine: {figures['machine']}.")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--db", type=Path, default=ROOT / "data" / "omop" / "synthea1k.duckdb")
+    p.add_argument("--tasks", type=Path, default=TASKS)
+    p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--out", type=Path, default=ROOT / "bench" / "suite.json")
+    p.add_argument("--no-text2omop", action="store_true", help="skip figure 4")
+    args = p.parse_args(argv)
+    import platform
+
+    figures: dict = {
+        "machine": f"{platform.machine()}, {__import__('os').cpu_count()} cores",
+        "sets": {},
+    }
+    with tempfile.TemporaryDirectory(prefix="bench-suite-") as tmp:
+        work = Path(tmp)
+        log("building the shipped benchmark's suite")
+        figures["sets"]["shipped benchmark"] = build(args.tasks, args.db, work / "suite", args.jobs)
+        if TEXT2OMOP.is_file() and not args.no_text2omop:
+            log("building TEXT-TO-OMOP's suite")
+            tasks = text2omop_tasks(args.db, work)
+            figures["sets"]["TEXT-TO-OMOP test"] = build(tasks, args.db, work / "t2o", args.jobs)
+        else:
+            log(f"TEXT-TO-OMOP skipped ({TEXT2OMOP} absent)")
+    args.out.write_text(json.dumps(figures, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    text = markdown(figures)
+    args.out.with_suffix(".md").write_text(text, encoding="utf-8")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
