@@ -15,7 +15,7 @@ from score.scoring.pipeline import ScoringContext
 from score.scoring.priors import PRIORS, prior_predictions
 from score.scoring.run import ScoringOptions, run_scoring
 from tests.paths import REPO
-from tests.task_factory import make_task, scored_records, write_task_file
+from tests.task_factory import make_task, scored_records
 
 PROJECT_TASKS = REPO / "data" / "benchmark" / "omop_tasks.jsonl"
 
