@@ -1,0 +1,117 @@
+"""A query process that may be in another state than a new one after a query (it was
+killed or died, ran short of memory, or grew) is replaced before the next query, the
+replacement started at once in the background; what a query process prints never
+reaches the terminal."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+from score.execution.executor import Executor, ExecutorSettings
+from score.execution.result import QueryError
+from tests.paths import REPO
+
+UNINTERRUPTIBLE = "SELECT length(lpad('x', 200000000, 'y')) AS n"  # about 3 s, in one call
+#: Holds a 100 MB string for a moment: a quarter of a 400MB memory limit.
+HEAVY = "SELECT length(lpad('x', 100000000, 'y')) AS n"
+ABORTED = "terminate called after throwing an instance of 'std::bad_alloc'"
+
+
+@dataclass(frozen=True)
+class Abort:
+    """A request that prints what DuckDB prints before it aborts, and aborts."""
+
+    timed: ClassVar[bool] = False
+
+    def handle(self, session: Any) -> None:
+        os.write(2, (ABORTED + "\n  what():  std::bad_alloc\n").encode())
+        os.abort()
+
+
+def _join_replacements(ex: Executor) -> None:
+    for thread in list(ex._pool._replacing):
+        thread.join()
+
+
+def test_a_killed_process_is_replaced_before_the_next_query_asks(omop_db: Path):
+    settings = ExecutorSettings(timeout_seconds=0.5, memory_limit="400MB")
+    with Executor(omop_db, settings=settings) as ex:
+        with pytest.raises(QueryError) as caught:
+            ex.execute(UNINTERRUPTIBLE)
+        assert caught.value.kind == "timeout" and "process was ended" in caught.value.message
+        _join_replacements(ex)  # started without any query asking for it
+        assert ex._pool.started_ahead == 1 and ex.workers_started == 2
+        assert ex.execute("SELECT 2 AS n").rows() == [(2,)]
+        assert ex.workers_started == 2  # the next query ran in it: none started in a call
+
+
+def test_a_query_right_after_a_kill_takes_the_replacement_under_way(omop_db: Path):
+    settings = ExecutorSettings(timeout_seconds=0.5, memory_limit="400MB")
+    with Executor(omop_db, settings=settings) as ex:
+        with pytest.raises(QueryError):
+            ex.execute(UNINTERRUPTIBLE)
+        # asked at once: it waits for the replacement (outside its time limit) and
+        # runs in it, instead of timing out or starting a third process
+        assert ex.execute("SELECT 3 AS n").rows() == [(3,)]
+        assert ex.workers_started == 2 and ex._pool.started_ahead == 1
+
+
+def test_a_process_that_grew_is_retired_and_the_same_query_gives_the_same_outcome(omop_db):
+    settings = ExecutorSettings(timeout_seconds=20, memory_limit="400MB")
+    with Executor(omop_db, settings=settings) as ex:
+        alone = ex.try_execute(HEAVY)
+    with Executor(omop_db, settings=settings) as ex:
+        first = ex.try_execute(HEAVY)
+        assert ex._pool.retired == 1  # it held a quarter of the memory limit
+        after = ex.try_execute(HEAVY)
+        assert ex._pool.retired == 2
+        _join_replacements(ex)
+        assert ex.workers_started == 3
+    assert alone.rows() == first.rows() == after.rows() == [(100000000,)]
+
+
+def test_a_light_query_keeps_its_process(omop_db: Path):
+    with Executor(omop_db, settings=ExecutorSettings(memory_limit="400MB")) as ex:
+        for n in range(20):
+            assert ex.execute(f"SELECT count(*) + {n} AS n FROM cdm.person").rows()
+        assert ex._pool.retired == 0 and ex.workers_started == 1
+
+
+def test_a_process_out_of_memory_is_retired(omop_db: Path):
+    settings = ExecutorSettings(timeout_seconds=20, memory_limit="400MB")
+    with Executor(omop_db, settings=settings) as ex:
+        failed = ex.try_execute("SELECT len(range(300000000)) AS n")
+        assert isinstance(failed, QueryError) and failed.kind == "runtime_error"
+        assert ex._pool.retired == 1
+        assert ex.execute("SELECT 1 AS n").rows() == [(1,)]
+
+
+def test_what_a_dying_process_prints_is_its_reason_not_a_terminal_line(omop_db: Path):
+    script = (
+        "from score.execution.executor import Executor\n"
+        "from score.execution.result import QueryError\n"
+        "from tests.score.execution.test_worker_replacement import Abort\n"
+        "import sys\n"
+        f"with Executor({str(omop_db)!r}) as ex:\n"
+        "    try:\n"
+        "        ex.call(Abort())\n"
+        "    except QueryError as e:\n"
+        "        print(e.kind, e.message)\n"
+        "    print(ex.execute('SELECT 5 AS n').rows())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert "terminate called" not in done.stderr and "bad_alloc" not in done.stderr
+    first, second = done.stdout.splitlines()
+    assert first.startswith("runtime_error the query process was killed (signal 6, SIGABRT)")
+    assert ABORTED in first and "what():  std::bad_alloc" in first
+    assert second == "[(5,)]"
