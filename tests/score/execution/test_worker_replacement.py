@@ -115,3 +115,16 @@ def test_what_a_dying_process_prints_is_its_reason_not_a_terminal_line(omop_db: 
     assert first.startswith("runtime_error the query process was killed (signal 6, SIGABRT)")
     assert ABORTED in first and "what():  std::bad_alloc" in first
     assert second == "[(5,)]"
+
+
+def test_a_fresh_run_after_a_kill_takes_the_replacement_started_ahead(omop_db: Path):
+    """A gold that timed out is run again in a fresh process: the one started ahead,
+    never used, is one (no third process is started)."""
+    settings = ExecutorSettings(timeout_seconds=0.5, memory_limit="400MB")
+    with Executor(omop_db, settings=settings) as ex:
+        with pytest.raises(QueryError):
+            ex.execute(UNINTERRUPTIBLE)
+        assert ex.execute("SELECT 4 AS n", fresh=True).rows() == [(4,)]
+        assert ex.workers_started == 2
+        assert ex.execute("SELECT 5 AS n", fresh=True).rows() == [(5,)]
+        assert ex.workers_started == 3  # a used one is not fresh: a new one is started

@@ -115,6 +115,7 @@ class Worker:
         self.peak_rss_kib = 0
         self.used_cpu_seconds = 0.0
         self.retiring = False  # its last reply said it ends: it takes no other request
+        self.requests = 0  # sent to it so far (none: it is as new as a fresh start)
         try:
             self.process = _WorkerProcess(target=serve, args=(child, spec, output), daemon=True)
             self.process.start()
@@ -176,6 +177,7 @@ class Worker:
         """Send a pickled request without waiting for its reply (the worker reads its
         requests in order); False if the worker is gone (the replies it sent before it
         went can still be received)."""
+        self.requests += 1
         try:
             self._conn.send_bytes(data)
         except (OSError, ValueError):

@@ -184,7 +184,7 @@ class WorkerPool:
     ) -> Any:
         """Handle ``request`` on a worker of ``lane`` (a newly started one with ``fresh``)."""
         worker = self.acquire(lane)
-        if fresh:
+        if fresh and worker.requests:  # one started ahead and never used is fresh already
             worker.close()
             with self._lock:
                 self._retire_locked(worker)
