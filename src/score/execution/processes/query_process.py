@@ -189,7 +189,7 @@ class Worker:
         gives it; the worker is killed if none comes within ``kill_after`` seconds."""
         try:
             if kill_after is not None and not self._conn.poll(max(kill_after, 0.0)):
-                self.kill()
+                self.kill(wait=False)  # reaped when it is closed, not on the caller's time
                 raise WorkerKilled()
             kind, value, self.retiring = self._conn.recv()
         except (EOFError, OSError):
@@ -228,11 +228,13 @@ class Worker:
         self.peak_rss_kib = max(self.peak_rss_kib, self.rss_kib())
         self.used_cpu_seconds = max(self.used_cpu_seconds, self.cpu_seconds())
 
-    def kill(self) -> None:
+    def kill(self, *, wait: bool = True) -> None:
+        """End the worker with SIGKILL; with ``wait``, also reap it (:meth:`close` does)."""
         self._note_rss()
         with contextlib.suppress(OSError, ValueError):
             self.process.kill()
-        self.process.join(10)
+        if wait:
+            self.process.join(10)
         self._conn.close()
         self._output.close()
 

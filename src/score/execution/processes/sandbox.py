@@ -116,19 +116,22 @@ class WorkerPool:
                 raise RuntimeError("the executor is closed")
         return self._start(lane)
 
-    def _replace(self, lane: str) -> None:
-        """Start a worker of ``lane`` in the background, to take a retired one's place."""
+    def _replace(self, lane: str, gone: Worker) -> bool:
+        """Close ``gone`` and start a worker of ``lane`` in its place, in the background;
+        False (nothing done) once the pool is closed."""
         with self._lock:
             if self._closed:
-                return
+                return False
             self._lane_locked(lane).starting += 1
             thread = threading.Thread(
-                target=self._start_ahead, args=(lane,), name="sqlgold-replace", daemon=True
+                target=self._start_ahead, args=(lane, gone), name="sqlgold-replace", daemon=True
             )
             self._replacing = [t for t in self._replacing if t.is_alive()] + [thread]
         thread.start()
+        return True
 
-    def _start_ahead(self, lane: str) -> None:
+    def _start_ahead(self, lane: str, gone: Worker) -> None:
+        self._close(gone)
         worker = None
         try:
             worker = self._start(lane)
@@ -143,9 +146,7 @@ class WorkerPool:
                     held.idle.insert(0, worker)  # taken after the ones already idle
             self._ready.notify_all()
         if worker is not None and self._closed:
-            worker.close()
-            with self._lock:
-                self._retire_locked(worker)
+            self._close(worker)
 
     def _lane_locked(self, lane: str) -> _Lane:
         held = self._lanes.get(lane)
@@ -154,8 +155,9 @@ class WorkerPool:
         return held
 
     def release(self, worker: Worker) -> None:
-        """Take a worker back after a request: idle if it can take another, else retired
-        (and replaced in the background)."""
+        """Take a worker back after a request: idle if it can take another, else
+        retired and replaced, both in the background (a killed worker is reaped there,
+        not on the time of the call that had it killed)."""
         with self._lock:
             if worker.alive and not self._closed and worker in self._lane_of:
                 self._lanes[self._lane_of[worker]].idle.append(worker)
@@ -163,11 +165,13 @@ class WorkerPool:
             lane = self._lane_of.get(worker)
             if worker.retiring:
                 self.retired += 1
+        if lane is None or not self._replace(lane, worker):
+            self._close(worker)
+
+    def _close(self, worker: Worker) -> None:
         worker.close()  # a worker ended (or ending) is reaped, its output file closed
         with self._lock:
             self._retire_locked(worker)
-        if lane is not None:
-            self._replace(lane)
 
     def _retire_locked(self, worker: Worker) -> None:
         lane = self._lane_of.pop(worker, None)
