@@ -5,6 +5,7 @@ reaches the terminal."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -16,7 +17,9 @@ import pytest
 
 from score.execution.executor import Executor, ExecutorSettings
 from score.execution.result import QueryError
+from score.scoring.run import ScoringOptions, run_scoring
 from tests.paths import REPO
+from tests.task_factory import make_task, write_task_file
 
 UNINTERRUPTIBLE = "SELECT length(lpad('x', 200000000, 'y')) AS n"  # about 3 s, in one call
 #: Holds a 100 MB string for a moment: a quarter of a 400MB memory limit.
@@ -128,3 +131,31 @@ def test_a_fresh_run_after_a_kill_takes_the_replacement_started_ahead(omop_db: P
         assert ex.workers_started == 2
         assert ex.execute("SELECT 5 AS n", fresh=True).rows() == [(5,)]
         assert ex.workers_started == 3  # a used one is not fresh: a new one is started
+
+
+def test_a_heavy_prediction_scores_the_same_alone_and_after_others(omop_db, tmp_path):
+    """In a full run each heavy answer's process is retired after it, so the heavy
+    answer after them is scored as it is alone (its own run, as after a --resume that
+    starts with it)."""
+    tasks = [make_task(f"h{i}", "SELECT 100000000 AS n", expect=((100000000,),)) for i in range(3)]
+    tasks_path = write_task_file(tmp_path / "tasks.jsonl", tasks)
+    lines = [{"task_id": t["id"], "sql": HEAVY} for t in tasks]
+    (tmp_path / "all.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    (tmp_path / "last.jsonl").write_text(json.dumps(lines[-1]) + "\n")
+    settings = ExecutorSettings(timeout_seconds=20, memory_limit="400MB")
+    outcomes = {}
+    for name in ("all", "last"):
+        with Executor(omop_db, settings=settings) as ex:
+            run_scoring(
+                tasks_path,
+                tmp_path / f"{name}.jsonl",
+                tmp_path / name,
+                ex,
+                ScoringOptions(cache_dir=None, with_priors=False, split="all"),
+            )
+            if name == "all":
+                assert ex._pool.retired >= 3  # each heavy answer's process, after it
+        records = [json.loads(x) for x in (tmp_path / name / "results.jsonl").open()]
+        outcomes[name] = {r["task_id"]: (r["outcome"], r["reason"]) for r in records}
+    assert outcomes["all"]["h2"] == outcomes["last"]["h2"]
+    assert outcomes["all"]["h2"][0] == "correct"
