@@ -159,3 +159,21 @@ def test_a_heavy_prediction_scores_the_same_alone_and_after_others(omop_db, tmp_
         outcomes[name] = {r["task_id"]: (r["outcome"], r["reason"]) for r in records}
     assert outcomes["all"]["h2"] == outcomes["last"]["h2"]
     assert outcomes["all"]["h2"][0] == "correct"
+
+
+def test_threads_losing_processes_at_once_each_get_a_process(omop_db: Path):
+    """Three threads whose processes are killed together wait for the replacements under
+    way or start their own; none waits for ever, and each next query is answered."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    settings = ExecutorSettings(timeout_seconds=0.5, memory_limit="400MB")
+    with Executor(omop_db, settings=settings) as ex:
+
+        def lane(n: int) -> tuple[str, list]:
+            killed = ex.try_execute(UNINTERRUPTIBLE)
+            return getattr(killed, "kind", "ok"), ex.execute(f"SELECT {n} AS n").rows()
+
+        with ThreadPoolExecutor(max_workers=3) as pool:
+            done = list(pool.map(lane, range(3)))
+        assert done == [("timeout", [(n,)]) for n in range(3)]
+        assert ex.workers_replaced == 3

@@ -161,6 +161,7 @@ class WorkerPool:
         with self._lock:
             if worker.alive and not self._closed and worker in self._lane_of:
                 self._lanes[self._lane_of[worker]].idle.append(worker)
+                self._ready.notify_all()  # a thread waiting for a replacement takes it
                 return
             lane = self._lane_of.get(worker)
             if worker.retiring:
