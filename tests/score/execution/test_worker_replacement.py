@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -164,8 +165,6 @@ def test_a_heavy_prediction_scores_the_same_alone_and_after_others(omop_db, tmp_
 def test_threads_losing_processes_at_once_each_get_a_process(omop_db: Path):
     """Three threads whose processes are killed together wait for the replacements under
     way or start their own; none waits for ever, and each next query is answered."""
-    from concurrent.futures import ThreadPoolExecutor
-
     settings = ExecutorSettings(timeout_seconds=0.5, memory_limit="400MB")
     with Executor(omop_db, settings=settings) as ex:
 
