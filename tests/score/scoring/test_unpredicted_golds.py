@@ -92,3 +92,25 @@ def test_a_prior_on_a_task_without_a_pin_runs_its_gold(executor):
     (record,) = scored_records([task], prior_predictions([task], "select0"), ctx)
     assert record["outcome"] == Outcome.CORRECT
     assert gold.executions == 1
+
+
+def test_text2omop_metrics_run_no_gold_of_an_unanswered_task(omop_db, tmp_path):
+    tasks = load_tasks(PROJECT_TASKS)
+    task = next(t for t in tasks if t["answerable"])
+    preds = write_jsonl(tmp_path / "p.jsonl", [{"task_id": task["id"], "sql": task["gold_sql"]}])
+    with Executor(omop_db) as ex:
+        outcome = run_scoring(
+            PROJECT_TASKS,
+            preds,
+            tmp_path / "run",
+            ex,
+            ScoringOptions(cache_dir=None, split="all", with_priors=False, profile="text2omop"),
+        )
+    assert outcome.gold_executions == 1
+    metrics = outcome.summary["text2omop"]
+    assert metrics["n_examples"] == outcome.summary["n_instances"]
+    # every answerable item's gold counts as running (as it does on this database: the
+    # pins stand), though only one ran
+    answerable = sum(len(t["questions"]) for t in tasks if t["answerable"])
+    assert metrics["actually_answerable"] == answerable
+    assert metrics["correct_exec"] == 1
