@@ -13,7 +13,8 @@ answer transpiled in the scoring, as ``score run --dialect duckdb`` does).  The 
 time is the same PostgreSQL SQL run by plain psycopg as the same role, one connection,
 autocommit, ``cursor.execute(sql); cursor.fetchall()``: no guard, no transaction, no
 cursor, no Arrow, no sandbox process.  Each scoring is divided by the mean of the raw
-passes just before and after it.
+passes just before and after it.  Figure 12's one-prediction scoring is measured on the
+same server and executor (:mod:`bench_one_prediction`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from bench_common import ROOT, clocked, log, median
+from bench_one_prediction import first_answerable, one_prediction
 from bench_scoring import answer_of, gold_sqls, predicted_sqls, repeated_tasks, write_workload
 
 from score.execution.engines.postgres_sql import transpile_to_postgres
@@ -134,6 +136,18 @@ def postgres_overhead(
                     f"{dd_w:.2f} s (x{row['ratio_warm_duckdb_dialect']:.2f}); EX "
                     f"{row['ex']:.3f} / {row['ex_duckdb_dialect']:.3f}"
                 )
+            one = work / "one"
+            one.mkdir()
+            task = first_answerable(tasks_file)
+            single = one_prediction(
+                ex,
+                tasks_file,
+                one,
+                runs,
+                lambda sqls: raw.clocked(sqls)[0],
+                prediction=transpile_to_postgres(task["answer_sql"]),
+                gold=transpile_to_postgres(task["gold_sql"]),
+            )
         raw.close()
     finally:
         stop()
@@ -142,6 +156,7 @@ def postgres_overhead(
         "predicted_queries": len(preds),
         "loaded_tables": len(report.tables),
         "gold_executions_first_run": first.gold_executions,
+        "one_prediction": single,
         **{k: median(r[k] for r in per_run) for k in per_run[0]},
         "runs": per_run,
     }

@@ -23,6 +23,8 @@ Figures (see bench/README.md for what each one includes and excludes):
    and its spread over the runs (with the EXPLAIN-cost variant, which must not move).
 11. render + transpile per record of every shared corpus, sqlgold against OHDSI
    SqlRender's own jar (``--sqlrender-jar`` or ``$SQLRENDER_JAR``; skipped without it).
+12. one prediction scored with the gold cache off, over running it and its gold
+   directly (DuckDB; PostgreSQL in figure 9's run).
 
 Every figure is the median of ``--runs`` runs (ratios are taken within a run, then the
 median).  The table goes to stdout and ``bench/latest.md``, the figures to
@@ -47,6 +49,7 @@ import bench_compare
 import bench_curation
 import bench_efficiency
 import bench_hostile
+import bench_one_prediction
 import bench_postgres
 import bench_profile
 import bench_render
@@ -67,6 +70,7 @@ FIGURES = (
     "efficiency",
     "render",
     "curation_postgres",
+    "one_prediction",
 )
 TARGETS = {
     "scoring_overhead_ratio": ("<=", 1.2),
@@ -79,6 +83,7 @@ TARGETS = {
     "help_seconds": ("<", 0.3),
     "verify_seconds": ("<", 0.5),
     "postgres_scoring_overhead_ratio": ("<=", 1.3),
+    "postgres_one_prediction_ratio": ("<=", 2.0),
     "render_vs_sqlrender": ("<=", 1.0),
 }
 _SHOWN = {"<=": "at most", "<": "under", ">=": "at least", "==": "exactly"}
@@ -88,6 +93,7 @@ _UNIT = {
     "hostile_peak_rss_mb": " MiB",
     "hostile_max_attack_over_timeout": "x the timeout",
     "help_seconds": " s",
+    "postgres_one_prediction_ratio": "x running the prediction and its gold",
     "verify_seconds": " s",
 }
 
@@ -285,6 +291,12 @@ def headline(results: dict[str, Any], rows: list[int]) -> dict[str, Any]:
     if pg and pg.get("ratio_warm") is not None:
         out["postgres_scoring_overhead_ratio"] = pg["ratio_warm"]
         out["postgres_scoring_overhead_ratio_duckdb_dialect"] = pg["ratio_warm_duckdb_dialect"]
+    one = results.get("one_prediction")
+    if one:
+        out["one_prediction_ratio"] = one["ratio"]
+        out["one_prediction_gold_executions"] = one["gold_executions"]
+    if pg and pg.get("one_prediction"):
+        out["postgres_one_prediction_ratio"] = pg["one_prediction"]["ratio"]
     ef = results.get("efficiency")
     if ef:
         out["ves_reference_median"] = ef["ves_median"]
@@ -570,6 +582,7 @@ def render(report: dict[str, Any], details: tuple[str, ...] = FIGURES) -> str:
             ", ".join(f"{v:.1f}" for v in ef["cost_ves"]) + f" (spread {ef['cost_ves_spread']:g})",
         )
     _render_rows(r.get("render"), row)
+    _one_prediction_rows(r.get("one_prediction"), (pg or {}).get("one_prediction"), row)
     cp = r.get("curation_postgres")
     if cp and cp.get("ratio") is not None:
         a = cp["sources"]["all"]
@@ -589,6 +602,23 @@ def render(report: dict[str, Any], details: tuple[str, ...] = FIGURES) -> str:
     ]
     lines += _detail_tables({k: v for k, v in r.items() if k in details})
     return "\n".join(lines) + "\n"
+
+
+def _one_prediction_rows(duck: dict[str, Any] | None, pg: dict[str, Any] | None, row) -> None:
+    """Figure 12's rows: one prediction scored (--no-cache) against running it and its gold."""
+    for engine, one, key in (("DuckDB", duck, None), ("PostgreSQL", pg, "postgres_one")):
+        if not one:
+            continue
+        row(
+            12,
+            f"scoring one prediction of the {one['instances']:.0f} instances, no gold cache, "
+            f"{engine} / running it and its gold directly (gold queries run: "
+            f"{one['gold_executions']:.0f})",
+            f"{one['ratio']:.0f} (medians {one['scoring_s']:.2f} s / "
+            f"{one['direct_s'] * 1000:.1f} ms; without the priors "
+            f"{one['scoring_without_priors_s']:.2f} s)",
+            f"{key}_prediction_ratio" if key else None,
+        )
 
 
 def _render_rows(rd: dict[str, Any] | None, row) -> None:
@@ -921,6 +951,12 @@ def main(argv: list[str]) -> int:
                 )
             except LookupError as e:  # no server binaries and no --pg-url
                 results["postgres"] = {"note": str(e)}
+        if "one_prediction" in args.only:
+            folder = work / "one_prediction"
+            folder.mkdir()
+            results["one_prediction"] = bench_one_prediction.duckdb_one_prediction(
+                args.db, args.tasks, args.runs, folder
+            )
         if "efficiency" in args.only:
             folder = work / "efficiency"
             folder.mkdir()

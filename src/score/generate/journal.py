@@ -27,6 +27,7 @@ from typing import Any
 
 from score.files import write_atomic
 from score.generate.errors import GenerationError
+from score.inputs.jsonl import read_lines
 
 RUN_FORMAT = "sqlgold.generation/1"
 GENERATION_ERROR = "generation_error"
@@ -123,25 +124,34 @@ class PredictionFiles:
             )
 
     def _read(self, path: Path, *, torn_ok: bool) -> None:
-        data = path.read_bytes()
+        """Read predictions line by line, each under the bound on a line; with
+        ``torn_ok`` a bad last line (the kill came mid-write) is cut off."""
         good = 0
-        for number, line in enumerate(data.splitlines(keepends=True), start=1):
-            try:
-                if not line.endswith(b"\n"):
-                    raise ValueError("no newline")
-                record = json.loads(line)
-                key = _key(record)
-            except (ValueError, KeyError, TypeError):
-                if torn_ok and good + len(line) == len(data):
-                    break  # the kill came mid-write: cut the torn last line off
-                raise GenerationError(
-                    "cannot resume: not a prediction line", path=str(path), line=number
-                ) from None
-            self.records[key] = record
-            good += len(line)
-        if good != len(data):
-            with path.open("r+b") as f:
-                f.truncate(good)
+        torn: int | None = None  # a bad line, forgiven only if no line follows it
+        with path.open("r+b") as f:
+            lines = read_lines(f, path=path, stage="generate", keep_ends=True)
+            for number, line in enumerate(lines, start=1):
+                if torn is not None:
+                    break
+                try:
+                    if not line.endswith(b"\n"):
+                        raise ValueError("no newline")
+                    record = json.loads(line)
+                    key = _key(record)
+                except (ValueError, KeyError, TypeError):
+                    if torn_ok:
+                        torn = number
+                        continue
+                    raise GenerationError(
+                        "cannot resume: not a prediction line", path=str(path), line=number
+                    ) from None
+                self.records[key] = record
+                good += len(line)
+            else:
+                if torn is not None:  # the torn line was the last: cut it off
+                    f.truncate(good)
+                return
+        raise GenerationError("cannot resume: not a prediction line", path=str(path), line=torn)
 
     def answered(self) -> frozenset[Key]:
         """Instances with an answer (a failed call is not one)."""

@@ -97,3 +97,38 @@ def today_conflicts(tasks: list[Mapping[str, Any]], today: dt.date | None) -> di
         if pinned is not None and pinned != today:
             found.setdefault(pinned.isoformat(), []).append(task["id"])
     return found
+
+
+def pinned_gold(task: Mapping[str, Any], result: QueryResult) -> QueryResult | str | None:
+    """The task's gold result as its pin stands for it, taken without running the gold.
+
+    The pin is a hash, so it gives the gold back only where ``result`` has it: a result
+    whose hash is the pinned one is the gold result (values as the hash sees them), with
+    the pinned column names and types; any other result is not, and the reason says so.
+    None when the task pins no result (its gold must run).
+
+    >>> one = QueryResult.from_rows(["x"], [(0,)])
+    >>> task = {"order_matters": False, "gold_result": {"columns": ["n"], "types": ["BIGINT"],
+    ...         "sha256": pinned_sha256(one, ordered=False)}}
+    >>> pinned_gold(task, one).columns
+    ('n',)
+    >>> pinned_gold(task, QueryResult.from_rows(["x"], [(1,)]))[:48]
+    'the result is not the gold result the task pins '
+    >>> pinned_gold({"gold_result": None}, one) is None
+    True
+    """
+    expected = pinned_hash(task)
+    if expected is None:
+        return None
+    pin = task["gold_result"]
+    columns, types = pin.get("columns"), pin.get("types")
+    actual = pinned_sha256(result, ordered=bool(task.get("order_matters")))
+    if actual != expected or not columns or len(columns) != result.num_columns:
+        return (
+            f"the result is not the gold result the task pins (sha256 {expected}; this "
+            f"result's is {actual}): decided from the pin, the gold was not run"
+        )
+    if not types or len(types) != len(columns):
+        types = result.types
+    table = result.table.rename_columns([str(c) for c in columns])
+    return QueryResult(tuple(columns), tuple(types), table)

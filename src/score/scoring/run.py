@@ -281,7 +281,10 @@ def run_scoring(
         priors = []
         if options.with_priors:
             for kind, label in PRIORS.items():
-                prior_ctx = ScoringContext(executor, gold, options.profile, label)
+                # a prior runs no gold: each task's pinned result stands for it
+                prior_ctx = ScoringContext(
+                    executor, gold, options.profile, label, gold_from_pin=True
+                )
                 prior_records = [
                     r.to_record()
                     for r in score_predictions(

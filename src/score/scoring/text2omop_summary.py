@@ -7,8 +7,9 @@ a gold it needs no result of (after an abstention, or an answer that failed befo
 ran).  So an item's gold status is read from its outcome where the outcome says it
 (``correct`` and ``mismatch``: the gold ran; ``gold_error``: it failed; ``gold_drift``:
 it is not the result the task was verified with, left out as sqlgold leaves it out
-everywhere), and otherwise the gold is run (through the gold cache, checked against its
-pin).
+everywhere); an item no prediction answers takes its task's pin as standing (its gold is
+not run: a verified task's gold runs), and otherwise the gold is run (through the gold
+cache, checked against its pin).
 
 Each item's texts, for EM, EMN and ROUGE-L:
 
@@ -28,7 +29,7 @@ from typing import Any
 from score.execution.result import QueryError
 from score.inputs.text2omop import NO_SQL
 from score.scoring.gold_cache import GoldCache
-from score.scoring.gold_pin import GoldPins, task_today
+from score.scoring.gold_pin import GoldPins, pinned_hash, task_today
 from score.scoring.outcomes import Outcome
 from score.statistics.text2omop_metrics import Item, text2omop_metrics
 
@@ -61,6 +62,8 @@ def gold_runs(
         return True
     if record["outcome"] in _GOLD_LEFT_OUT:
         return False
+    if record["outcome"] == Outcome.MISSING and pinned_hash(task) is not None:
+        return True  # no prediction needs it: the result it was verified with stands
     today = task_today(task)
     result = gold.result(task["gold_sql"], today=today)
     if isinstance(result, QueryError):

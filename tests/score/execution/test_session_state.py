@@ -7,6 +7,7 @@ query 1 sets the state, query 2 must not see it."""
 from __future__ import annotations
 
 import os
+import re
 
 import duckdb
 import pytest
@@ -58,3 +59,25 @@ def test_no_setting_names_the_home_extension_or_secret_folder(ex) -> None:
     # is attached with external access off, and it cannot be emptied)
     settings = ex._run("SELECT name, value FROM duckdb_settings() WHERE name <> 'allowed_paths'")
     assert [(n, v) for n, v in settings.rows() if v and home in v] == []
+
+
+def test_the_only_path_shown_past_the_guard_is_the_database_file_s_own(ex, omop_db) -> None:
+    """DuckDB canonicalises the attached file's path (a symlink, /proc/self/fd/N or a
+    relative path all show the real one) and lists it, with its WAL names, in
+    ``allowed_paths`` and ``duckdb_databases()``, which cannot be changed once external
+    access is off: the database file the user named is the one path a query past the
+    guard can learn."""
+    own = str(omop_db.resolve())
+    shown = ex._run(
+        "SELECT value AS v FROM duckdb_settings() UNION ALL "
+        "SELECT unnest(current_setting('allowed_paths')) UNION ALL "
+        "SELECT path FROM duckdb_databases() UNION ALL SELECT file FROM pragma_database_list"
+    )
+    paths = {
+        found
+        for (v,) in shown.rows()
+        if isinstance(v, str)
+        for found in re.findall(r"(?:^|[\s\[,'\"])(/[^\s,\]'\"]+)", v)
+    }
+    assert own in paths
+    assert {p for p in paths if not p.startswith(own)} == set()

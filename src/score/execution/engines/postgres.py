@@ -13,21 +13,24 @@ the CDM schema or write any of its tables.  ``sqlgold db load`` makes such a rol
 
 and runs each query in a ``READ ONLY`` transaction that is always rolled back, through
 a server-side cursor from which one FETCH reads at most one row past the row cap,
-converted to Arrow.  Session-level advisory locks, the one thing a rollback does not
-undo, are released before the next query (the guard refuses taking them as well:
-:mod:`score.execution.engines.postgres_guard`).  Errors become the QueryError kinds by SQLSTATE.
+converted to Arrow.  Session-level advisory locks and the random seed, what a rollback does not
+undo, are released and replaced before the next query (the guard refuses taking or
+setting them as well: :mod:`score.execution.engines.postgres_guard`); a ``PREPARE``
+cannot run at all, a cursor being declared only for a query.  Errors become the
+QueryError kinds by SQLSTATE.
 
-A query's six statements (``BEGIN READ ONLY``, ``SET LOCAL statement_timeout``, the
-advisory unlock, ``DECLARE``, ``FETCH``, ``ROLLBACK``) go to the server in one round trip,
-in libpq's pipeline mode (driven through psycopg's ``pgconn``, and the rows converted by
-the connection's own loaders), where every statement is sent by the extended protocol:
-the server itself refuses a text holding more than one command.  An error aborts the
-rest of the segment, the ROLLBACK with it, and a ``ROLLBACK`` of its own ends the
+A query's seven statements (``BEGIN READ ONLY``, ``SET LOCAL statement_timeout``, the
+advisory unlock, ``setseed``, ``DECLARE``, ``FETCH``, ``ROLLBACK``) go to the server in
+one round trip, in libpq's pipeline mode (driven through psycopg's ``pgconn``, and the
+rows converted by the connection's own loaders), where every statement is sent by the
+extended protocol: the server itself refuses a text holding more than one command.  An
+error aborts the rest of the segment, the ROLLBACK with it, and a ``ROLLBACK`` of its own ends the
 transaction.
 """
 
 from __future__ import annotations
 
+import random
 import time
 
 import pyarrow as pa
@@ -58,6 +61,7 @@ from score.execution.settings import ExecutorSettings
 DEFAULT_SCHEMA = "cdm"
 _CURSOR = "sqlgold_query"
 _ROLLBACK_TRIES = 3
+_SEEDS = random.SystemRandom()  # each query's random() seed: none is left by the one before
 
 
 class PostgresEngine:
@@ -221,7 +225,7 @@ class PostgresEngine:
         return QueryResult(result.columns, result.types, table, time.perf_counter() - start)
 
     def _send_pipelined(self, sql: str, limits: Limits):
-        """Send the query's six statements and a sync in one round trip, by libpq's
+        """Send the query's seven statements and a sync in one round trip, by libpq's
         pipeline mode directly (psycopg's own pipeline costs a quarter of a millisecond
         of Python per query); the FETCH's result, or raise the server's first error.
         An error aborts the rest of the segment, the ROLLBACK with it, which
@@ -234,6 +238,8 @@ class PostgresEngine:
             b"BEGIN READ ONLY",
             f"SET LOCAL statement_timeout = {timeout_ms(limits)}".encode(),
             b"SELECT pg_advisory_unlock_all()",
+            # a seed set by the query before (setseed() outlives a rollback) is replaced
+            f"SELECT setseed({_SEEDS.uniform(-1.0, 1.0)!r})".encode(),
             f"DECLARE {_CURSOR} NO SCROLL CURSOR FOR {sql}".encode(self._encoding),
             f"FETCH FORWARD {limits.max_rows + 1} FROM {_CURSOR}".encode(),
             b"ROLLBACK",
@@ -252,11 +258,11 @@ class PostgresEngine:
         for found in results:
             if found.status == pq.ExecStatus.FATAL_ERROR:
                 raise psycopg.errors.error_from_result(found, encoding=self._encoding)
-        if len(results) != len(commands) or results[4].status != pq.ExecStatus.TUPLES_OK:
+        if len(results) != len(commands) or results[-2].status != pq.ExecStatus.TUPLES_OK:
             raise psycopg.OperationalError(
                 f"unexpected replies from the server: {[r.status.name for r in results]}"
             )
-        return results[4]
+        return results[-2]
 
     def _rows(self, fetched) -> tuple[list[str], list[int], list[tuple]]:
         """The column names, type OIDs and rows of a FETCH's result, converted by the

@@ -13,8 +13,13 @@ one request (:mod:`score.execution.processes.messages`) at a time (its side is
   and string functions that DuckDB's ``memory_limit`` does not track fail with an
   out-of-memory error instead of growing; a worker that dies anyway (killed from
   outside, a crash) is that query's ``runtime_error`` and is replaced;
-* **state**: a worker whose connection cannot be trusted (a failed rollback) exits
-  after its reply and is replaced.
+* **state**: a worker whose connection cannot be trusted (a failed rollback), that ran
+  short of memory, or that grew past a share of the memory limit exits after its reply
+  and is replaced, so a query's outcome does not depend on what its process ran before;
+* **replacement**: a worker killed, lost or retired is replaced at once, in the
+  background, so its successor is usually ready before the next request comes; a
+  request that comes sooner waits for it (as it would for a first worker) before its
+  time limit starts.
 
 Workers are forked from multiprocessing's fork server
 (:mod:`score.execution.processes.fork_server`), which imports sqlgold's scoring modules
@@ -30,215 +35,24 @@ lane ever had alive together.
 
 from __future__ import annotations
 
-import contextlib
-import io
-import multiprocessing
-import os
-import signal
 import threading
-from multiprocessing import forkserver, popen_forkserver, reduction, spawn
-from multiprocessing.context import ForkServerProcess, set_spawning_popen
+from multiprocessing import forkserver
 from pathlib import Path
 from typing import Any
 
-from score.errors import DatabaseError
-from score.execution.engines.kinds import database_label
-from score.execution.processes import fork_server
 from score.execution.processes.messages import QUERY_LANE
-from score.execution.processes.worker import EngineInfo, WorkerSpec, serve
+from score.execution.processes.query_process import (
+    Worker,
+    WorkerDied,
+    WorkerKilled,
+    describe_exit,
+)
+from score.execution.processes.worker import EngineInfo, WorkerSpec
 
-#: Seconds a new worker may take to open its engine before it counts as failed.
-START_TIMEOUT = 300.0
+__all__ = ["Worker", "WorkerDied", "WorkerKilled", "WorkerPool", "WorkerSpec", "describe_exit"]
 
 #: Retired workers' peak resident sets a pool remembers per lane (the largest ones).
 _PEAKS_KEPT = 8
-
-
-class WorkerKilled(Exception):
-    """The worker overran its request's deadline and was killed."""
-
-
-class WorkerDied(Exception):
-    """The worker process ended while handling a request."""
-
-    def __init__(self, exitcode: int | None) -> None:
-        self.exitcode = exitcode
-        super().__init__(describe_exit(exitcode))
-
-
-def describe_exit(exitcode: int | None) -> str:
-    """How a worker ended, for a reason line.
-
-    >>> describe_exit(-9)
-    'the query process was killed (signal 9, SIGKILL; the system may be out of memory)'
-    """
-    if exitcode is None:
-        return "the query process ended"
-    if exitcode < 0:
-        try:
-            name = signal.Signals(-exitcode).name
-        except ValueError:
-            name = "unknown"
-        hint = "; the system may be out of memory" if -exitcode == signal.SIGKILL else ""
-        return f"the query process was killed (signal {-exitcode}, {name}{hint})"
-    return f"the query process exited with status {exitcode}"
-
-
-# -- the supervising side -----------------------------------------------------------
-
-
-class _Popen(popen_forkserver.Popen):
-    """multiprocessing's fork-server launch, minus the parent's ``__main__``: a worker
-    needs only sqlgold's modules, and a caller's script without a main guard must not
-    run again in every worker."""
-
-    def _launch(self, process_obj: Any) -> None:
-        prep_data = spawn.get_preparation_data(process_obj._name)
-        prep_data.pop("init_main_from_name", None)
-        prep_data.pop("init_main_from_path", None)
-        buf = io.BytesIO()
-        set_spawning_popen(self)
-        try:
-            reduction.dump(prep_data, buf)
-            reduction.dump(process_obj, buf)
-        finally:
-            set_spawning_popen(None)
-        # multiprocessing's own fork-server start, which has no public form: these are
-        # the attributes and helpers its Popen uses
-        self.sentinel, w = forkserver.connect_to_new_process(self._fds)  # type: ignore[attr-defined]
-        _parent_w = os.dup(w)
-        close_fds = multiprocessing.util.close_fds  # type: ignore[attr-defined]
-        self.finalizer = multiprocessing.util.Finalize(self, close_fds, (_parent_w, self.sentinel))
-        with open(w, "wb", closefd=True) as f:
-            f.write(buf.getbuffer())
-        self.pid = forkserver.read_signed(self.sentinel)
-
-
-class _WorkerProcess(ForkServerProcess):
-    @staticmethod
-    def _Popen(process_obj: Any) -> _Popen:
-        return _Popen(process_obj)
-
-
-class Worker:
-    """One worker process, seen from the process that supervises it."""
-
-    def __init__(self, spec: WorkerSpec) -> None:
-        fork_server.start()  # no-op when a command started it for its database
-        self.spec = spec
-        ctx = multiprocessing.get_context("forkserver")
-        self._conn, child = ctx.Pipe(duplex=True)
-        self.process = _WorkerProcess(target=serve, args=(child, spec), daemon=True)
-        self.process.start()
-        child.close()
-        self.peak_rss_kib = 0
-        self.used_cpu_seconds = 0.0
-        self.retiring = False  # its last reply said it ends: it takes no other request
-        self.info = self._await_ready()
-
-    def _await_ready(self) -> EngineInfo:
-        try:
-            ready = self._conn.poll(START_TIMEOUT)
-            message = self._conn.recv() if ready else None
-        except (EOFError, OSError):
-            message = None
-        if message is None:
-            self.kill()
-            raise DatabaseError(
-                f"the query process did not start ({describe_exit(self.process.exitcode)})",
-                path=database_label(self.spec.db_path),
-            )
-        kind, value = message
-        if kind == "fatal":
-            self.process.join(5)
-            name, text, path = value
-            if name == "DatabaseError":
-                raise DatabaseError(text, path=path or database_label(self.spec.db_path))
-            raise DatabaseError(
-                f"cannot open the database: {text}", path=database_label(self.spec.db_path)
-            )
-        return value
-
-    @property
-    def alive(self) -> bool:
-        """Can take a request: running, connected, and not ending after its last reply."""
-        return not self.retiring and self.process.is_alive() and not self._conn.closed
-
-    def call(self, request: Any, kill_after: float | None) -> Any:
-        """Send ``request``; its value, or the QueryError it raised.  Raises WorkerKilled
-        when it had to be killed after ``kill_after`` seconds, WorkerDied if it died."""
-        self.send(reduction.ForkingPickler.dumps(request))  # if it is gone, receive says so
-        return self.receive(kill_after)
-
-    def send(self, data: bytes | memoryview) -> bool:
-        """Send a pickled request without waiting for its reply (the worker reads its
-        requests in order); False if the worker is gone (the replies it sent before it
-        went can still be received)."""
-        try:
-            self._conn.send_bytes(data)
-        except (OSError, ValueError):
-            return False
-        return True
-
-    def receive(self, kill_after: float | None) -> Any:
-        """The reply to the oldest request sent and not yet answered, as :meth:`call`
-        gives it; the worker is killed if none comes within ``kill_after`` seconds."""
-        try:
-            if kill_after is not None and not self._conn.poll(max(kill_after, 0.0)):
-                self.kill()
-                raise WorkerKilled()
-            kind, value, self.retiring = self._conn.recv()
-        except (EOFError, OSError):
-            self._lost()
-        if kind == "error":
-            raise value
-        return value
-
-    def _lost(self) -> None:
-        self._note_rss()
-        self._conn.close()
-        self.process.join(5)
-        raise WorkerDied(self.process.exitcode) from None
-
-    def rss_kib(self, field: str = "VmHWM") -> int:
-        """A /proc status field of the worker in KiB (0 if it cannot be read)."""
-        try:
-            for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
-                if line.startswith(field + ":"):
-                    return int(line.split()[1])
-        except (OSError, ValueError):
-            pass
-        return 0
-
-    def cpu_seconds(self) -> float:
-        """CPU seconds (user + system) the worker has used so far (0 if unreadable)."""
-        try:
-            fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-        except (OSError, ValueError, IndexError):
-            return 0.0
-
-    def _note_rss(self) -> None:
-        self.peak_rss_kib = max(self.peak_rss_kib, self.rss_kib())
-        self.used_cpu_seconds = max(self.used_cpu_seconds, self.cpu_seconds())
-
-    def kill(self) -> None:
-        self._note_rss()
-        with contextlib.suppress(OSError, ValueError):
-            self.process.kill()
-        self.process.join(10)
-        self._conn.close()
-
-    def close(self) -> None:
-        """Ask the worker to exit; kill it if it does not."""
-        self._note_rss()
-        if not self._conn.closed:
-            with contextlib.suppress(OSError, ValueError):
-                self._conn.send(None)
-        self.process.join(2)
-        if self.process.is_alive():
-            self.kill()
-        self._conn.close()
 
 
 class _Lane:
@@ -247,6 +61,7 @@ class _Lane:
 
     def __init__(self) -> None:
         self.idle: list[Worker] = []
+        self.starting = 0  # replacements being started in the background
         self.alive = 0
         self.most_alive = 0
         self.retired_peaks_kib: list[int] = []
@@ -261,9 +76,13 @@ class WorkerPool:
         self._lanes: dict[str, _Lane] = {}
         self._lane_of: dict[Worker, str] = {}  # the live workers
         self._lock = threading.Lock()
+        self._ready = threading.Condition(self._lock)  # a replacement is ready (or failed)
         self._closed = False
+        self._replacing: list[threading.Thread] = []
         self.started = 0
+        self.started_ahead = 0  # of those, replacements started before they were asked for
         self.replaced = 0  # workers killed or lost and replaced
+        self.retired = 0  # workers that ended after a reply (worn, or untrusted)
         self.retired_cpu_seconds = 0.0
         self.first_info: EngineInfo | None = None
 
@@ -283,13 +102,51 @@ class WorkerPool:
         with self._lock:
             if self._closed:
                 raise RuntimeError("the executor is closed")
-            idle = self._lane_locked(lane).idle
-            while idle:
-                worker = idle.pop()
-                if worker.alive:
-                    return worker
-                self._retire_locked(worker)
+            held = self._lane_locked(lane)
+            while True:
+                while held.idle:
+                    worker = held.idle.pop()
+                    if worker.alive:
+                        return worker
+                    self._retire_locked(worker)
+                if not held.starting or self._closed:
+                    break
+                self._ready.wait()  # a replacement on its way: sooner than a new one
+            if self._closed:
+                raise RuntimeError("the executor is closed")
         return self._start(lane)
+
+    def _replace(self, lane: str, gone: Worker) -> bool:
+        """Close ``gone`` and start a worker of ``lane`` in its place, in the background;
+        False (nothing done) once the pool is closed."""
+        with self._lock:
+            if self._closed:
+                return False
+            self._lane_locked(lane).starting += 1
+            thread = threading.Thread(
+                target=self._start_ahead, args=(lane, gone), name="sqlgold-replace", daemon=True
+            )
+            self._replacing = [t for t in self._replacing if t.is_alive()] + [thread]
+        thread.start()
+        return True
+
+    def _start_ahead(self, lane: str, gone: Worker) -> None:
+        self._close(gone)
+        worker = None
+        try:
+            worker = self._start(lane)
+        except Exception:  # noqa: BLE001 - the next acquire starts one and says why not
+            pass
+        with self._lock:
+            held = self._lanes[lane]
+            held.starting -= 1
+            if worker is not None:
+                self.started_ahead += 1
+                if not self._closed:
+                    held.idle.insert(0, worker)  # taken after the ones already idle
+            self._ready.notify_all()
+        if worker is not None and self._closed:
+            self._close(worker)
 
     def _lane_locked(self, lane: str) -> _Lane:
         held = self._lanes.get(lane)
@@ -298,12 +155,22 @@ class WorkerPool:
         return held
 
     def release(self, worker: Worker) -> None:
+        """Take a worker back after a request: idle if it can take another, else
+        retired and replaced, both in the background (a killed worker is reaped there,
+        not on the time of the call that had it killed)."""
         with self._lock:
             if worker.alive and not self._closed and worker in self._lane_of:
                 self._lanes[self._lane_of[worker]].idle.append(worker)
+                self._ready.notify_all()  # a thread waiting for a replacement takes it
                 return
-        if worker.alive:
-            worker.close()
+            lane = self._lane_of.get(worker)
+            if worker.retiring:
+                self.retired += 1
+        if lane is None or not self._replace(lane, worker):
+            self._close(worker)
+
+    def _close(self, worker: Worker) -> None:
+        worker.close()  # a worker ended (or ending) is reaped, its output file closed
         with self._lock:
             self._retire_locked(worker)
 
@@ -322,7 +189,7 @@ class WorkerPool:
     ) -> Any:
         """Handle ``request`` on a worker of ``lane`` (a newly started one with ``fresh``)."""
         worker = self.acquire(lane)
-        if fresh:
+        if fresh and worker.requests:  # one started ahead and never used is fresh already
             worker.close()
             with self._lock:
                 self._retire_locked(worker)
@@ -372,6 +239,11 @@ class WorkerPool:
     def close(self) -> None:
         with self._lock:
             self._closed = True
+            self._ready.notify_all()
+            replacing = list(self._replacing)
+        for thread in replacing:  # each closes the worker it started
+            thread.join()
+        with self._lock:
             workers = list(self._lane_of)
             for held in self._lanes.values():
                 held.idle.clear()

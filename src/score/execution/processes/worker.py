@@ -13,7 +13,11 @@ or its parent goes away, or until its engine's connection cannot be trusted for 
 (``broken``): that reply is marked the last, and the process ends after it.  Whatever
 a request raises becomes its reply (a :class:`~score.execution.result.QueryError`), so nothing a
 query does ends the process except what cannot be caught, and that is the supervisor's
-to handle.  Ctrl-C is ignored (the
+to handle.  A process that ran short of memory, or whose address space or resident
+set grew past a share of the memory limit (:func:`worn`), ends after its reply the same
+way, so every query runs in a process in the state of a new one, give or take that
+share.  What it prints goes to a file (:mod:`score.execution.processes.query_process`).
+Ctrl-C is ignored (the
 scoring process handles it), and Linux kills the worker when its parent, the fork
 server, ends.
 """
@@ -21,6 +25,7 @@ server, ends.
 from __future__ import annotations
 
 import contextlib
+import os
 import resource
 import signal
 import time
@@ -39,6 +44,13 @@ from score.execution.settings import ExecutorSettings
 #: Address space a worker may add to what it uses once its engine is open, beyond the
 #: memory limit and twice the result-size cap (Python objects, parse trees, pickling).
 HEADROOM_BYTES = 256 * 2**20
+
+#: The share of the memory limit a worker's peak address space or resident set may grow
+#: by over its life before it is replaced (after the reply that found it grown).
+WORN_SHARE = 0.125
+
+#: What the error of a request that ran short of memory (or of stack) says.
+_SHORT_OF_MEMORY = ("memory", "bad_alloc", "nested too deeply")
 
 #: glibc's ``mallopt`` parameter for the number of malloc arenas, and the cap set.
 M_ARENA_MAX = -8
@@ -68,9 +80,12 @@ class EngineInfo:
     address_limit: int | None  # bytes of RLIMIT_AS, None if it could not be set
 
 
-def serve(conn: connection.Connection, spec: WorkerSpec) -> None:
-    """The worker's main loop: open the engine, limit memory, handle requests."""
+def serve(conn: connection.Connection, spec: WorkerSpec, output: str | None = None) -> None:
+    """The worker's main loop: open the engine, limit memory, handle requests.  What
+    it prints goes to the file ``output`` (emptied before each request), never to the
+    terminal of the process that started it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    printed = _print_to(output)
     _die_with_parent()
     _few_malloc_arenas()
     silence_sqlglot()  # its warnings on a prediction are verdicts, not stderr lines
@@ -88,6 +103,7 @@ def serve(conn: connection.Connection, spec: WorkerSpec) -> None:
         _send(conn, ("fatal", _portable_error(e)))
         return
     _send(conn, ("ready", info))
+    ready = _memory()
     while True:
         try:
             request = conn.recv()
@@ -95,6 +111,7 @@ def serve(conn: connection.Connection, spec: WorkerSpec) -> None:
             break
         if request is None:
             break
+        _empty(printed)
         session.deadline = (
             time.monotonic() + time_limit(request, spec.settings) if request.timed else None
         )
@@ -108,13 +125,66 @@ def serve(conn: connection.Connection, spec: WorkerSpec) -> None:
             reply = ("error", QueryError("runtime_error", "nested too deeply to handle"))
         except Exception as e:  # noqa: BLE001 - any failure is this request's outcome
             reply = ("error", QueryError("runtime_error", f"{type(e).__name__}: {e}"[:500]))
-        # a connection that cannot be trusted ends this process after the reply, which
-        # says so: the supervisor then hands this worker no further request
-        last = bool(getattr(engine, "broken", False))
+        # a connection that cannot be trusted, or a process that ran out of memory or
+        # grew (what is left of its address space is not a new process's), ends after
+        # the reply, which says so: the supervisor hands it no further request and has
+        # started its replacement
+        last = bool(getattr(engine, "broken", False)) or worn(reply, ready, spec.settings)
         _send(conn, (*reply, last))
         if last:
             break
     engine.close()
+
+
+def worn(reply: tuple[str, Any], ready: tuple[int, int], settings: ExecutorSettings) -> bool:
+    """Whether this process may be in another state than a new one after ``reply``: the
+    request ran out of memory (or of stack), or the process's address space or resident
+    set, at their peaks, grew past :data:`WORN_SHARE` of the memory limit since it was
+    ready (a query that held that much and gave it back leaves the process otherwise).
+
+    >>> worn(("ok", None), (0, 0), ExecutorSettings(memory_limit="1GB"))  # grown from 0
+    True
+    >>> worn(("error", QueryError("timeout", "")), _memory(), ExecutorSettings())
+    False
+    """
+    kind, value = reply
+    if kind == "error" and isinstance(value, QueryError) and value.kind == "runtime_error":
+        if any(hint in value.message.lower() for hint in _SHORT_OF_MEMORY):
+            return True
+    size, rss = _memory()
+    allowed = settings.memory_bytes * WORN_SHARE
+    return size - ready[0] > allowed or rss - ready[1] > allowed
+
+
+def _memory() -> tuple[int, int]:
+    """This process's largest address space and resident set so far, in bytes (0, 0 if
+    unreadable): a query that held much and freed it leaves its mark here."""
+    found = {"VmPeak": 0, "VmHWM": 0}
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            name, _, value = line.partition(":")
+            if name in found:
+                found[name] = int(value.split()[0]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return found["VmPeak"], found["VmHWM"]
+
+
+def _print_to(output: str | None) -> int | None:
+    """Send this process's standard output and error to the file ``output``."""
+    if output is None:
+        return None
+    fd = os.open(output, os.O_WRONLY | os.O_APPEND)
+    for std in (1, 2):
+        os.dup2(fd, std)
+    os.close(fd)
+    return 2
+
+
+def _empty(fd: int | None) -> None:
+    if fd is not None:
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, 0)
 
 
 def _send(conn: connection.Connection, reply: tuple[Any, ...]) -> None:

@@ -419,3 +419,21 @@ def test_the_fingerprint_is_recomputed_only_when_a_change_marker_moved(
         engine.close()
         with psycopg.connect(pg_cdm.admin_url, autocommit=True) as admin:
             admin.execute("DROP SCHEMA marked CASCADE")
+
+
+def test_no_random_seed_or_prepared_statement_outlives_its_query(pg_engine, pg_cdm):
+    """Past the guard, a query can seed random() for the session (a rollback keeps the
+    seed): the next query is seeded afresh.  A PREPARE cannot run at all: every query is
+    a cursor's SELECT."""
+    with psycopg.connect(pg_cdm.admin_url) as plain:
+        plain.execute("SELECT setseed(0.5)")
+        seeded = plain.execute("SELECT random()").fetchone()
+    for _ in range(3):
+        pg_engine.run("SELECT setseed(0.5) AS s", LIMITS, check=False)
+        assert pg_engine.run("SELECT random() AS r", LIMITS, check=False).rows() != [seeded]
+    with pytest.raises(QueryError) as e:
+        pg_engine.run("PREPARE leak AS SELECT 42", LIMITS, check=False)
+    assert e.value.kind == "parse_error"
+    assert pg_engine.run("SELECT count(*) AS n FROM pg_prepared_statements", LIMITS).rows() == [
+        (0,)
+    ]

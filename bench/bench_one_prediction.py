@@ -1,0 +1,115 @@
+"""Figure 12: scoring one prediction, against running that prediction and its gold.
+
+A user checks one answer: a predictions file answering one instance of the project's
+task set, scored with the gold cache off (``score run TASKS one.jsonl --no-cache
+--split all``).  Only that instance's gold may run (``gold_executions`` must be 1: a
+task no prediction answers runs no gold, and the priors compare with the pinned
+results), so what is left is sqlgold's own fixed cost: reading and checking the task
+set, the other instances' ``missing``, the two priors (every instance's ABSTAIN and
+``SELECT 0``, through the same pipeline), three bootstrapped summaries and the run
+folder with its review page.
+
+What is timed: :func:`score.scoring.run.run_scoring` on an
+:class:`~score.execution.executor.Executor` opened beforehand (the open, a process start
+and the database's, is :mod:`bench_startup`'s), with the priors (as ``score run``) and
+without; the direct time is the prediction's query and its gold's run by the engine's
+plain client (:class:`bench_common.RawDuckDB`; psycopg on PostgreSQL), each warmed up once.
+The ratio is the scoring's median over the direct time's median.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bench_common import RawDuckDB, log, median
+
+from score.execution.executor import Executor
+from score.inputs.task_set import load_tasks
+from score.scoring.run import ScoringOptions, run_scoring
+
+
+def first_answerable(tasks_file: Path) -> dict[str, Any]:
+    return next(t for t in load_tasks(tasks_file) if t["answerable"] and t.get("answer_sql"))
+
+
+def one_prediction(
+    ex: Executor,
+    tasks_file: Path,
+    work: Path,
+    runs: int,
+    direct: Callable[[list[str]], float],
+    *,
+    prediction: str | None = None,
+    gold: str | None = None,
+) -> dict[str, Any]:
+    """Time scoring one prediction (the first answerable task's reference answer, or
+    ``prediction``) against ``direct`` running it and its gold (``gold``: the task's,
+    as the engine runs it)."""
+    task = first_answerable(tasks_file)
+    sql = prediction or task["answer_sql"]
+    preds = work / "one.jsonl"
+    line = {"task_id": task["id"], "language": "en", "output": f"```sql\n{sql}\n```"}
+    preds.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    queries = [sql, gold or task["gold_sql"]]
+    direct(queries)  # warm-up: neither side pays for reading the data from disk
+
+    def scoring(priors: bool, i: int) -> tuple[float, Any]:
+        start = time.perf_counter()
+        out = run_scoring(
+            tasks_file,
+            preds,
+            work / f"run-{priors}-{i}",
+            ex,
+            ScoringOptions(cache_dir=None, split="all", with_priors=priors),
+        )
+        return time.perf_counter() - start, out
+
+    scoring(True, -1)  # warm-up
+    rows = []
+    for i in range(runs):
+        d0 = direct(queries)
+        with_priors, out = scoring(True, i)
+        without_priors, _ = scoring(False, i)
+        d1 = direct(queries)
+        rows.append(
+            {
+                "direct_s": (d0 + d1) / 2,
+                "scoring_s": with_priors,
+                "scoring_without_priors_s": without_priors,
+                "gold_executions": out.gold_executions,
+                "instances": out.summary["n_instances"],
+                "correct": out.summary["outcomes"]["counts"].get("correct", 0),
+            }
+        )
+    found = {k: median(r[k] for r in rows) for k in rows[0]}
+    found["ratio"] = found["scoring_s"] / found["direct_s"]
+    found["ratio_without_priors"] = found["scoring_without_priors_s"] / found["direct_s"]
+    found["task"] = task["id"]
+    found["runs"] = rows
+    log(
+        f"one prediction: scoring {found['scoring_s']:.2f} s (without priors "
+        f"{found['scoring_without_priors_s']:.2f} s), direct {found['direct_s'] * 1000:.1f} ms, "
+        f"{found['gold_executions']:g} gold run"
+    )
+    return found
+
+
+def duckdb_one_prediction(db: Path, tasks_file: Path, runs: int, work: Path) -> dict[str, Any]:
+    raw = RawDuckDB(db)
+    with Executor(db) as ex:
+        return one_prediction(ex, tasks_file, work, runs, lambda sqls: raw.run_all(sqls))
+
+
+if __name__ == "__main__":  # a quick look: python bench/bench_one_prediction.py
+    import tempfile
+
+    from bench_common import ROOT
+    from bench_scoring import default_tasks
+
+    with tempfile.TemporaryDirectory() as tmp:
+        db = ROOT / "data" / "omop" / "synthea1k.duckdb"
+        print(json.dumps(duckdb_one_prediction(db, default_tasks(), 3, Path(tmp)), indent=1))
