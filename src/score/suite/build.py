@@ -64,7 +64,7 @@ Runner = Callable[[Sequence[PreparedQuery]], list[QueryResult | QueryError]]
 class BuildSettings:
     seed: int = 0
     max_databases: int = 50
-    max_candidates: int = 300
+    max_candidates: int = 800
     jobs: int = 1
     profile: str = "sqlgold"
     patience: int = 6
@@ -565,6 +565,18 @@ def _golds_run(
     return ok
 
 
+def _by_edit(found: Mapping[str, _Task], distillation: Distillation) -> dict[str, Any]:
+    """Near-miss survival for each edit class."""
+    counts: dict[str, list[int]] = {}
+    for tid, item in found.items():
+        for i in item.ran_on_base:
+            row = counts.setdefault(item.neighbours[i].edit, [0, 0, 0])
+            row[0] += 1
+            row[1] += i in item.alive
+            row[2] += (tid, i) in distillation.alive
+    return {edit: dict(survival(*row)) for edit, row in sorted(counts.items())}
+
+
 def _report(
     found: Mapping[str, _Task],
     distillation: Distillation,
@@ -603,6 +615,7 @@ def _report(
         "gold_failures_on_candidates": {t: list(x) for t, x in sorted(gold_failures.items())},
         "drops": dict(sorted(drops.items())),
         "near_miss_survival": dict(survival(executed, len(alive), len(distillation.alive))),
+        "near_miss_survival_by_edit": _by_edit(found, distillation),
         "golds_empty_on_base": sum(1 for i in found.values() if i.gold_base.num_rows == 0),
         "golds_empty_on_base_filled_by_a_variant": sum(
             1 for i in found.values() if i.gold_base.num_rows == 0 and any(i.rows_on_variants)

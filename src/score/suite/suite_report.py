@@ -29,6 +29,13 @@ def report_markdown(report: Mapping[str, Any]) -> str:
         f"{100 * s['base_only']:.1f}% |",
         f"| correct with the suite | {s['correct_with_suite']} | {100 * s['with_suite']:.1f}% |",
         "",
+        "| edit | run | correct on base | with the suite |",
+        "|---|---:|---:|---:|",
+        *(
+            f"| {edit} | {e['executed']} | {e['correct_on_base']} | {e['correct_with_suite']} |"
+            for edit, e in report["near_miss_survival_by_edit"].items()
+        ),
+        "",
         f"Golds with no row on the base database: {report['golds_empty_on_base']}, of which "
         f"{report['golds_empty_on_base_filled_by_a_variant']} return rows on some variant.",
         "",
