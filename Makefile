@@ -87,10 +87,11 @@ generate: $(GENSTAMP) $(DB)  ## ask a model: make generate MODEL=qwen2.5:7b BASE
 	@test -n "$(MODEL)" -a -n "$(BASE_URL)" || { echo "usage: make generate MODEL=name BASE_URL=http://host:port/v1 [MODE=zero-shot|rag] [OUT=preds.jsonl]" >&2; exit 2; }
 	$(SQLGOLD) generate $(TASKS) --db $(DB) --model "$(MODEL)" --base-url "$(BASE_URL)" --mode $(or $(MODE),zero-shot) --split $(or $(SPLIT),test) --jobs $(JOBS) --resume --out "$(or $(OUT),runs/preds/$(subst /,_,$(subst :,_,$(MODEL)))-$(or $(MODE),zero-shot).jsonl)"
 
-bench: $(SPARK_STAMP) $(PAGESTAMP) $(DB)  ## measure curation and scoring cost (bench/latest.json), the Spark figures (bench/spark.json) and the review pages (bench/pages.json)
+bench: $(SPARK_STAMP) $(PAGESTAMP) $(DB)  ## measure curation and scoring cost (bench/latest.json), the Spark figures (bench/spark.json), the review pages (bench/pages.json) and the test suites (bench/suite.json)
 	$(BIN)/python bench/run_bench.py --db $(DB)
 	$(BIN)/python bench/bench_spark.py --db $(DB)
 	$(BIN)/python bench/bench_pages.py --db $(DB)
+	$(BIN)/python bench/bench_suite.py --db $(DB)
 
 bench-spark: $(SPARK_STAMP) $(DB)  ## only the Spark column and the 1x-10x scale figure (bench/spark.json)
 	$(BIN)/python bench/bench_spark.py --db $(DB)

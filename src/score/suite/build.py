@@ -22,7 +22,6 @@ import json
 import shutil
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,14 +29,26 @@ from typing import Any
 import duckdb
 
 from score.cdm.duckdb_file import find_cdm_schema, quote
-from score.comparison.compare import compare
 from score.execution.executor import Executor, PreparedQuery
 from score.execution.result import QueryError, QueryResult
 from score.execution.settings import ExecutorSettings
 from score.inputs.task_manifest import set_hash
 from score.suite import value_pool
-from score.suite.distill import Distillation, NeighbourKey, survival
-from score.suite.neighbours import Neighbour, neighbours
+from score.suite.distill import Distillation, NeighbourKey
+from score.suite.neighbours import neighbours
+from score.suite.query_runs import (
+    SuiteTask,
+    error_text,
+    golds_run,
+    on_executor,
+    on_trial,
+    prepare_many,
+    run_many,
+    run_prepared,
+    same_result,
+    today_of,
+    told_apart,
+)
 from score.suite.suite_file import (
     DATA,
     MANIFEST,
@@ -47,17 +58,16 @@ from score.suite.suite_file import (
     Variant,
     data_sha256,
     manifest_text,
+    replace_folder,
     variant_files,
     write_duckdb,
     write_tables,
 )
-from score.suite.suite_report import report_markdown
+from score.suite.suite_report import build_report, report_markdown
 from score.suite.trial_database import TrialDatabase
 from score.suite.variant_data import arrow_tables, merge_rows, variant_rows
 
 Progress = Callable[[int, int], None]
-#: runs guarded queries somewhere (the trial database or an executor), in order
-Runner = Callable[[Sequence[PreparedQuery]], list[QueryResult | QueryError]]
 
 
 @dataclass(frozen=True)
@@ -80,75 +90,6 @@ class BuildSettings:
             "patience": self.patience,
             "blocks_per_variant": self.blocks_per_variant,
         }
-
-
-@dataclass
-class _Task:
-    task: Mapping[str, Any]
-    gold_base: QueryResult
-    neighbours: list[Neighbour]
-    ran_on_base: list[int]  # indexes of neighbours that ran on the base database
-    alive: set[int]  # ... and returned the gold's result there
-    gold_query: PreparedQuery | None = None
-    queries: dict[int, PreparedQuery] = field(default_factory=dict)  # neighbour -> guarded
-    rows_on_variants: list[int] = field(default_factory=list)  # the gold's, per kept variant
-
-
-def _today(task: Mapping[str, Any]) -> dt.date | None:
-    return dt.date.fromisoformat(task["today"]) if task.get("today") else None
-
-
-def _run_many(
-    executor: Executor, items: Sequence[tuple[str, dt.date | None]], jobs: int
-) -> list[QueryResult | QueryError]:
-    """Run each (sql, today), guarded, in order; a failure is returned, not raised."""
-    return _map(lambda item: executor.try_execute(item[0], today=item[1]), items, jobs)
-
-
-def _prepare_many(
-    executor: Executor, items: Sequence[tuple[str, dt.date | None]], jobs: int
-) -> list[PreparedQuery | QueryError]:
-    """Guard each (sql, today) once: the guarded text runs on every candidate as is."""
-
-    def one(item: tuple[str, dt.date | None]) -> PreparedQuery | QueryError:
-        try:
-            return executor.prepare(item[0], today=item[1])
-        except QueryError as e:
-            return e
-
-    return _map(one, items, jobs)
-
-
-def _run_prepared(
-    executor: Executor, items: Sequence[PreparedQuery], jobs: int
-) -> list[QueryResult | QueryError]:
-    def one(query: PreparedQuery) -> QueryResult | QueryError:
-        try:
-            return executor.run(query)
-        except QueryError as e:
-            return e
-
-    return _map(one, items, jobs)
-
-
-def _map(f: Callable[[Any], Any], items: Sequence[Any], jobs: int) -> list[Any]:
-    if jobs <= 1 or len(items) < 2:
-        return [f(item) for item in items]
-    with ThreadPoolExecutor(jobs) as pool:
-        return list(pool.map(f, items))
-
-
-def _same(task: Mapping[str, Any], gold: QueryResult, other: Any, profile: str) -> bool:
-    if not isinstance(other, QueryResult):
-        return False
-    try:
-        return compare(gold, other, profile, order_matters=task["order_matters"]).match
-    except Exception:  # noqa: BLE001 - a value the comparator cannot handle: told apart
-        return False
-
-
-def _error_text(e: QueryError) -> str:
-    return f"{e.kind}: {str(e).splitlines()[0][:200]}"
 
 
 def build_suite(
@@ -175,40 +116,26 @@ def build_suite(
         report = _build(
             answerable, tasks, Path(base_db), schema, staging, settings, ex_settings, progress
         )
-        _replace_folder(staging, out)
+        replace_folder(staging, out)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return report
 
 
-def _replace_folder(new: Path, target: Path) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    old = target.with_name(f".{target.name}.old")
-    shutil.rmtree(old, ignore_errors=True)
-    if target.exists():
-        if not (target / MANIFEST).is_file() and any(target.iterdir()):
-            raise SuiteError(
-                "is not empty and holds no suite: refusing to replace it", path=str(target)
-            )
-        target.rename(old)
-    new.rename(target)
-    shutil.rmtree(old, ignore_errors=True)
-
-
 def _base_phase(
     executor: Executor, answerable: Sequence[Mapping[str, Any]], s: BuildSettings, tick: Callable
-) -> dict[str, _Task]:
-    prepared = _prepare_many(executor, [(t["gold_sql"], _today(t)) for t in answerable], s.jobs)
-    found: dict[str, _Task] = {}
+) -> dict[str, SuiteTask]:
+    prepared = prepare_many(executor, [(t["gold_sql"], today_of(t)) for t in answerable], s.jobs)
+    found: dict[str, SuiteTask] = {}
     for task, query in zip(answerable, prepared, strict=True):
         tick()
         gold = executor.run(query) if isinstance(query, PreparedQuery) else query
         if isinstance(gold, QueryError):
             raise SuiteError(
-                f"the gold fails on the base database: {_error_text(gold)}",
+                f"the gold fails on the base database: {error_text(gold)}",
                 task_id=task["id"],
             )
-        item = _Task(
+        item = SuiteTask(
             task,
             gold,
             neighbours(task["gold_sql"], order_matters=bool(task["order_matters"])),
@@ -217,13 +144,13 @@ def _base_phase(
             query,  # type: ignore[arg-type]
         )
         found[task["id"]] = item
-        queries = _prepare_many(executor, [(n.sql, _today(task)) for n in item.neighbours], s.jobs)
+        queries = prepare_many(executor, [(n.sql, today_of(task)) for n in item.neighbours], s.jobs)
         ready = {i: q for i, q in enumerate(queries) if isinstance(q, PreparedQuery)}
-        results = _run_prepared(executor, list(ready.values()), s.jobs)
+        results = run_prepared(executor, list(ready.values()), s.jobs)
         for i, r in zip(ready, results, strict=True):
             if isinstance(r, QueryResult):
                 item.ran_on_base.append(i)
-                if _same(task, gold, r, s.profile):
+                if same_result(task, gold, r, s.profile):
                     item.alive.add(i)
                     item.queries[i] = ready[i]
     return found
@@ -373,27 +300,29 @@ def _build(
             rows = variant_rows(pools, filled, f"{s.seed}:{n}", focus[aim])
             trial.load(arrow_tables(rows, schemas))
             keys = [k for k in wanted if k[0] == aim]
-            kills = _screen(trial, f"c{n:04d}", aim, keys, found, distillation, gold_failures, s)
+            new = _screen(trial, f"c{n:04d}", aim, keys, found, distillation, gold_failures, s)
             distillation.tried(keys)
-            if not kills:
+            if not new:
                 continue
             if block.rows is not None:
                 merged = merge_rows(block.rows, rows)
                 trial.load(arrow_tables(merged, schemas))
-                if _still_kills(trial, block.tasks | {aim}, block.kills | set(kills), found, s):
-                    block.add(merged, aim, kills)
+                if _still_kills(trial, block.tasks | {aim}, block.kills | set(new), found, s):
+                    block.add(merged, aim, new)
                     if block.blocks >= s.blocks_per_variant:
                         close()
                     continue
                 close()
-            block.add(rows, aim, kills)
+            block.add(rows, aim, new)
         if len(distillation.kept) < s.max_databases:
             close()
     finally:
         trial.close()
     shutil.rmtree(cache, ignore_errors=True)
     tick(total)
-    report = _report(found, distillation, alive, gold_failures, drops, variants, s, tried)
+    report = build_report(
+        found, distillation, alive, gold_failures, drops, variants, s.as_dict(), tried
+    )
     (staging / MANIFEST).write_text(
         manifest_text(
             task_set_sha256=set_hash(tasks),
@@ -438,52 +367,44 @@ def _screen(
     candidate: str,
     aim: str,
     keys: Sequence[NeighbourKey],
-    found: Mapping[str, _Task],
+    found: Mapping[str, SuiteTask],
     distillation: Distillation,
     gold_failures: dict[str, list[str]],
     s: BuildSettings,
 ) -> list[NeighbourKey]:
     """The neighbours among ``keys`` (the aimed task's) that the candidate loaded in
     the trial database tells apart from their gold; [] if the gold fails there."""
-    run = _on_trial(trial)
+    run = on_trial(trial)
     by_task: dict[str, QueryResult] = {}
-    if not _golds_run(run, [found[aim]], by_task, candidate, gold_failures, distillation):
+    if not golds_run(run, [found[aim]], by_task, candidate, gold_failures, distillation):
         return []
-    return _kills(run, keys, found, by_task, s)
+    return told_apart(run, keys, found, by_task, s.profile)
 
 
 def _still_kills(
     trial: TrialDatabase,
     tasks: set[str],
     kills: set[NeighbourKey],
-    found: Mapping[str, _Task],
+    found: Mapping[str, SuiteTask],
     s: BuildSettings,
 ) -> bool:
     """Whether, in the trial database as loaded, every gold of ``tasks`` runs and every
     neighbour of ``kills`` is still told apart (the blocks side by side mask nothing)."""
-    run = _on_trial(trial)
+    run = on_trial(trial)
     items = [found[t] for t in sorted(tasks)]
     golds = run([i.gold_query for i in items])  # type: ignore[misc]
     if any(isinstance(g, QueryError) for g in golds):
         return False
     by_task = {i.task["id"]: g for i, g in zip(items, golds, strict=True)}
     keys = sorted(kills)
-    return len(_kills(run, keys, found, by_task, s)) == len(keys)  # type: ignore[arg-type]
-
-
-def _on_trial(trial: TrialDatabase) -> Runner:
-    return lambda queries: [trial.run(q.sql) for q in queries]
-
-
-def _on_executor(ex: Executor, jobs: int) -> Runner:
-    return lambda queries: _run_prepared(ex, queries, jobs)
+    return len(told_apart(run, keys, found, by_task, s.profile)) == len(keys)  # type: ignore[arg-type]
 
 
 def _confirm(
     database: Path,
     candidate: str,
     screened: Sequence[NeighbourKey],
-    found: Mapping[str, _Task],
+    found: Mapping[str, SuiteTask],
     distillation: Distillation,
     gold_failures: dict[str, list[str]],
     drops: dict[str, str],
@@ -495,25 +416,25 @@ def _confirm(
     checked; its fingerprint if kept."""
     items = list(found.values())
     with Executor(database, settings=ex_settings) as ex:
-        run = _on_executor(ex, s.jobs)
+        run = on_executor(ex, s.jobs)
         by_task: dict[str, QueryResult] = {}
-        if not _golds_run(run, items, by_task, candidate, gold_failures, distillation):
+        if not golds_run(run, items, by_task, candidate, gold_failures, distillation):
             return None
         others = [k for k in distillation.wanted() if k not in set(screened)]
-        killed = _kills(run, [*screened, *others], found, by_task, s)
+        killed = told_apart(run, [*screened, *others], found, by_task, s.profile)
         if not distillation.offer(candidate, killed):
             return None
         for item in items:
             item.rows_on_variants.append(by_task[item.task["id"]].num_rows)
         with_answer = [i for i in items if i.task.get("answer_sql")]
-        answers = _run_many(
-            ex, [(i.task["answer_sql"], _today(i.task)) for i in with_answer], s.jobs
+        answers = run_many(
+            ex, [(i.task["answer_sql"], today_of(i.task)) for i in with_answer], s.jobs
         )
         for item, answer in zip(with_answer, answers, strict=True):
             gold = by_task[item.task["id"]]
-            if not _same(item.task, gold, answer, s.profile) and item.task["id"] not in drops:
+            if not same_result(item.task, gold, answer, s.profile) and item.task["id"] not in drops:
                 what = (
-                    _error_text(answer)
+                    error_text(answer)
                     if isinstance(answer, QueryError)
                     else f"{answer.num_rows} row(s) where the gold returns {gold.num_rows}"
                 )
@@ -522,103 +443,3 @@ def _confirm(
                     f"answer gives {what}"
                 )
         return ex.fingerprint
-
-
-def _kills(
-    run: Runner,
-    keys: Sequence[NeighbourKey],
-    found: Mapping[str, _Task],
-    by_task: Mapping[str, QueryResult],
-    s: BuildSettings,
-) -> list[NeighbourKey]:
-    """The neighbours among ``keys`` whose result differs from their gold's here."""
-    results = run([found[t].queries[k] for t, k in keys])
-    return [
-        key
-        for key, r in zip(keys, results, strict=True)
-        if not _same(found[key[0]].task, by_task[key[0]], r, s.profile)
-    ]
-
-
-def _golds_run(
-    run: Runner,
-    items: Sequence[_Task],
-    by_task: dict[str, QueryResult],
-    candidate: str,
-    gold_failures: dict[str, list[str]],
-    distillation: Distillation,
-) -> bool:
-    """Run ``items``' golds on the candidate into ``by_task``; False (the candidate
-    rejected, each failing gold noted) if any fails."""
-    golds = run([i.gold_query for i in items])  # type: ignore[misc]
-    ok = True
-    for item, gold in zip(items, golds, strict=True):
-        if isinstance(gold, QueryError):
-            gold_failures.setdefault(item.task["id"], []).append(
-                f"{candidate}: {_error_text(gold)}"
-            )
-            ok = False
-        else:
-            by_task[item.task["id"]] = gold
-    if not ok:
-        distillation.reject(candidate, "a gold fails on it")
-    return ok
-
-
-def _by_edit(found: Mapping[str, _Task], distillation: Distillation) -> dict[str, Any]:
-    """Near-miss survival for each edit class."""
-    counts: dict[str, list[int]] = {}
-    for tid, item in found.items():
-        for i in item.ran_on_base:
-            row = counts.setdefault(item.neighbours[i].edit, [0, 0, 0])
-            row[0] += 1
-            row[1] += i in item.alive
-            row[2] += (tid, i) in distillation.alive
-    return {edit: dict(survival(*row)) for edit, row in sorted(counts.items())}
-
-
-def _report(
-    found: Mapping[str, _Task],
-    distillation: Distillation,
-    alive: set[NeighbourKey],
-    gold_failures: Mapping[str, list[str]],
-    drops: Mapping[str, str],
-    variants: Sequence[Variant],
-    s: BuildSettings,
-    tried: int,
-) -> dict[str, Any]:
-    executed = sum(len(i.ran_on_base) for i in found.values())
-    per_task = []
-    for tid, item in found.items():
-        survivors = sorted(k for t, k in distillation.alive if t == tid)
-        killed = {str(k): by for (t, k), by in sorted(distillation.killed_by.items()) if t == tid}
-        per_task.append(
-            {
-                "id": tid,
-                "neighbours": len(item.neighbours),
-                "ran_on_base": len(item.ran_on_base),
-                "correct_on_base": len(item.alive),
-                "gold_rows_on_base": item.gold_base.num_rows,
-                "gold_rows_on_variants": list(item.rows_on_variants),
-                "killed_by": {item.neighbours[int(k)].sql: by for k, by in killed.items()},
-                "indistinguishable": [
-                    {"edit": item.neighbours[k].edit, "sql": item.neighbours[k].sql}
-                    for k in survivors
-                ],
-            }
-        )
-    return {
-        "settings": s.as_dict(),
-        "variants": [{"name": v.name, "rows": dict(sorted(v.rows.items()))} for v in variants],
-        "candidates_tried": tried,
-        "candidates_rejected": dict(sorted(distillation.rejected.items())),
-        "gold_failures_on_candidates": {t: list(x) for t, x in sorted(gold_failures.items())},
-        "drops": dict(sorted(drops.items())),
-        "near_miss_survival": dict(survival(executed, len(alive), len(distillation.alive))),
-        "near_miss_survival_by_edit": _by_edit(found, distillation),
-        "golds_empty_on_base": sum(1 for i in found.values() if i.gold_base.num_rows == 0),
-        "golds_empty_on_base_filled_by_a_variant": sum(
-            1 for i in found.values() if i.gold_base.num_rows == 0 and any(i.rows_on_variants)
-        ),
-        "tasks": per_task,
-    }

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -270,3 +271,19 @@ def write_tables(folder: Path, tables: Mapping[str, Any]) -> list[Path]:
             )
         written.append(path)
     return written
+
+
+def replace_folder(new: Path, target: Path) -> None:
+    """Put the folder ``new`` in place of ``target`` (a suite folder, an empty one, or
+    none): the old one is renamed aside first and removed after."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    old = target.with_name(f".{target.name}.old")
+    shutil.rmtree(old, ignore_errors=True)
+    if target.exists():
+        if not (target / MANIFEST).is_file() and any(target.iterdir()):
+            raise SuiteError(
+                "is not empty and holds no suite: refusing to replace it", path=str(target)
+            )
+        target.rename(old)
+    new.rename(target)
+    shutil.rmtree(old, ignore_errors=True)

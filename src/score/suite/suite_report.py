@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+from score.suite.distill import Distillation, NeighbourKey, survival
+from score.suite.query_runs import SuiteTask
+from score.suite.suite_file import Variant
 
 #: indistinguishable neighbours listed per task in the Markdown (all are in report.json)
 LISTED = 5
@@ -69,3 +73,62 @@ def report_markdown(report: Mapping[str, Any]) -> str:
             lines.append(f"- ... {len(task['indistinguishable']) - LISTED} more in report.json")
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
+
+
+def by_edit(found: Mapping[str, SuiteTask], distillation: Distillation) -> dict[str, Any]:
+    """Near-miss survival for each edit class."""
+    counts: dict[str, list[int]] = {}
+    for tid, item in found.items():
+        for i in item.ran_on_base:
+            row = counts.setdefault(item.neighbours[i].edit, [0, 0, 0])
+            row[0] += 1
+            row[1] += i in item.alive
+            row[2] += (tid, i) in distillation.alive
+    return {edit: dict(survival(*row)) for edit, row in sorted(counts.items())}
+
+
+def build_report(
+    found: Mapping[str, SuiteTask],
+    distillation: Distillation,
+    alive: set[NeighbourKey],
+    gold_failures: Mapping[str, list[str]],
+    drops: Mapping[str, str],
+    variants: Sequence[Variant],
+    settings: Mapping[str, Any],
+    tried: int,
+) -> dict[str, Any]:
+    executed = sum(len(i.ran_on_base) for i in found.values())
+    per_task = []
+    for tid, item in found.items():
+        survivors = sorted(k for t, k in distillation.alive if t == tid)
+        killed = {str(k): by for (t, k), by in sorted(distillation.killed_by.items()) if t == tid}
+        per_task.append(
+            {
+                "id": tid,
+                "neighbours": len(item.neighbours),
+                "ran_on_base": len(item.ran_on_base),
+                "correct_on_base": len(item.alive),
+                "gold_rows_on_base": item.gold_base.num_rows,
+                "gold_rows_on_variants": list(item.rows_on_variants),
+                "killed_by": {item.neighbours[int(k)].sql: by for k, by in killed.items()},
+                "indistinguishable": [
+                    {"edit": item.neighbours[k].edit, "sql": item.neighbours[k].sql}
+                    for k in survivors
+                ],
+            }
+        )
+    return {
+        "settings": dict(settings),
+        "variants": [{"name": v.name, "rows": dict(sorted(v.rows.items()))} for v in variants],
+        "candidates_tried": tried,
+        "candidates_rejected": dict(sorted(distillation.rejected.items())),
+        "gold_failures_on_candidates": {t: list(x) for t, x in sorted(gold_failures.items())},
+        "drops": dict(sorted(drops.items())),
+        "near_miss_survival": dict(survival(executed, len(alive), len(distillation.alive))),
+        "near_miss_survival_by_edit": by_edit(found, distillation),
+        "golds_empty_on_base": sum(1 for i in found.values() if i.gold_base.num_rows == 0),
+        "golds_empty_on_base_filled_by_a_variant": sum(
+            1 for i in found.values() if i.gold_base.num_rows == 0 and any(i.rows_on_variants)
+        ),
+        "tasks": per_task,
+    }
