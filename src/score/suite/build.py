@@ -68,6 +68,8 @@ from score.suite.trial_database import TrialDatabase
 from score.suite.variant_data import arrow_tables, merge_rows, variant_rows
 
 Progress = Callable[[int, int], None]
+#: how a neighbour that is valid SQL can still fail on the base database
+RAN_BUT_FAILED = frozenset({"timeout", "row_cap", "runtime_error"})
 
 
 @dataclass(frozen=True)
@@ -148,11 +150,14 @@ def _base_phase(
         ready = {i: q for i, q in enumerate(queries) if isinstance(q, PreparedQuery)}
         results = run_prepared(executor, list(ready.values()), s.jobs)
         for i, r in zip(ready, results, strict=True):
-            if isinstance(r, QueryResult):
+            # a neighbour that stops at a limit is a wrong answer that ran; one the
+            # database cannot read is no near miss (and which one ran does not hang on
+            # how fast the machine was)
+            if isinstance(r, QueryResult) or r.kind in RAN_BUT_FAILED:
                 item.ran_on_base.append(i)
-                if same_result(task, gold, r, s.profile):
-                    item.alive.add(i)
-                    item.queries[i] = ready[i]
+            if isinstance(r, QueryResult) and same_result(task, gold, r, s.profile):
+                item.alive.add(i)
+                item.queries[i] = ready[i]
     return found
 
 
