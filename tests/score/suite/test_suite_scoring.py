@@ -209,3 +209,19 @@ def test_a_suite_run_s_files_validate_against_their_schemas(suite_run):
     assert validation_errors("results", broken) != []
     for prior in json.loads((out / "priors.json").read_text()).values():
         assert validation_errors("summary", prior) == []
+
+
+def test_the_report_and_the_page_show_ts_beside_ex_and_what_only_the_suite_caught(
+    suite_run, tmp_path
+):
+    out, _, _ = suite_run
+    result = CliRunner().invoke(main, ["score", "report", str(out), "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    report = (tmp_path / "report.md").read_text()
+    assert "| EX | 1.000 [" in report and "| TS | 0.500 [" in report
+    assert "## Test suite" in report
+    assert "| s-count | en | v1-even |" in report and "| s-gender | en | v3-genders |" in report
+    assert "judged on the base database only: s-dropped" in report
+    assert "| tier | run | instances | EX | TS |" in report
+    page = (tmp_path / "report.html").read_text()
+    assert "TS" in page and "told apart by variant v1-even" in page
