@@ -173,6 +173,10 @@ def test_a_run_stopped_before_the_suite_resumes_to_the_same_records(
     monkeypatch.undo()
     with pytest.raises(SqlgoldError, match="--resume"):
         score(omop_db, made_suite.folder, tasks_of(made_suite), tmp_path / "run", cache)
+    other = tmp_path / "other-suite"
+    shutil.copytree(made_suite.folder, other)
+    with pytest.raises(SqlgoldError, match="suite changed"):
+        score(omop_db, other, tasks_of(made_suite), tmp_path / "run", cache, resume=True)
     score(omop_db, made_suite.folder, tasks_of(made_suite), tmp_path / "run", cache, resume=True)
 
     def settled(folder: Path) -> dict:
@@ -225,3 +229,24 @@ def test_the_report_and_the_page_show_ts_beside_ex_and_what_only_the_suite_caugh
     assert "| tier | run | instances | EX | TS |" in report
     page = (tmp_path / "report.html").read_text()
     assert "TS" in page and "told apart by variant v1-even" in page
+
+
+def test_a_postgresql_base_is_scored_there_and_the_suite_with_duckdb(
+    pg_cdm, made_suite, suite_run, tmp_path
+):
+    """The fingerprint is the data's whatever the engine, so the suite built on the
+    DuckDB file serves the same data in PostgreSQL: the base runs on the server, the
+    variants locally (the predictions, PostgreSQL SQL, translated to DuckDB)."""
+    out = tmp_path / "run"
+    preds = write_predictions(tmp_path / "p.jsonl")
+    with Executor(pg_cdm.reader_url) as ex:
+        outcome = run_scoring(
+            tasks_of(made_suite),
+            preds,
+            out,
+            ex,
+            ScoringOptions(split="all", cache_dir=tmp_path / "cache", suite=made_suite.folder),
+        )
+    assert outcome.summary["ex"] == 1.0 and outcome.summary["ts"] == 0.5
+    told = {k: r["suite"]["told_apart_by"] for k, r in by_key(out).items()}
+    assert told == {k: r["suite"]["told_apart_by"] for k, r in by_key(suite_run[0]).items()}
