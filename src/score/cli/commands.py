@@ -276,6 +276,7 @@ _SHARED = {
     "task set": _task_set,
     "comparator profile": lambda m: m["profile"],
     "split": _split_name,
+    "test suite": lambda m: (m.get("suite") or {}).get("manifest_sha256", "none")[:12],
 }
 
 
@@ -299,6 +300,11 @@ def _meta_for(runs: list[dict], names: list[str] | None = None) -> dict[str, str
         "task_set": f"{_task_set(first)} ({first['tasks']})",
         "comparator_profile": first["profile"],
         "split": _split_name(first),
+        **(
+            {"test_suite": f"{suite['path']} (suite.json sha256 {suite['manifest_sha256'][:12]})"}
+            if (suite := first.get("suite"))
+            else {}
+        ),
     }
 
 

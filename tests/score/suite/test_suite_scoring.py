@@ -223,7 +223,7 @@ def test_the_report_and_the_page_show_ts_beside_ex_and_what_only_the_suite_caugh
     assert result.exit_code == 0, result.output
     report = (tmp_path / "report.md").read_text()
     assert "| EX | 1.000 [" in report and "| TS | 0.500 [" in report
-    assert "## Test suite" in report
+    assert "## Test suite" in report and "- Test suite: " in report
     assert "| s-count | en | v1-even |" in report and "| s-gender | en | v3-genders |" in report
     assert "judged on the base database only: s-dropped" in report
     assert "| tier | run | instances | EX | TS |" in report
@@ -250,3 +250,15 @@ def test_a_postgresql_base_is_scored_there_and_the_suite_with_duckdb(
     assert outcome.summary["ex"] == 1.0 and outcome.summary["ts"] == 0.5
     told = {k: r["suite"]["told_apart_by"] for k, r in by_key(out).items()}
     assert told == {k: r["suite"]["told_apart_by"] for k, r in by_key(suite_run[0]).items()}
+
+
+def test_runs_scored_with_different_suites_are_not_compared(suite_run, tmp_path):
+    out, _, _ = suite_run
+    plain = tmp_path / "plain"
+    shutil.copytree(out, plain)
+    meta = json.loads((plain / "run.json").read_text())
+    del meta["suite"]
+    (plain / "run.json").write_text(json.dumps(meta))
+    result = CliRunner().invoke(main, ["score", "compare", str(out), str(plain)])
+    assert result.exit_code == 1
+    assert "test suite" in result.stderr and "none" in result.stderr
