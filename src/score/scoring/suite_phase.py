@@ -192,21 +192,27 @@ def open_variant(
     suite: Suite, variant: Variant, settings: ExecutorSettings, databases: Path
 ) -> Executor:
     """The executor of one variant, its database made in ``databases`` on first use and
-    its fingerprint checked against the manifest's."""
-    path = variant_database(suite, variant, databases)
-    executor = Executor(path, VARIANT_SCHEMA, settings)
-    try:
-        if executor.fingerprint != variant.fingerprint:
-            raise SuiteError(
-                f"variant {variant.name}: its database's fingerprint "
-                f"{executor.fingerprint[:12]}... is not the manifest's "
-                f"{variant.fingerprint[:12]}... (build the suite again)",
-                path=str(suite.folder / MANIFEST),
-            )
-    except BaseException:
+    its fingerprint checked against the manifest's.  A database made earlier that is not
+    the manifest's (changed in the cache) is made again from the data once; a fresh one
+    that is not is an error naming the variant."""
+    for attempt in (1, 2):
+        path = variant_database(suite, variant, databases)
+        executor = Executor(path, VARIANT_SCHEMA, settings)
+        try:
+            found = executor.fingerprint
+        except BaseException:
+            executor.close()
+            raise
+        if found == variant.fingerprint:
+            return executor
         executor.close()
-        raise
-    return executor
+        if attempt == 1:
+            path.unlink(missing_ok=True)
+    raise SuiteError(
+        f"variant {variant.name}: its database's fingerprint {found[:12]}... is not the "
+        f"manifest's {variant.fingerprint[:12]}... (build the suite again)",
+        path=str(suite.folder / MANIFEST),
+    )
 
 
 @dataclass

@@ -262,3 +262,19 @@ def test_runs_scored_with_different_suites_are_not_compared(suite_run, tmp_path)
     result = CliRunner().invoke(main, ["score", "compare", str(out), str(plain)])
     assert result.exit_code == 1
     assert "test suite" in result.stderr and "none" in result.stderr
+
+
+def test_a_variant_database_changed_in_the_cache_is_made_again(made_suite, tmp_path):
+    import duckdb
+
+    from score.execution.executor import ExecutorSettings
+    from score.scoring.suite_phase import open_variant
+
+    variant = made_suite.variants[1]
+    path = variant_database(made_suite, variant, tmp_path)
+    con = duckdb.connect(str(path))
+    con.execute("DELETE FROM cdm.person WHERE person_id % 2 = 0")
+    con.close()
+    with open_variant(made_suite, variant, ExecutorSettings(), tmp_path) as ex:
+        assert ex.fingerprint == variant.fingerprint
+        assert ex.execute("SELECT count(*) FROM cdm.person").rows() == [(variant.rows["person"],)]
