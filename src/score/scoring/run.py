@@ -264,16 +264,32 @@ def run_scoring(
         finally:
             run_dir.close()
         by_id = {t["id"]: t for t in tasks}
+        prior_records: dict[str, list[dict[str, Any]]] = {}
+        if options.with_priors:
+            for kind, label in PRIORS.items():
+                prior_ctx = ScoringContext(executor, gold, options.profile, label)
+                prior_records[kind] = [
+                    mark_for_suite(r.to_record()) if suite is not None else r.to_record()
+                    for r in score_predictions(
+                        tasks,
+                        prior_predictions(tasks, kind),
+                        prior_ctx,
+                        jobs=options.jobs,
+                        languages=languages,
+                    )
+                ]
         judge = None
-        if suite is not None:
+        if suite is not None:  # the run's and the priors' instances, in one pass
             judge = SuiteRun(
                 executor.settings,
                 options.profile,
                 variant_dialect(dialect, executor.dialect),
                 None if cache_dir is None else Path(cache_dir),
                 options.jobs,
+                run_executed=executor.dialect == "duckdb",
             )
-            judge_with_suite(run_dir.records(), by_id, suite, judge, progress=judging)
+            judged = run_dir.records() + [r for rs in prior_records.values() for r in rs]
+            judge_with_suite(judged, by_id, suite, judge, progress=judging)
         records = run_dir.records()
         summary = summarize(records, seed=options.seed, resamples=options.resamples)
         summary["meta"] = {
@@ -309,27 +325,10 @@ def run_scoring(
                 dialect=dialect,
                 progress=measuring,
             )
-        priors = []
-        if options.with_priors:
-            for kind, label in PRIORS.items():
-                prior_ctx = ScoringContext(executor, gold, options.profile, label)
-                prior_records = [
-                    mark_for_suite(r.to_record()) if suite is not None else r.to_record()
-                    for r in score_predictions(
-                        tasks,
-                        prior_predictions(tasks, kind),
-                        prior_ctx,
-                        jobs=options.jobs,
-                        languages=languages,
-                    )
-                ]
-                if suite is not None and judge is not None:
-                    judge_with_suite(prior_records, by_id, suite, judge)
-                priors.append(
-                    summarize(
-                        prior_records, seed=options.seed, resamples=options.resamples, prior=True
-                    )
-                )
+        priors = [
+            summarize(recs, seed=options.seed, resamples=options.resamples, prior=True)
+            for recs in prior_records.values()
+        ]
         warnings = _warnings(task_set, executor, summary)
         summary["warnings"] = warnings
         run_dir.finish(summary, priors)

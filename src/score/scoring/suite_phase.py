@@ -25,6 +25,7 @@ fingerprints is refused (:class:`~score.suite.suite_file.SuiteError` naming it).
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import functools
 import tempfile
 from collections.abc import Callable, Iterable
@@ -35,10 +36,11 @@ from typing import Any
 
 from score.comparison.compare import compare
 from score.execution.executor import Executor, ExecutorSettings
-from score.execution.result import QueryError
+from score.execution.result import QueryError, QueryResult
 from score.files import file_sha256
 from score.inputs.predictions import PredictionSet
 from score.inputs.task_manifest import set_hash
+from score.scoring.answer import RunAnswer
 from score.scoring.decision import describe
 from score.scoring.gold_cache import GOLD_DIALECT, RETRIED_KINDS, GoldCache
 from score.scoring.gold_pin import task_today
@@ -170,15 +172,22 @@ def on_variant(
     gold: GoldCache,
     profile: str,
     dialect: str | None,
+    executed: str | None = None,
 ) -> OnVariant:
-    """Run the gold (cached) and the prediction's SQL on one variant and compare them."""
+    """Run the gold (cached) and the prediction on one variant and compare them.
+
+    ``executed`` is the DuckDB SQL the prediction became on a DuckDB base database (past
+    the guard, its today pinned): it runs as it is (DuckDB's own check still makes sure
+    it is one read-only SELECT, on a read-only database with no external access), so
+    the prediction is not parsed again on every variant.  Without it, ``sql`` is
+    prepared afresh (translated from ``dialect``)."""
     today = task_today(task)
     expected = gold.result(task["gold_sql"], today=today)
     if isinstance(expected, QueryError):
         return OnVariant("gold_failed", f"the gold failed: {expected.kind}: {expected.message}")
-    got = executor.try_execute(sql, today=today, dialect=dialect)
+    got = _run(executor, sql, today, dialect, executed)
     if isinstance(got, QueryError) and got.kind in RETRIED_KINDS:  # the machine's, maybe
-        got = executor.try_execute(sql, today=today, dialect=dialect, fresh=True)
+        got = _run(executor, sql, today, dialect, executed, fresh=True)
     if isinstance(got, QueryError):
         return OnVariant("differs", f"the prediction failed: {got.kind}: {got.message}")
     try:
@@ -186,6 +195,24 @@ def on_variant(
     except Exception as e:  # noqa: BLE001 - a value the comparator cannot handle
         return OnVariant("differs", f"the results could not be compared: {describe(e)}")
     return OnVariant("same" if said.match else "differs", said.reason)
+
+
+def _run(
+    executor: Executor,
+    sql: str,
+    today: dt.date | None,
+    dialect: str | None,
+    executed: str | None,
+    *,
+    fresh: bool = False,
+) -> QueryResult | QueryError:
+    if executed is None:
+        return executor.try_execute(sql, today=today, dialect=dialect, fresh=fresh)
+    request = RunAnswer(executed, executor.settings.timeout_seconds)
+    try:
+        return executor.call(request, fresh=fresh)
+    except QueryError as e:  # its process had to be ended, or died
+        return e
 
 
 def open_variant(
@@ -226,6 +253,8 @@ class SuiteRun:
     dialect: str | None = None
     cache_dir: Path | None = None
     jobs: int = 1
+    #: the base database is DuckDB: a prediction's executed SQL runs on the variants as is
+    run_executed: bool = False
     gold_executions: int = 0  # gold queries run on the variants (the rest were cached)
 
 
@@ -237,8 +266,11 @@ def judge_with_suite(
     *,
     progress: Callable[[int, int], None] | None = None,
 ) -> None:
-    """Settle the suite verdict of every record whose ``suite`` is None (in place)."""
-    checks = []
+    """Settle the suite verdict of every record whose ``suite`` is None (in place).
+
+    Instances of one task with the same SQL (its languages, a prior's ``SELECT 0``) run
+    once per variant and share the verdict."""
+    pairs: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for record in records:
         if record.get("suite") is not None:
             continue
@@ -246,7 +278,9 @@ def judge_with_suite(
         if decided is not None:
             settle(record, decided)
         else:
-            checks.append(record)
+            pairs.setdefault((record["task_id"], record["sql"]), []).append(record)
+    checks = list(pairs)
+    executed = [pairs[p][0].get("executed_sql") if run.run_executed else None for p in checks]
     told: dict[int, tuple[str, str]] = {}
     matched: dict[int, int] = {}
     gold_failed: dict[int, list[str]] = {}
@@ -261,7 +295,7 @@ def judge_with_suite(
                 break
             with open_variant(suite, variant, run.settings, databases) as executor:
                 gold = GoldCache(run.cache_dir, executor)
-                check = functools.partial(_check, checks, tasks, executor, gold, run)
+                check = functools.partial(_check, checks, executed, tasks, executor, gold, run)
                 with ThreadPoolExecutor(max_workers=max(1, run.jobs)) as pool:
                     for i, found in zip(todo, pool.map(check, todo), strict=True):
                         if found.kind == "same":
@@ -273,7 +307,7 @@ def judge_with_suite(
                 run.gold_executions += gold.executions
             if progress:
                 progress(number, len(suite.variants))
-    for i, record in enumerate(checks):
+    for i, pair in enumerate(checks):
         failed = gold_failed.get(i, [])
         if i in told:
             name, reason = told[i]
@@ -286,21 +320,23 @@ def judge_with_suite(
             if failed:
                 reason += f" (the gold failed on {', '.join(failed)})"
             entry = verdict(True, reason, variants=n, gold_failed=failed)
-        settle(record, entry)
+        for record in pairs[pair]:
+            settle(record, dict(entry, gold_failed_on=list(entry["gold_failed_on"])))
 
 
 def _check(
-    checks: list[dict[str, Any]],
+    checks: list[tuple[str, str]],
+    executed: list[str | None],
     tasks: dict[str, dict[str, Any]],
     executor: Executor,
     gold: GoldCache,
     run: SuiteRun,
     i: int,
 ) -> OnVariant:
-    record = checks[i]
+    task_id, sql = checks[i]
     try:
-        task = tasks[record["task_id"]]
-        return on_variant(task, record["sql"], executor, gold, run.profile, run.dialect)
+        task = tasks[task_id]
+        return on_variant(task, sql, executor, gold, run.profile, run.dialect, executed[i])
     except Exception as e:  # noqa: BLE001 - one instance never ends the run
         return OnVariant("differs", f"scoring failed: {describe(e)}")
 
