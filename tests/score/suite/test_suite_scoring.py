@@ -278,3 +278,17 @@ def test_a_variant_database_changed_in_the_cache_is_made_again(made_suite, tmp_p
     with open_variant(made_suite, variant, ExecutorSettings(), tmp_path) as ex:
         assert ex.fingerprint == variant.fingerprint
         assert ex.execute("SELECT count(*) FROM cdm.person").rows() == [(variant.rows["person"],)]
+
+
+def test_two_runs_with_the_same_suite_compare_ts_too(suite_run, tmp_path):
+    out, _, _ = suite_run
+    again = tmp_path / "again"
+    shutil.copytree(out, again)
+    result = CliRunner().invoke(
+        main, ["score", "compare", str(out), str(again), "--out", str(tmp_path / "cmp")]
+    )
+    assert result.exit_code == 0, result.output
+    comparison = json.loads((tmp_path / "cmp" / "comparison.json").read_text())
+    assert comparison["scores"]["ts"]["a"] == 0.5 and comparison["scores"]["ts"]["diff"] == 0
+    assert comparison["scores"]["ex"]["a"] == 1.0
+    assert "| TS | 0.500 | 0.500 |" in (tmp_path / "cmp" / "report.md").read_text()
