@@ -48,6 +48,7 @@ def test_a_task_the_suite_drops_is_dropped_with_a_named_rule(omop_db, made_suite
         "suite_disagreement",
     )
     assert dropped["reason"] == SUITE_DROPS["s-dropped"]
+    assert report["settings"]["suite_drops"] == SUITE_DROPS
     assert [json.loads(x)["id"] for x in out.read_text().splitlines()[1:]] == ["s-count"]
     without = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "all.jsonl")])
     assert without.exit_code == 0 and len((tmp_path / "all.jsonl").read_text().splitlines()) == 3

@@ -45,3 +45,11 @@ def test_a_suite_built_on_another_database_is_one_error_line(changed_db, made_su
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "built on another base database" in lines[0]
     assert result.stdout == ""
+
+
+def test_a_gold_alone_says_the_suite_was_not_checked(omop_db, made_suite, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    args = ["verify", "--db", str(omop_db), "--suite", str(made_suite.folder)]
+    result = CliRunner().invoke(main, [*args, "--gold-dialect", "duckdb", "--gold", GOLD])
+    assert result.exit_code == 0, result.output
+    assert "test suite: not checked (no answer to compare the gold with)" in result.stdout

@@ -292,3 +292,11 @@ def test_two_runs_with_the_same_suite_compare_ts_too(suite_run, tmp_path):
     assert comparison["scores"]["ts"]["a"] == 0.5 and comparison["scores"]["ts"]["diff"] == 0
     assert comparison["scores"]["ex"]["a"] == 1.0
     assert "| TS | 0.500 | 0.500 |" in (tmp_path / "cmp" / "report.md").read_text()
+
+
+def test_a_changed_variant_file_is_refused_when_the_suite_is_read(made_suite, tmp_path):
+    copy = tmp_path / "suite"
+    shutil.copytree(made_suite.folder, copy)
+    (copy / "data" / "v2-thirds" / "person.parquet").write_bytes(b"not parquet")
+    with pytest.raises(SuiteError, match="variant v2-thirds: its data does not match"):
+        read_suite(copy)
