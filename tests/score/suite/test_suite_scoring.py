@@ -300,3 +300,13 @@ def test_a_changed_variant_file_is_refused_when_the_suite_is_read(made_suite, tm
     (copy / "data" / "v2-thirds" / "person.parquet").write_bytes(b"not parquet")
     with pytest.raises(SuiteError, match="variant v2-thirds: its data does not match"):
         read_suite(copy)
+
+
+def test_without_a_cache_the_variants_databases_last_the_run_only(
+    omop_db, made_suite, suite_run, tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    outcome = score(omop_db, made_suite.folder, tasks_of(made_suite), tmp_path / "run", None)
+    assert outcome.summary["ts"] == suite_run[2].summary["ts"]
+    left = [p for p in tmp_path.rglob("*") if p.suffix == ".duckdb" or p.name == "suites"]
+    assert left == []  # (the fingerprint cache is the executor's, with or without --no-cache)
