@@ -25,26 +25,19 @@ fingerprints is refused (:class:`~score.suite.suite_file.SuiteError` naming it).
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
-import functools
 import tempfile
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from score.comparison.compare import compare
 from score.execution.executor import Executor, ExecutorSettings
-from score.execution.result import QueryError, QueryResult
 from score.files import file_sha256
 from score.inputs.predictions import PredictionSet
 from score.inputs.task_manifest import set_hash
-from score.scoring.answer import RunAnswer
-from score.scoring.decision import describe
-from score.scoring.gold_cache import GOLD_DIALECT, RETRIED_KINDS, GoldCache
-from score.scoring.gold_pin import task_today
+from score.scoring.gold_cache import GOLD_DIALECT, GoldCache
 from score.scoring.outcomes import Outcome
+from score.scoring.variant_pass import Check, variant_pass
 from score.suite.suite_file import (
     MANIFEST,
     Suite,
@@ -156,65 +149,6 @@ def settle(record: dict[str, Any], entry: dict[str, Any]) -> None:
         )
 
 
-@dataclass(frozen=True)
-class OnVariant:
-    """What one instance did on one variant: ``same`` (matched), ``differs`` or
-    ``gold_failed``, and why."""
-
-    kind: str
-    reason: str
-
-
-def on_variant(
-    task: dict[str, Any],
-    sql: str,
-    executor: Executor,
-    gold: GoldCache,
-    profile: str,
-    dialect: str | None,
-    executed: str | None = None,
-) -> OnVariant:
-    """Run the gold (cached) and the prediction on one variant and compare them.
-
-    ``executed`` is the DuckDB SQL the prediction became on a DuckDB base database (past
-    the guard, its today pinned): it runs as it is (DuckDB's own check still makes sure
-    it is one read-only SELECT, on a read-only database with no external access), so
-    the prediction is not parsed again on every variant.  Without it, ``sql`` is
-    prepared afresh (translated from ``dialect``)."""
-    today = task_today(task)
-    expected = gold.result(task["gold_sql"], today=today)
-    if isinstance(expected, QueryError):
-        return OnVariant("gold_failed", f"the gold failed: {expected.kind}: {expected.message}")
-    got = _run(executor, sql, today, dialect, executed)
-    if isinstance(got, QueryError) and got.kind in RETRIED_KINDS:  # the machine's, maybe
-        got = _run(executor, sql, today, dialect, executed, fresh=True)
-    if isinstance(got, QueryError):
-        return OnVariant("differs", f"the prediction failed: {got.kind}: {got.message}")
-    try:
-        said = compare(expected, got, profile, order_matters=task["order_matters"])
-    except Exception as e:  # noqa: BLE001 - a value the comparator cannot handle
-        return OnVariant("differs", f"the results could not be compared: {describe(e)}")
-    return OnVariant("same" if said.match else "differs", said.reason)
-
-
-def _run(
-    executor: Executor,
-    sql: str,
-    today: dt.date | None,
-    dialect: str | None,
-    executed: str | None,
-    *,
-    fresh: bool = False,
-) -> QueryResult | QueryError:
-    if executed is None:
-        return executor.try_execute(sql, today=today, dialect=dialect, fresh=fresh)
-    request = RunAnswer(executed, executor.settings.timeout_seconds)
-    try:
-        return executor.call(request, fresh=fresh)
-    except QueryError as e:  # its process had to be ended, or died
-        return e
-
-
 def open_variant(
     suite: Suite, variant: Variant, settings: ExecutorSettings, databases: Path
 ) -> Executor:
@@ -295,15 +229,21 @@ def judge_with_suite(
                 break
             with open_variant(suite, variant, run.settings, databases) as executor:
                 gold = GoldCache(run.cache_dir, executor)
-                check = functools.partial(_check, checks, executed, tasks, executor, gold, run)
-                with ThreadPoolExecutor(max_workers=max(1, run.jobs)) as pool:
-                    for i, found in zip(todo, pool.map(check, todo), strict=True):
-                        if found.kind == "same":
-                            matched[i] = matched.get(i, 0) + 1
-                        elif found.kind == "gold_failed":
-                            gold_failed.setdefault(i, []).append(variant.name)
-                        else:
-                            told[i] = (variant.name, found.reason)
+                found_all = variant_pass(
+                    [Check(tasks[checks[i][0]], checks[i][1], executed[i]) for i in todo],
+                    executor,
+                    gold,
+                    run.profile,
+                    run.dialect,
+                    jobs=run.jobs,
+                )
+                for i, found in zip(todo, found_all, strict=True):
+                    if found.kind == "same":
+                        matched[i] = matched.get(i, 0) + 1
+                    elif found.kind == "gold_failed":
+                        gold_failed.setdefault(i, []).append(variant.name)
+                    else:
+                        told[i] = (variant.name, found.reason)
                 run.gold_executions += gold.executions
             if progress:
                 progress(number, len(suite.variants))
@@ -322,23 +262,6 @@ def judge_with_suite(
             entry = verdict(True, reason, variants=n, gold_failed=failed)
         for record in pairs[pair]:
             settle(record, dict(entry, gold_failed_on=list(entry["gold_failed_on"])))
-
-
-def _check(
-    checks: list[tuple[str, str]],
-    executed: list[str | None],
-    tasks: dict[str, dict[str, Any]],
-    executor: Executor,
-    gold: GoldCache,
-    run: SuiteRun,
-    i: int,
-) -> OnVariant:
-    task_id, sql = checks[i]
-    try:
-        task = tasks[task_id]
-        return on_variant(task, sql, executor, gold, run.profile, run.dialect, executed[i])
-    except Exception as e:  # noqa: BLE001 - one instance never ends the run
-        return OnVariant("differs", f"scoring failed: {describe(e)}")
 
 
 def suite_summary(records: Iterable[dict[str, Any]]) -> dict[str, Any]:

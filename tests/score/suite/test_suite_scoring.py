@@ -310,3 +310,36 @@ def test_without_a_cache_the_variants_databases_last_the_run_only(
     assert outcome.summary["ts"] == suite_run[2].summary["ts"]
     left = [p for p in tmp_path.rglob("*") if p.suffix == ".duckdb" or p.name == "suites"]
     assert left == []  # (the fingerprint cache is the executor's, with or without --no-cache)
+
+
+def test_parallel_jobs_give_the_same_verdicts(omop_db, made_suite, suite_run, tmp_path):
+    out, cache, _ = suite_run
+    score(omop_db, made_suite.folder, tasks_of(made_suite), tmp_path / "run", cache, jobs=2)
+
+    def verdicts(folder: Path) -> dict:
+        return {k: (r["outcome"], r["suite"]) for k, r in by_key(folder).items()}
+
+    assert verdicts(tmp_path / "run") == verdicts(out)
+
+
+def test_a_gold_that_fails_on_a_variant_leaves_it_out_and_a_failing_prediction_differs(
+    made_suite, tmp_path
+):
+    from score.execution.executor import ExecutorSettings
+    from score.scoring.gold_cache import GoldCache
+    from score.scoring.suite_phase import open_variant
+    from score.scoring.variant_pass import Check, variant_pass
+    from tests.task_factory import make_task
+
+    fails_here = "SELECT CAST(CASE WHEN count(*) = 565 THEN 'x' ELSE '1' END AS INTEGER) AS n"
+    checks = [
+        Check(make_task("a", fails_here + " FROM cdm.person"), "SELECT 1 AS n"),
+        Check(make_task("b"), "SELECT CAST('x' || count(*) AS INTEGER) FROM cdm.person"),
+        Check(make_task("c"), "SELECT count(person_id) AS n FROM cdm.person"),
+    ]
+    variant = made_suite.variants[0]  # v1-even: 565 persons
+    with open_variant(made_suite, variant, ExecutorSettings(), tmp_path) as ex:
+        for jobs in (1, 2):
+            found = variant_pass(checks, ex, GoldCache(None, ex), "sqlgold", None, jobs=jobs)
+            assert [f.kind for f in found] == ["gold_failed", "differs", "same"], found
+            assert found[1].reason.startswith("the prediction failed: ")
