@@ -76,10 +76,10 @@ publish: $(STAMP) $(DB)  ## immutable release: make publish VERSION=0.1.0 [PUSH=
 	@test -n "$(VERSION)" || { echo "usage: make publish VERSION=x.y.z" >&2; exit 2; }
 	$(SQLGOLD) publish $(TASKS) --version $(VERSION) --db $(DB) --out data/benchmark/releases $(if $(REPO_ID),--repo-id $(REPO_ID)) $(if $(PUSH),--push $(PUSH))
 
-score: $(STAMP) $(DB)  ## score predictions: make score PREDICTIONS=preds.jsonl OUT=runs/x [PROFILE=sqlgold] [SPLIT=test]
+score: $(STAMP) $(DB)  ## score predictions: make score PREDICTIONS=preds.jsonl OUT=runs/x [PROFILE=sqlgold] [SPLIT=test] [SUITE=dir]
 	@test -n "$(PREDICTIONS)" -a -n "$(OUT)" || { echo "usage: make score PREDICTIONS=file.jsonl OUT=dir" >&2; exit 2; }
 	@# exit code 3 (some tasks gold_drift) still writes the report, then fails the target
-	$(SQLGOLD) score run $(TASKS) $(PREDICTIONS) --out $(OUT) --db $(DB) --profile $(or $(PROFILE),sqlgold) --split $(or $(SPLIT),test) --jobs $(JOBS); \
+	$(SQLGOLD) score run $(TASKS) $(PREDICTIONS) --out $(OUT) --db $(DB) --profile $(or $(PROFILE),sqlgold) --split $(or $(SPLIT),test) --jobs $(JOBS) $(if $(SUITE),--suite $(SUITE)); \
 	rc=$$?; if [ $$rc -ne 0 ] && [ $$rc -ne 3 ]; then exit $$rc; fi; \
 	$(SQLGOLD) score report $(OUT) && exit $$rc
 

@@ -129,3 +129,24 @@ def spark_url(omop_db: Path, tmp_path_factory: pytest.TempPathFactory):
         yield url
     finally:
         spark_server.stop(folder)
+
+
+@pytest.fixture(scope="session")
+def made_suite(omop_db: Path, tmp_path_factory: pytest.TempPathFactory):
+    """A small real test suite of three variants of the test database, built for the
+    planted tasks of :func:`tests.score.suite.made_suite.suite_tasks` (their task file
+    is ``made_suite.folder.parent / "tasks.jsonl"``)."""
+    from score.inputs.task_manifest import set_hash
+    from tests.score.suite.made_suite import SUITE_DROPS, make_suite, suite_tasks
+    from tests.task_factory import write_task_file
+
+    root = tmp_path_factory.mktemp("suite")
+    tasks = suite_tasks()
+    write_task_file(root / "tasks.jsonl", tasks)
+    return make_suite(
+        omop_db,
+        root / "suite",
+        task_set_sha256=set_hash(tasks),
+        cache=root / "databases",
+        drops=SUITE_DROPS,
+    )

@@ -125,6 +125,14 @@ def main() -> None:
     help="A task file (or release) verified elsewhere, e.g. on DuckDB: the report states "
     "which tasks give the same gold result on this database.",
 )
+@click.option(
+    "--suite",
+    "suite_dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="A test suite's folder (built on this database): drop the tasks it drops (rule "
+    "suite_disagreement: gold and reference answer differ, or the gold fails, on a variant).",
+)
 @executor_options
 @quiet_option
 @handle_errors
@@ -149,6 +157,7 @@ def curate(
     max_per_result,
     strict,
     against,
+    suite_dir,
     timeout,
     max_rows,
     memory_limit,
@@ -196,6 +205,11 @@ def curate(
         count["done"] += 1
         bar(count["done"], count["total"])
 
+    suite = None
+    if suite_dir is not None:
+        from score.suite.suite_file import read_suite
+
+        suite = read_suite(suite_dir)
     executor = Executor(db_path, schema, settings, sql_dialect=CURATION_DIALECT)
     if executor.engine != "duckdb" and not quiet:
         click.echo(
@@ -206,6 +220,12 @@ def curate(
             err=True,
         )
     with executor, closing(bar):
+        if suite is not None:  # a suite built on another database: refused at once
+            from score.suite.suite_file import check_suite_for
+
+            check_suite_for(
+                suite, task_set_sha256=suite.task_set_sha256, base_fingerprint=executor.fingerprint
+            )
         run = curate_to_files(
             source,
             fmt,
@@ -217,6 +237,7 @@ def curate(
                 profile=profile,
                 unresolved_semantics=not allow_unresolved_semantics,
                 max_per_result=max_per_result,
+                suite_drops=dict(suite.drops) if suite is not None else {},
             ),
             jobs=jobs,
             on_start=on_start,

@@ -140,6 +140,11 @@ def curate_to_files(
             "collation_check": options.collation_check and executor.engine == "duckdb",
             "unresolved_semantics": options.unresolved_semantics,
             "max_per_result": options.max_per_result,
+            **(
+                {"suite_drops": dict(sorted(options.suite_drops.items()))}
+                if options.suite_drops
+                else {}
+            ),
             "today": executor.settings.today.isoformat() if executor.settings.today else None,
             "max_rows": executor.settings.max_rows,
             "timeout_seconds": executor.settings.timeout_seconds,

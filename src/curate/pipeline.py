@@ -14,7 +14,9 @@ Stages, each named in a drop (see DESIGN.md):
 ``internal``     an unexpected exception while curating the record (its type and message)
 
 After every record, rule ``max_per_result`` (off unless asked) drops kept tasks beyond
-the first N whose golds return the very same result.
+the first N whose golds return the very same result, and rule ``suite_disagreement``
+(with a test suite, ``curate --suite``) drops kept tasks the suite drops: their gold and
+reference answer differ, or their gold fails, on one of its database variants.
 
 The pipeline knows nothing of click or the terminal; the CLI calls :func:`curate_records`.
 """
@@ -22,7 +24,7 @@ The pipeline knows nothing of click or the terminal; the CLI calls :func:`curate
 from __future__ import annotations
 
 import multiprocessing
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -70,6 +72,12 @@ class CurationOptions:
     max_per_result: int | None = None
     # Write records that only rename a template's holes from its first (checked) reading.
     template_cache: bool = True
+    # A test suite's drops (task id -> why): such tasks are dropped (rule suite_disagreement).
+    suite_drops: Mapping[str, str] = field(default_factory=dict)
+
+
+#: The rule of a task a test suite drops (``curate --suite``).
+SUITE_RULE = "suite_disagreement"
 
 
 @dataclass(frozen=True)
@@ -418,6 +426,13 @@ def curate_records(
                     progress(record)
     if options.max_per_result is not None:
         outcomes = _limit_per_result(outcomes, options.max_per_result)
+    if options.suite_drops:
+        outcomes = [
+            _dropped(v.id, Drop("suite", SUITE_RULE, options.suite_drops[v.id]), list(v.notes))
+            if task is not None and v.id in options.suite_drops
+            else (task, v)
+            for task, v in outcomes
+        ]
     tasks = sorted((t for t, _ in outcomes if t is not None), key=lambda t: t["id"])
     verdicts = sorted((v for _, v in outcomes), key=lambda v: v.id)
     return tasks, verdicts

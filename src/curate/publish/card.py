@@ -191,10 +191,12 @@ def card_body(
     set_sha256: str,
     repo_id: str | None,
     homepage: str | None = None,
+    suite_text: str = "",
 ) -> str:
     """The Markdown text of the dataset card, written from the curation report.
 
-    ``homepage`` defaults to the Hub page of ``repo_id`` (no line without either).
+    ``homepage`` defaults to the Hub page of ``repo_id`` (no line without either);
+    ``suite_text`` is the section on the release's test suite, if it has one.
     """
     tasks = [t for s in SPLITS for t in splits[s]]
     db, versions, counts = report["database"], report["versions"], report["counts"]
@@ -291,7 +293,7 @@ and left out of every score.
 
 Curated with sqlgold {versions["sqlgold"]}, sqlglot {versions["sqlglot"]} and duckdb \
 {versions["duckdb"]}.
-
+{suite_text}
 ## Loading
 
 Pin the version: the tag `{tag}` names one commit and never moves.

@@ -95,6 +95,14 @@ def _semantic_version(ctx: click.Context, param: click.Parameter, value: str) ->
     help="After publishing, upload the folder to this Hub dataset repo and tag it vX.Y.Z.",
 )
 @click.option("--private", is_flag=True, help="With --push: create the repo private.")
+@click.option(
+    "--suite",
+    "suite_dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="A test suite built for TASKS on this database: released in suite/, hashed in "
+    "the manifest, and explained in the card.",
+)
 @handle_errors
 def publish_command(
     tasks: Path,
@@ -111,6 +119,7 @@ def publish_command(
     homepage: str | None,
     push_to: str | None,
     private: bool,
+    suite_dir: Path | None,
 ) -> None:
     """Publish a curated task file as an immutable, Hub-ready release folder.
 
@@ -137,6 +146,7 @@ def publish_command(
         pretty_name=pretty_name,
         repo_id=repo_id,
         homepage=homepage,
+        suite_dir=suite_dir,
     )
     split = result.manifest["split"]
     sizes = f"{len(split['train'])} train, {len(split['test'])} test"

@@ -8,6 +8,8 @@ and its curation report into an immutable folder ``<releases>/<name>/<version>/`
     tasks/train.parquet        config "tasks" (default), split train
     tasks/test.parquet         config "tasks", split test
     database/columns.parquet   config "database", split columns: table, column, type, rows
+    suite/                     with ``--suite``: the test suite built for these tasks
+                               (suite.json, its report, data/**.parquet; release_suite.py)
 
 ``datasets.load_dataset(folder)`` loads it with no loading script; pushed to the Hub
 and tagged ``v<version>``, ``load_dataset(repo, revision="v<version>")`` loads the
@@ -50,6 +52,7 @@ from curate.publish.card import (
 )
 from curate.publish.errors import fail
 from curate.publish.inputs import check_database_columns, check_report, read_report
+from curate.publish.release_suite import copy_suite, suite_card, suite_for_release, suite_manifest
 from curate.publish.task_diff import diff_tasks, render_markdown
 from curate.publish.versions import (
     default_report_path,
@@ -78,6 +81,7 @@ from score.inputs.task_manifest import (
     sha256_text,
 )
 from score.inputs.task_set import load_tasks, read_release
+from score.suite.suite_file import MANIFEST, Suite
 
 # --- writing and checking a release -----------------------------------------------------
 
@@ -143,8 +147,10 @@ def build_release(
     repo_id: str | None,
     previous: tuple[str, Path] | None,
     homepage: str | None = None,
+    suite: Suite | None = None,
 ) -> dict[str, Any]:
-    """Write every file of a release into the empty ``folder``; return its manifest."""
+    """Write every file of a release into the empty ``folder`` (with ``suite``, a copy
+    of it in ``suite/``); return its manifest."""
     splits = split_tasks(tasks, test_fraction=test_fraction, seed=seed)
     task_feats, db_feats = task_features(), database_features()
     task_splits: dict[str, tuple[str, int, int]] = {}
@@ -191,9 +197,12 @@ def build_release(
         set_sha256=items["set_sha256"],
         repo_id=repo_id,
         homepage=homepage,
+        suite_text=suite_card(suite),
     )
     card = render_card(yaml_text, body)
     (folder / README_NAME).write_bytes(card.encode("utf-8"))
+    if suite is not None:
+        copy_suite(suite, folder)
     files = {
         p.relative_to(folder).as_posix(): file_sha256(p)
         for p in sorted(folder.rglob("*"))
@@ -223,7 +232,9 @@ def build_release(
                 canonical_json({"tasks": task_feats.to_dict(), "database": db_feats.to_dict()})
             ),
             "card_sha256": files[README_NAME],
+            **({"suite_sha256": file_sha256(suite.folder / MANIFEST)} if suite else {}),
         },
+        **({"suite": suite_manifest(suite)} if suite is not None else {}),
         "files": files,
     }
     text = json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
@@ -251,6 +262,7 @@ def compare_releases(existing: Mapping[str, Any], new: Mapping[str, Any]) -> lis
         "database_sha256": "database schema",
         "features_sha256": "Parquet features",
         "card_sha256": "dataset card",
+        "suite_sha256": "test suite",
     }
     for key, label in labels.items():
         if old_content.get(key) != new_content.get(key):
@@ -274,6 +286,7 @@ def publish(
     pretty_name: str | None = None,
     repo_id: str | None = None,
     homepage: str | None = None,
+    suite_dir: str | Path | None = None,
 ) -> PublishResult:
     """Publish ``tasks_path`` as ``<releases_dir>/<name>/<version>/`` (see the module docstring).
 
@@ -281,6 +294,8 @@ def publish(
     and checked (:func:`check_release`), so a failure never leaves a partial version.
     ``database_columns`` are ``{table, column, type, rows}`` rows of the database the
     tasks were verified on; ``database_fingerprint``, when given, must be the report's.
+    ``suite_dir`` is a test suite built for these tasks on that database, released in
+    ``suite/``.
     """
     tasks_path, releases_dir = Path(tasks_path), Path(releases_dir)
     version_key(version)
@@ -290,6 +305,9 @@ def publish(
     report = read_report(report_file)
     check_report(report, tasks, fingerprint=database_fingerprint, path=str(report_file))
     columns = check_database_columns(database_columns)
+    suite = None
+    if suite_dir is not None:
+        suite = suite_for_release(suite_dir, tasks, report["database"]["fingerprint"])
     name_dir = releases_dir / name
     target = name_dir / version
     others = [v for v in release_versions(name_dir) if v != version]
@@ -314,6 +332,7 @@ def publish(
             repo_id=repo_id,
             previous=(prev, name_dir / prev) if prev else None,
             homepage=homepage,
+            suite=suite,
         )
         problems = check_release(staging)
         if problems:

@@ -185,6 +185,14 @@ def _sql_argument(value: str, option: str) -> str:
     help="Keep the database open and check again whenever the gold or answer file "
     "(or the --source file) is saved; Ctrl-C ends it.",
 )
+@click.option(
+    "--suite",
+    "suite_dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="A test suite's folder (built on this database): after the base database, run "
+    "both queries on its variants and show the first one on which they differ.",
+)
 @database_options
 @executor_options
 @handle_errors
@@ -199,6 +207,7 @@ def verify(
     profile,
     rows,
     watch,
+    suite_dir,
     db_path,
     schema,
     timeout,
@@ -222,7 +231,8 @@ def verify(
     Exit codes: 0 same, non-empty result and a gold that meets every reference rule (or
     the gold alone runs, is not empty and meets them, or the claims hold); 3 different,
     an empty gold, a gold that fails a reference rule, a side that did not run, or a
-    claim that does not hold; 1 error; 2 usage.  With --watch the check runs again whenever a file
+    claim that does not hold, or (--suite) a variant on which the two differ; 1 error;
+    2 usage.  With --watch the check runs again whenever a file
     it reads is saved, on the same open database, until Ctrl-C (exit code 0).
     """
     if record_id is not None and source is None:
@@ -238,6 +248,11 @@ def verify(
     from score.execution.executor import OpeningExecutor
 
     settings = executor_settings(timeout, max_rows, memory_limit, threads, today)
+    suite = None
+    if suite_dir is not None:
+        from score.suite.suite_file import read_suite
+
+        suite = read_suite(suite_dir)
     # the query process opens the database while this one imports the checking machinery
     # gold and answer are checked as DuckDB SQL, as curation checks them; a server engine
     # runs its translation
@@ -248,23 +263,32 @@ def verify(
             paths = pair.watched()
             if not paths:
                 raise click.UsageError("--watch needs --gold/--answer files or --id with --source")
-            _watch(pair, paths, opening.result(), profile, rows)
+            _watch(pair, paths, opening.result(), profile, rows, suite)
             return
         loaded = pair.load()  # the files (or the source record) are read meanwhile too
-        same = _check(loaded, opening.result(), profile, rows)
+        same = _check(loaded, opening.result(), profile, rows, suite)
     quick_exit.allow()  # the report is printed and the executor closed: nothing to tear down
     if not same:
         sys.exit(FOUND_DIFFERENT)
 
 
-def _check(loaded: Loaded, executor, profile: str, rows: int) -> bool:
+def _check(loaded: Loaded, executor, profile: str, rows: int, suite=None) -> bool:
     """Run the check once and print it; True when the pair gives the same, non-empty result
-    (a gold alone: runs and is not empty; an unanswerable record: its claims hold)."""
+    (a gold alone: runs and is not empty; an unanswerable record: its claims hold), and
+    with a test suite the same result on every variant too."""
+    if suite is not None:  # a suite built on another database: refused before any check
+        from score.suite.suite_file import check_suite_for
+
+        check_suite_for(
+            suite, task_set_sha256=suite.task_set_sha256, base_fingerprint=executor.fingerprint
+        )
     if loaded.empty_tables is not None:
         from curate.verify.alone import check_claims, render_claims
 
         claims = check_claims(loaded.empty_tables, loaded.null_columns, executor, loaded.declared)
         click.echo(render_claims(claims))
+        if suite is not None:
+            click.echo("\ntest suite: not checked (an unanswerable record has no query to run)")
         return claims.ok
     assert loaded.gold is not None
     if loaded.answer is None:
@@ -272,6 +296,8 @@ def _check(loaded: Loaded, executor, profile: str, rows: int) -> bool:
 
         alone = check_gold_alone(loaded.gold, loaded.gold_dialect, executor, profile=profile)
         click.echo(render_gold_alone(alone, rows=rows))
+        if suite is not None:
+            click.echo("\ntest suite: not checked (no answer to compare the gold with)")
         return alone.ok
     from curate.verify.pair import render_pair, verify_pair
 
@@ -285,10 +311,19 @@ def _check(loaded: Loaded, executor, profile: str, rows: int) -> bool:
         order_matters=loaded.order,
     )
     click.echo(render_pair(check, rows=rows))
-    return check.ok
+    if suite is None:
+        return check.ok
+    from curate.verify.suite_pair import check_on_suite, render_suite
+
+    finding = check_on_suite(check, suite, executor.settings, executor.fingerprint)
+    click.echo("")
+    click.echo(render_suite(finding, suite, rows=rows))
+    return check.ok and finding.ok
 
 
-def _watch(pair: PairSource, paths: list[Path], executor, profile: str, rows: int) -> None:
+def _watch(
+    pair: PairSource, paths: list[Path], executor, profile: str, rows: int, suite=None
+) -> None:
     from curate.verify.watch import watch
 
     count = {"n": 0}
@@ -298,7 +333,7 @@ def _watch(pair: PairSource, paths: list[Path], executor, profile: str, rows: in
         what = ", ".join(str(p) for p in changed) if changed else "start"
         click.echo(f"=== check {count['n']} ({what}) ===")
         try:
-            _check(pair.load(), executor, profile, rows)
+            _check(pair.load(), executor, profile, rows, suite)
         except SqlgoldError as e:  # a half-edited file: say so and keep watching
             click.echo(f"error: {e}")
         click.echo(f"=== watching {', '.join(str(p) for p in paths)} (Ctrl-C ends) ===")

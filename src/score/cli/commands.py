@@ -148,6 +148,14 @@ def score_group() -> None:
     help="Timed runs of each query per instance  [default: 10 for ves, 100 for rves, as "
     "BIRD; 1 for cost].",
 )
+@click.option(
+    "--suite",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="A test suite's folder (built for TASKS on this database): an instance is then "
+    "correct only if it also matches its gold on every variant; the summary gives TS "
+    "(test-suite accuracy) beside EX.",
+)
 @bootstrap_options
 @database_options
 @executor_options
@@ -179,18 +187,32 @@ def score_run(tasks, predictions, out, db_path, schema, quiet, **params):
     settings = take_executor_settings(params)
     options = _scoring_options(params)
     progress, measuring = ProgressBar("scoring", quiet), ProgressBar("measuring", quiet)
+    judging = ProgressBar("suite variants", quiet)
 
     def measured(done: int, total: int) -> None:
         progress.close()  # scoring is over: its bar's line ends before this one starts
+        judging.close()
         measuring(done, total)
+
+    def judged(done: int, total: int) -> None:
+        progress.close()
+        judging(done, total)
 
     with Executor(db_path, schema, settings) as executor:
         try:
             outcome = run_scoring(
-                tasks, predictions, out, executor, options, progress=progress, measuring=measured
+                tasks,
+                predictions,
+                out,
+                executor,
+                options,
+                progress=progress,
+                measuring=measured,
+                judging=judged,
             )
         finally:
             progress.close()
+            judging.close()
             measuring.close()
     s = outcome.summary
     low, high = s["ex_ci"] if s.get("ex_ci") else (None, None)
@@ -201,6 +223,14 @@ def score_run(tasks, predictions, out, db_path, schema, quiet, **params):
     click.echo(f"languages    {', '.join(langs['scored'])} of {', '.join(langs['all'])}{chosen}")
     click.echo(f"instances    {s['n_instances']}  (gold_drift {outcome.gold_drift})")
     click.echo(f"EX           {_fmt(s['ex'])}  [{_fmt(low)}, {_fmt(high)}]")
+    if "ts" in s:
+        ts_low, ts_high = s["ts_ci"] or (None, None)
+        caught = s["suite"]["n_caught"]
+        click.echo(
+            f"TS           {_fmt(s['ts'])}  [{_fmt(ts_low)}, {_fmt(ts_high)}]  "
+            f"({caught} right on the base database told apart by the suite's "
+            f"{s['suite']['variants']} variant(s))"
+        )
     click.echo("RS           " + "  ".join(f"RS({k}) {_fmt(v, 2)}" for k, v in s["rs"].items()))
     _echo_peer_scores(s)
     click.echo(f"gold queries executed {outcome.gold_executions} (the rest came from the cache)")
@@ -246,6 +276,7 @@ _SHARED = {
     "task set": _task_set,
     "comparator profile": lambda m: m["profile"],
     "split": _split_name,
+    "test suite": lambda m: (m.get("suite") or {}).get("manifest_sha256", "none")[:12],
 }
 
 
@@ -269,6 +300,11 @@ def _meta_for(runs: list[dict], names: list[str] | None = None) -> dict[str, str
         "task_set": f"{_task_set(first)} ({first['tasks']})",
         "comparator_profile": first["profile"],
         "split": _split_name(first),
+        **(
+            {"test_suite": f"{suite['path']} (suite.json sha256 {suite['manifest_sha256'][:12]})"}
+            if (suite := first.get("suite"))
+            else {}
+        ),
     }
 
 

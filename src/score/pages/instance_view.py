@@ -144,6 +144,11 @@ def instance_blocks(
             ["why", record.get("reason") or "-"],
         ]
     facts.append(["time", _timings(record.get("timings"))])
+    suite = record.get("suite")
+    if suite:
+        where = suite["told_apart_by"]
+        said = f"told apart by variant {where}: " if where else ""
+        facts.append(["test suite", f"{said}{suite['reason']}"])
     if record.get("lf_match") is not None:
         facts.append(["logical form matches the gold", "yes" if record["lf_match"] else "no"])
     blocks: list[dict[str, Any]] = [{"t": "kv", "items": facts}]

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from score.report.peer_scores import markdown_sections
+from score.report.suite_section import suite_sections
 from score.scoring.outcomes import EXCLUDED, OUTCOMES, Outcome
 from score.statistics.metrics import BREAKDOWNS, NO_GROUP, group_order
 from score.statistics.stats import COMPARISON_FORMAT, SUMMARY_FORMATS_READ
@@ -74,8 +75,11 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     return lines + ["| " + " | ".join(row) + " |" for row in rows]
 
 
-def score_rows(rs_keys: Sequence[str]) -> list[tuple[str, tuple[str, ...], int]]:
-    """The headline scores: (label, path in a summary, decimals).
+def score_rows(
+    rs_keys: Sequence[str], *, suite: bool = False
+) -> list[tuple[str, tuple[str, ...], int]]:
+    """The headline scores: (label, path in a summary, decimals); with ``suite``, TS
+    (test-suite accuracy) beside EX.
 
     RS keys come in any order (summary.json sorts them as text); they are shown by
     penalty, N last.
@@ -86,6 +90,7 @@ def score_rows(rs_keys: Sequence[str]) -> list[tuple[str, tuple[str, ...], int]]
     ordered = sorted(rs_keys, key=lambda k: (k == "N", float(k) if k != "N" else 0.0))
     return [
         ("EX", ("ex",), 3),
+        *([("TS", ("ts",), 3)] if suite else []),
         *((f"RS({k})", ("rs", k), 2) for k in ordered),
         ("Abstained, answerable", ("abstention", "answerable"), 3),
         ("Abstained, unanswerable", ("abstention", "unanswerable"), 3),
@@ -159,7 +164,7 @@ def _headline(runs: Sequence[Mapping[str, Any]]) -> list[str]:
             *(f"{s['n_answerable']} / {s['n_unanswerable']}" for s in runs),
         ],
     ]
-    for label, path, digits in score_rows(rs_keys):
+    for label, path, digits in score_rows(rs_keys, suite=any("ts" in s for s in runs)):
         rows.append([label, *(_cell(_get(s, path), _ci(s, path), digits) for s in runs)])
     return _table(header, rows)
 
@@ -172,7 +177,9 @@ def _breakdown(runs: Sequence[Mapping[str, Any]], key: str, name: str) -> list[s
         return []
     rs_key = next(iter(runs[0].get("rs") or {}), None)
     with_rs = rs_key is not None and any(s["n_unanswerable"] for s in runs)
-    header = [key, "run", "instances", "EX"] + ([f"RS({rs_key})"] if with_rs else [])
+    with_ts = any("ts" in s for s in runs)
+    header = [key, "run", "instances", "EX"] + (["TS"] if with_ts else [])
+    header += [f"RS({rs_key})"] if with_rs else []
     rows = []
     for g in groups:
         for i, s in enumerate(runs):
@@ -180,6 +187,8 @@ def _breakdown(runs: Sequence[Mapping[str, Any]], key: str, name: str) -> list[s
             if block is None:
                 continue
             row = [g, run_label(s, i), str(block["n"]), _cell(block["ex"], block["ex_ci"], 3)]
+            if with_ts:
+                row.append(_cell(block.get("ts"), block.get("ts_ci"), 3))
             if with_rs:
                 row.append(_cell(_get(block, ("rs", rs_key)), _ci(block, ("rs", rs_key)), 2))
             rows.append(row)
@@ -314,7 +323,7 @@ def _comparison(cmp: Mapping[str, Any]) -> list[str]:
     ]
     rs_keys = list(cmp["scores"].get("rs") or {})
     rows = []
-    for label, path, digits in score_rows(rs_keys):
+    for label, path, digits in score_rows(rs_keys, suite="ts" in cmp["scores"]):
         entry = _get(cmp["scores"], path) or {}
         rows.append(
             [
@@ -391,6 +400,7 @@ def render_report(
     ]
     if any(s.get("prior") for s in ordered):
         lines += [PRIORS_NOTE, ""]
+    lines += suite_sections(ordered)
     for key, name in BREAKDOWNS.items():
         lines += _breakdown(ordered, key, name)
     lines += _outcomes(ordered)

@@ -40,6 +40,15 @@ from score.scoring.pipeline import ScoringContext, score_predictions
 from score.scoring.priors import PRIORS, prior_predictions
 from score.scoring.run_folder import RunDir
 from score.scoring.run_lock import check_unlocked
+from score.scoring.suite_phase import (
+    SuiteRun,
+    judge_with_suite,
+    mark_for_suite,
+    open_suite,
+    suite_meta,
+    suite_summary,
+    variant_dialect,
+)
 from score.scoring.text2omop_summary import text2omop_summary
 from score.statistics.metrics import failure_reasons
 from score.statistics.stats import summarize
@@ -125,7 +134,9 @@ class ScoringOptions:
     not the engine's (default ``postgres`` for a TEXT-TO-OMOP result file);
     ``efficiency`` (``ves``, ``rves`` or ``cost``) also measures the right answers'
     efficiency, ``efficiency_runs`` times each (default: the measure's own);
-    ``languages`` scores only the instances in those question languages (None: all).
+    ``languages`` scores only the instances in those question languages (None: all);
+    ``suite`` is a test suite's folder: an instance is then correct only if it also
+    matches on every variant (:mod:`score.scoring.suite_phase`).
     """
 
     profile: str = "sqlgold"
@@ -145,6 +156,7 @@ class ScoringOptions:
     languages: tuple[str, ...] | None = None
     efficiency: str | None = None
     efficiency_runs: int | None = None
+    suite: str | Path | None = None
 
 
 def run_scoring(
@@ -156,6 +168,7 @@ def run_scoring(
     *,
     progress: Callable[[int, int], None] | None = None,
     measuring: Callable[[int, int], None] | None = None,
+    judging: Callable[[int, int], None] | None = None,
 ) -> RunOutcome:
     """Score ``predictions_path`` against ``tasks_path`` into the folder ``out``.
 
@@ -166,7 +179,8 @@ def run_scoring(
     against a release's manifest before anything runs.  ``split`` scores the ``test``
     or ``train`` side of the leakage-aware split, or ``all`` tasks
     (:func:`score.inputs.split.select_split`); predictions for tasks outside it are not scored.
-    ``measuring`` reports the efficiency measurement's progress.
+    ``measuring`` reports the efficiency measurement's progress, ``judging`` the suite's
+    (variants done, of all).
     """
     check_unlocked(out)  # a run still writing ``out``: said before any work
     cache_dir = options.cache_dir
@@ -201,6 +215,9 @@ def run_scoring(
     other_languages = [k for k in predictions.by_key if k[1] not in languages]
     for key in {*outside, *other_languages}:
         del predictions.by_key[key]
+    suite = None
+    if options.suite is not None:
+        suite = open_suite(options.suite, task_set.tasks, executor, predictions)
     settings = asdict(executor.settings)
     settings["today"] = settings["today"].isoformat() if settings["today"] else None
     meta = {
@@ -219,6 +236,7 @@ def run_scoring(
         "database_fingerprint": executor.fingerprint,
         "database_fingerprint_check": executor.fingerprint_check.describe(),
         **({"languages": list(languages)} if options.languages is not None else {}),
+        **({"suite": suite_meta(suite)} if suite is not None else {}),
         "settings": settings,
         "versions": {
             "sqlgold": version("sqlgold"),
@@ -238,12 +256,43 @@ def run_scoring(
                 tasks, predictions.by_key, ctx, skip=done, jobs=options.jobs, languages=languages
             )
             for result in scoring:
-                run_dir.append(result.to_record())
+                record = result.to_record()
+                run_dir.append(mark_for_suite(record) if suite is not None else record)
                 finished += 1
                 if progress:
                     progress(finished, total)
         finally:
             run_dir.close()
+        by_id = {t["id"]: t for t in tasks}
+        prior_records: dict[str, list[dict[str, Any]]] = {}
+        if options.with_priors:
+            for kind, label in PRIORS.items():
+                # a prior runs no gold: each task's pinned result stands for it
+                prior_ctx = ScoringContext(
+                    executor, gold, options.profile, label, gold_from_pin=True
+                )
+                prior_records[kind] = [
+                    mark_for_suite(r.to_record()) if suite is not None else r.to_record()
+                    for r in score_predictions(
+                        tasks,
+                        prior_predictions(tasks, kind),
+                        prior_ctx,
+                        jobs=options.jobs,
+                        languages=languages,
+                    )
+                ]
+        judge = None
+        if suite is not None:  # the run's and the priors' instances, in one pass
+            judge = SuiteRun(
+                executor.settings,
+                options.profile,
+                variant_dialect(dialect, executor.dialect),
+                None if cache_dir is None else Path(cache_dir),
+                options.jobs,
+                run_executed=executor.dialect == "duckdb",
+            )
+            judged = run_dir.records() + [r for rs in prior_records.values() for r in rs]
+            judge_with_suite(judged, by_id, suite, judge, progress=judging)
         records = run_dir.records()
         summary = summarize(records, seed=options.seed, resamples=options.resamples)
         summary["meta"] = {
@@ -263,7 +312,8 @@ def run_scoring(
             summary["split"]["predictions_without_task"] = predictions.without_task
         summary["failure_reasons"] = failure_reasons(records)
         summary["input_problems"] = [str(p) for p in predictions.problems]
-        by_id = {t["id"]: t for t in tasks}
+        if suite is not None:
+            summary["suite"] = {**suite_meta(suite), **suite_summary(records)}
         if options.profile == "text2omop":
             summary["text2omop"] = text2omop_summary(records, by_id, gold, ctx.pins)
         if options.efficiency is not None and runs is not None:
@@ -278,35 +328,18 @@ def run_scoring(
                 dialect=dialect,
                 progress=measuring,
             )
-        priors = []
-        if options.with_priors:
-            for kind, label in PRIORS.items():
-                # a prior runs no gold: each task's pinned result stands for it
-                prior_ctx = ScoringContext(
-                    executor, gold, options.profile, label, gold_from_pin=True
-                )
-                prior_records = [
-                    r.to_record()
-                    for r in score_predictions(
-                        tasks,
-                        prior_predictions(tasks, kind),
-                        prior_ctx,
-                        jobs=options.jobs,
-                        languages=languages,
-                    )
-                ]
-                priors.append(
-                    summarize(
-                        prior_records, seed=options.seed, resamples=options.resamples, prior=True
-                    )
-                )
+        priors = [
+            summarize(recs, seed=options.seed, resamples=options.resamples, prior=True)
+            for recs in prior_records.values()
+        ]
         warnings = _warnings(task_set, executor, summary)
         summary["warnings"] = warnings
         run_dir.finish(summary, priors)
         page = {"meta": run_dir.meta, "summary": summary, "records": run_dir.records()}
         write_atomic(run_dir.path / PAGE_FILE, scoring_page(page, by_id))
+        executions = gold.executions + (judge.gold_executions if judge is not None else 0)
         return RunOutcome(
-            summary, gold.executions, len(run_dir.done) - len(done), scored, tuple(warnings)
+            summary, executions, len(run_dir.done) - len(done), scored, tuple(warnings)
         )
     finally:
         run_dir.release()  # also when the run fails or is stopped: the folder is free

@@ -47,6 +47,7 @@ IDENTITY_KEYS = (
     "profile",
     "languages",
     "database_fingerprint",
+    "suite",
     "settings",
 )
 

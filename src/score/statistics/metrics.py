@@ -172,6 +172,7 @@ COMPONENTS: tuple[str, ...] = (
     "answerable",
     "unanswerable",
     "correct",
+    "base_correct",
     "plus",
     "minus",
     "abstained_answerable",
@@ -201,6 +202,7 @@ def components(records: Sequence[Mapping[str, Any]]) -> dict[str, np.ndarray]:
             "answerable": answerable,
             "unanswerable": unanswerable,
             "correct": answerable and rec["outcome"] == Outcome.CORRECT,
+            "base_correct": answerable and base_correct(rec),
             "plus": item == 1,
             "minus": item == -1,
             "abstained_answerable": answerable and abstained,
@@ -254,9 +256,34 @@ class Score:
         return None if math.isnan(v) else v
 
 
+def base_correct(rec: Mapping[str, Any]) -> bool:
+    """Whether an instance is right on the base database: its ``base_correct`` when
+    scored with a test suite (its ``outcome`` is then the suite's verdict), else its
+    outcome.
+
+    >>> base_correct(record("q", "mismatch", base_correct=True))
+    True
+    """
+    if rec.get("base_correct") is not None:
+        return bool(rec["base_correct"])
+    return rec["outcome"] == Outcome.CORRECT
+
+
+def with_suite(records: Iterable[Mapping[str, Any]]) -> bool:
+    """Whether the records were scored with a test suite (they carry its verdicts)."""
+    return any(rec.get("suite") is not None for rec in records)
+
+
 def execution_accuracy() -> Score:
-    """EX: right answers over answerable instances (an abstention or a missing answer is wrong)."""
-    return Score("ex", ("ex",), (("correct", 1.0),), "answerable")
+    """EX: right answers on the base database over answerable instances (an abstention or
+    a missing answer is wrong)."""
+    return Score("ex", ("ex",), (("base_correct", 1.0),), "answerable")
+
+
+def test_suite_accuracy() -> Score:
+    """TS: answers right on the base database and on every variant of a test suite, over
+    answerable instances (Zhong, Yu and Klein, 2020)."""
+    return Score("ts", ("ts",), (("correct", 1.0),), "answerable")
 
 
 def reliability(c: float, key: str | None = None) -> Score:
@@ -279,9 +306,12 @@ def share(name: str, path: tuple[str, ...], component: str, of: str) -> Score:
     return Score(name, path, ((component, 1.0),), of)
 
 
-def default_scores(c_values: Sequence[float] = (0, 5, 10), *, n: int) -> list[Score]:
+def default_scores(
+    c_values: Sequence[float] = (0, 5, 10), *, n: int, suite: bool = False
+) -> list[Score]:
     """Every score of a summary: EX, RS(c) for each c and for N = ``n``, abstention
-    shares, cut-off and format-failure rates, and logical-form accuracy.
+    shares, cut-off and format-failure rates, and logical-form accuracy; with ``suite``,
+    TS too (RS and the shares then follow the suite's verdicts, EX the base database's).
 
     LF is the share of ``lf_match`` True over answerable instances; it is undefined
     when no answerable instance carries an ``lf_match`` (the runner did not compare).
@@ -311,6 +341,7 @@ def default_scores(c_values: Sequence[float] = (0, 5, 10), *, n: int) -> list[Sc
         share("cut_off_rate", ("cut_off_rate",), "cut_off", "scored"),
         share("format_failure_rate", ("format_failure_rate",), "format_failure", "scored"),
         Score("lf", ("lf",), (("lf", 1.0),), "answerable", requires="lf_known"),
+        *([test_suite_accuracy()] if suite else []),
     ]
 
 

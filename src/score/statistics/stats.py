@@ -51,6 +51,7 @@ from score.statistics.metrics import (
     outcome_counts,
     outcome_rates,
     point_estimates,
+    with_suite,
 )
 
 #: Format version of summary.json and comparison.json; readers refuse others.
@@ -210,12 +211,15 @@ def _ci_path(score: Score) -> tuple[str, ...]:
 
 
 def _score_block(
-    records: Sequence[Mapping[str, Any]], c_values: Sequence[float], boot: Bootstrap
+    records: Sequence[Mapping[str, Any]],
+    c_values: Sequence[float],
+    boot: Bootstrap,
+    suite: bool = False,
 ) -> dict[str, Any]:
     """Counts, every score and its interval for one set of records (a run or a group)."""
     counts = outcome_counts(records)
     scored = [r for r in records if is_scored(r)]
-    scores = default_scores(c_values, n=len(scored))
+    scores = default_scores(c_values, n=len(scored), suite=suite)
     points = point_estimates(scored, scores)
     reps = replicates([scored], scores, boot)[0]
     block: dict[str, Any] = {
@@ -258,16 +262,17 @@ def summarize(
     """
     boot = Bootstrap(seed, resamples, confidence)
     recs = check_records(records)
+    suite = with_suite(recs)
     summary: dict[str, Any] = {
         "format": SUMMARY_FORMAT,
         "run": _run_label(recs),
         "prior": bool(prior),
         "n_instances": len(recs),
-        **_score_block(recs, c_values, boot),
+        **_score_block(recs, c_values, boot, suite),
     }
     for key, name in BREAKDOWNS.items():
         summary[name] = {
-            g: _score_block(rs, c_values, boot) for g, rs in group_by(recs, key).items()
+            g: _score_block(rs, c_values, boot, suite) for g, rs in group_by(recs, key).items()
         }
     summary["bootstrap"] = boot.as_dict()
     return summary
@@ -363,7 +368,8 @@ def compare_runs(
     """
     boot = Bootstrap(seed, resamples, confidence)
     recs_a, recs_b, dropped = pair_instances(records_a, records_b)
-    scores = default_scores(c_values, n=len(recs_a))
+    suite = with_suite(recs_a) and with_suite(recs_b)
+    scores = default_scores(c_values, n=len(recs_a), suite=suite)
     out: dict[str, Any] = {
         "format": COMPARISON_FORMAT,
         "run_a": _run_label(recs_a),
@@ -376,7 +382,7 @@ def compare_runs(
     }
     tiers_b = group_by(recs_b, "tier")
     for tier, group_a in group_by(recs_a, "tier").items():
-        tier_scores = default_scores(c_values, n=len(group_a))
+        tier_scores = default_scores(c_values, n=len(group_a), suite=suite)
         out["by_tier"][tier] = _paired_block(group_a, tiers_b[tier], tier_scores, boot)
     if brittleness:
         out["brittleness"] = _brittleness(out["scores"]["ex"], recs_a)

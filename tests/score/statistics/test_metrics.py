@@ -233,9 +233,9 @@ def test_default_scores_refuse_duplicate_penalties():
 
 
 def test_score_is_undefined_on_an_empty_denominator():
-    assert execution_accuracy().value({"correct": 0.0, "answerable": 0.0}) is None
+    assert execution_accuracy().value({"base_correct": 0.0, "answerable": 0.0}) is None
     values = execution_accuracy().values(
-        {"correct": np.array([1.0, 0.0]), "answerable": np.array([2.0, 0.0])}
+        {"base_correct": np.array([1.0, 0.0]), "answerable": np.array([2.0, 0.0])}
     )
     assert values[0] == 0.5 and np.isnan(values[1])
 
@@ -249,3 +249,18 @@ def test_group_by_orders_tiers_and_names_the_empty_group():
     ]
     assert list(group_by(recs, "tier")) == ["simple", "compositional", "schema_aware", "any"]
     assert list(group_by(recs, "category")) == [metrics.NO_GROUP]
+
+
+def test_with_a_test_suite_ex_is_the_base_database_s_and_ts_the_suite_s():
+    suite_verdict = {"correct": False, "told_apart_by": "v1"}
+    recs = [
+        record("a", "correct", base_correct=True, suite={"correct": True}),
+        record("b", "mismatch", base_correct=True, suite=suite_verdict),
+        record("c", "mismatch", base_correct=False, suite={"correct": False}),
+        record("d", "abstained", answerable=False, base_correct=False, suite={"correct": False}),
+    ]
+    points = point_estimates(recs, default_scores(n=4, suite=True))
+    assert points["ex"] == 2 / 3 and points["ts"] == 1 / 3
+    assert "ts" not in point_estimates(recs, default_scores(n=4))
+    plain = [record("a", "correct"), record("b", "mismatch")]
+    assert point_estimates(plain, default_scores(n=2))["ex"] == 0.5

@@ -1,0 +1,300 @@
+"""Scoring with a test suite: an instance right on the base database is run on every
+variant of the suite too, and is ``correct`` only if it matches its gold on all of them.
+
+The base scoring (:mod:`score.scoring.pipeline`) leaves each record with
+``base_correct`` (its verdict on the base database) and ``suite`` None (not yet
+judged).  :func:`judge_with_suite` then settles every such record:
+
+* an instance not right on the base database, an unanswerable one (nothing to run) and
+  one of a task the suite drops (its gold and reference answer disagree on a variant, or
+  its gold fails on one: :attr:`score.suite.suite_file.Suite.drops`) are judged by the
+  base database alone; the record says which and why;
+* the others run variant by variant (variant-major: one executor is open at a time,
+  whatever the number of variants, and closed before the next opens), each with the
+  same comparator profile and order rule as on the base database.  The first variant
+  on which the prediction's result differs from the gold's (or the prediction fails)
+  tells them apart: the instance becomes ``mismatch``, with that variant named, and runs
+  on no later variant.  A gold that fails on a variant leaves that variant out of the
+  instance's verdict (named in the record).
+
+Gold results on a variant are cached like the base ones (:class:`GoldCache`, keyed by
+the variant's fingerprint).  A variant whose database is not the one the manifest
+fingerprints is refused (:class:`~score.suite.suite_file.SuiteError` naming it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from score.execution.executor import Executor, ExecutorSettings
+from score.files import file_sha256
+from score.inputs.predictions import PredictionSet
+from score.inputs.task_manifest import set_hash
+from score.scoring.gold_cache import GOLD_DIALECT, GoldCache
+from score.scoring.outcomes import Outcome
+from score.scoring.variant_pass import Check, variant_pass
+from score.suite.suite_file import (
+    MANIFEST,
+    Suite,
+    SuiteError,
+    Variant,
+    check_suite_for,
+    read_suite,
+    variant_database,
+)
+
+#: The schema a variant's tables are in.
+VARIANT_SCHEMA = "cdm"
+#: The folder of the gold cache's folder holding the variants' DuckDB databases.
+SUITE_DATABASES = "suites"
+
+
+def suite_meta(suite: Suite) -> dict[str, Any]:
+    """What run.json and the summary say of the suite a run was scored with."""
+    return {
+        "path": str(suite.folder),
+        "manifest_sha256": file_sha256(suite.folder / MANIFEST),
+        "variants": len(suite.variants),
+        "dropped_tasks": len(suite.drops),
+    }
+
+
+def open_suite(
+    folder: str | Path,
+    tasks: Iterable[dict[str, Any]],
+    executor: Executor,
+    predictions: PredictionSet,
+) -> Suite:
+    """The suite in ``folder``, refused unless built for ``tasks`` (the whole task set,
+    by its set hash) on the base database ``executor`` opens, and unless every
+    prediction can run on a variant (a result CSV cannot)."""
+    suite = read_suite(folder)
+    check_suite_for(suite, task_set_sha256=set_hash(tasks), base_fingerprint=executor.fingerprint)
+    csv = sorted(p.task_id for p in predictions.by_key.values() if p.kind == "csv")
+    if csv:
+        raise SuiteError(
+            f"{len(csv)} prediction(s) are result CSVs (e.g. {csv[0]}), which cannot run on "
+            "the suite's databases: score them without --suite",
+            path=str(folder),
+        )
+    return suite
+
+
+def mark_for_suite(record: dict[str, Any]) -> dict[str, Any]:
+    """A base record as scoring with a suite keeps it: its base verdict, not yet judged
+    by the suite."""
+    record["base_correct"] = record["outcome"] == Outcome.CORRECT
+    record["suite"] = None
+    return record
+
+
+def verdict(
+    correct: bool,
+    reason: str,
+    *,
+    told_apart_by: str | None = None,
+    variants: int = 0,
+    gold_failed: Iterable[str] = (),
+    dropped: bool = False,
+) -> dict[str, Any]:
+    """A record's ``suite`` entry: its test-suite verdict, the variant that told the
+    prediction from the gold (None if none did), why, the variants it matched on, those
+    on which the gold failed, and whether the suite drops the task."""
+    return {
+        "correct": correct,
+        "told_apart_by": told_apart_by,
+        "reason": reason,
+        "variants_matched": variants,
+        "gold_failed_on": sorted(gold_failed),
+        "dropped": dropped,
+    }
+
+
+def without_variants(record: dict[str, Any], drops: dict[str, str]) -> dict[str, Any] | None:
+    """The suite verdict of an instance the variants do not judge, else None (it runs
+    on them)."""
+    if not record["answerable"]:
+        return verdict(
+            record["base_correct"],
+            "unanswerable: nothing to run on the variants (the base database's outcome stands)",
+        )
+    if not record["base_correct"]:
+        return verdict(False, "not correct on the base database")
+    if record["task_id"] in drops:
+        reason = drops[record["task_id"]]
+        return verdict(
+            True,
+            f"the suite drops this task ({reason}): judged on the base database only",
+            dropped=True,
+        )
+    if not record.get("sql"):
+        return verdict(True, "no SQL to run on the variants: judged on the base database only")
+    return None
+
+
+def settle(record: dict[str, Any], entry: dict[str, Any]) -> None:
+    """Write a suite verdict into its record: a prediction the suite tells apart is no
+    longer ``correct``."""
+    record["suite"] = entry
+    if record["base_correct"] and not entry["correct"]:
+        record["outcome"] = Outcome.MISMATCH.value
+        record["reason"] = (
+            f"correct on the base database, told apart by suite variant "
+            f"{entry['told_apart_by']}: {entry['reason']}"
+        )
+
+
+def open_variant(
+    suite: Suite, variant: Variant, settings: ExecutorSettings, databases: Path
+) -> Executor:
+    """The executor of one variant, its database made in ``databases`` on first use and
+    its fingerprint checked against the manifest's.  A database made earlier that is not
+    the manifest's (changed in the cache) is made again from the data once; a fresh one
+    that is not is an error naming the variant."""
+    for attempt in (1, 2):
+        path = variant_database(suite, variant, databases)
+        executor = Executor(path, VARIANT_SCHEMA, settings)
+        try:
+            found = executor.fingerprint
+        except BaseException:
+            executor.close()
+            raise
+        if found == variant.fingerprint:
+            return executor
+        executor.close()
+        if attempt == 1:
+            path.unlink(missing_ok=True)
+    raise SuiteError(
+        f"variant {variant.name}: its database's fingerprint {found[:12]}... is not the "
+        f"manifest's {variant.fingerprint[:12]}... (build the suite again)",
+        path=str(suite.folder / MANIFEST),
+    )
+
+
+@dataclass
+class SuiteRun:
+    """How the variants are run: the executor settings and the predictions' dialect
+    (as on the base database), the gold cache folder, the comparator profile and the
+    parallel jobs."""
+
+    settings: ExecutorSettings
+    profile: str = "sqlgold"
+    dialect: str | None = None
+    cache_dir: Path | None = None
+    jobs: int = 1
+    #: the base database is DuckDB: a prediction's executed SQL runs on the variants as is
+    run_executed: bool = False
+    gold_executions: int = 0  # gold queries run on the variants (the rest were cached)
+
+
+def judge_with_suite(
+    records: Iterable[dict[str, Any]],
+    tasks: dict[str, dict[str, Any]],
+    suite: Suite,
+    run: SuiteRun,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+) -> None:
+    """Settle the suite verdict of every record whose ``suite`` is None (in place).
+
+    Instances of one task with the same SQL (its languages, a prior's ``SELECT 0``) run
+    once per variant and share the verdict."""
+    pairs: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for record in records:
+        if record.get("suite") is not None:
+            continue
+        decided = without_variants(record, dict(suite.drops))
+        if decided is not None:
+            settle(record, decided)
+        else:
+            pairs.setdefault((record["task_id"], record["sql"]), []).append(record)
+    checks = list(pairs)
+    executed = [pairs[p][0].get("executed_sql") if run.run_executed else None for p in checks]
+    told: dict[int, tuple[str, str]] = {}
+    matched: dict[int, int] = {}
+    gold_failed: dict[int, list[str]] = {}
+    with contextlib.ExitStack() as stack:
+        if run.cache_dir is None:  # no cache: the variants' databases last this run only
+            databases = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        else:
+            databases = Path(run.cache_dir) / SUITE_DATABASES
+        for number, variant in enumerate(suite.variants, start=1):
+            todo = [i for i in range(len(checks)) if i not in told]
+            if not todo:
+                break
+            with open_variant(suite, variant, run.settings, databases) as executor:
+                gold = GoldCache(run.cache_dir, executor)
+                found_all = variant_pass(
+                    [Check(tasks[checks[i][0]], checks[i][1], executed[i]) for i in todo],
+                    executor,
+                    gold,
+                    run.profile,
+                    run.dialect,
+                    jobs=run.jobs,
+                )
+                for i, found in zip(todo, found_all, strict=True):
+                    if found.kind == "same":
+                        matched[i] = matched.get(i, 0) + 1
+                    elif found.kind == "gold_failed":
+                        gold_failed.setdefault(i, []).append(variant.name)
+                    else:
+                        told[i] = (variant.name, found.reason)
+                run.gold_executions += gold.executions
+            if progress:
+                progress(number, len(suite.variants))
+    for i, pair in enumerate(checks):
+        failed = gold_failed.get(i, [])
+        if i in told:
+            name, reason = told[i]
+            entry = verdict(
+                False, reason, told_apart_by=name, variants=matched.get(i, 0), gold_failed=failed
+            )
+        else:
+            n = matched.get(i, 0)
+            reason = f"the same result as the gold on {n} of {len(suite.variants)} variant(s)"
+            if failed:
+                reason += f" (the gold failed on {', '.join(failed)})"
+            entry = verdict(True, reason, variants=n, gold_failed=failed)
+        for record in pairs[pair]:
+            settle(record, dict(entry, gold_failed_on=list(entry["gold_failed_on"])))
+
+
+def suite_summary(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """The summary's account of the suite: the instances only the suite caught (right on
+    the base database, told apart by a variant), the tasks it drops that were scored,
+    and the instances whose gold failed on some variant."""
+    records = list(records)
+    caught = [
+        {
+            "task_id": r["task_id"],
+            "language": r["language"],
+            "variant": r["suite"]["told_apart_by"],
+            "reason": r["suite"]["reason"],
+        }
+        for r in records
+        if r.get("base_correct") and r.get("suite") and not r["suite"]["correct"]
+    ]
+    dropped = sorted({r["task_id"] for r in records if (r.get("suite") or {}).get("dropped")})
+    gold_failed = sum(1 for r in records if (r.get("suite") or {}).get("gold_failed_on"))
+    return {
+        "caught": caught,
+        "n_caught": len(caught),
+        "dropped_scored": dropped,
+        "n_gold_failed": gold_failed,
+    }
+
+
+def variant_dialect(prediction_dialect: str | None, base_dialect: str) -> str | None:
+    """The dialect a prediction's SQL is given to a variant (a DuckDB database) in: the
+    one it was written for (``--dialect``, else the base engine's); None for DuckDB's own.
+
+    >>> variant_dialect(None, "duckdb"), variant_dialect(None, "postgres")
+    (None, 'postgres')
+    """
+    dialect = prediction_dialect or base_dialect
+    return None if dialect == GOLD_DIALECT else dialect
