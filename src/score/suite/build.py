@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import pyarrow as pa
 
 from score.cdm.duckdb_file import find_cdm_schema, quote
 from score.execution.executor import Executor, PreparedQuery
@@ -161,6 +162,25 @@ def _base_phase(
     return found
 
 
+def _with_self_ancestry(table: pa.Table, concepts: Sequence[int]) -> pa.Table:
+    """``concept_ancestor`` with a row (c, c, 0, 0) for each concept a gold names that
+    the base vocabulary lacks: every standard concept is its own ancestor in an OMOP
+    vocabulary, and a gold written for a fuller one (``descendant_concept_id`` of
+    ``ancestor_concept_id = c``) finds its rows only so."""
+    if not concepts:
+        return table
+    rows = [
+        {
+            "ancestor_concept_id": c,
+            "descendant_concept_id": c,
+            "min_levels_of_separation": 0,
+            "max_levels_of_separation": 0,
+        }
+        for c in concepts
+    ]
+    return pa.concat_tables([table, pa.Table.from_pylist(rows, schema=table.schema)])
+
+
 def _pools(
     base_db: Path, schema: str | None, answerable: Sequence[Mapping[str, Any]], today: dt.date
 ) -> tuple:
@@ -203,6 +223,10 @@ def _pools(
             for t in VOCABULARY_TABLES
             if t in tables
         }
+        if "concept_ancestor" in vocabulary:
+            vocabulary["concept_ancestor"] = _with_self_ancestry(
+                vocabulary["concept_ancestor"], sorted(concepts - known)
+            )
     finally:
         con.close()
     return filled, pools, schemas, vocabulary, focus

@@ -66,6 +66,8 @@ def _literal_value(node: exp.Expr) -> Any:
 
 def _near(value: Any, dtype: str) -> list[Any]:
     """``value`` made a value of a column of type ``dtype``, and its neighbours."""
+    if dtype == "INTEGER" and isinstance(value, int) and not -(2**31) < value < 2**31 - 1:
+        return []  # no INTEGER column holds it (an id of a database with BIGINT keys)
     if dtype in ("INTEGER", "DOUBLE") and isinstance(value, (int, float)):
         step = 1 if dtype == "INTEGER" or float(value).is_integer() else abs(value) * 0.01 or 0.01
         kind = int if dtype == "INTEGER" else float
@@ -293,16 +295,35 @@ def focus_of(
     known: set[int],
 ) -> Pools:
     """The values one gold compares its columns with (and, for its concepts, their
-    family), for the palettes of a candidate aimed at that gold."""
+    family), for the palettes of a candidate aimed at that gold.  A concept id the gold
+    names where it compares a column goes into that column even when the base
+    vocabulary lacks it: a gold written for another database (TEXT-TO-OMOP's) names
+    concepts of a fuller vocabulary, and its rows must exist for it to return any."""
     gold, concepts, filters = gold_constants([gold_sql], today=today)
     related = related_concepts(con, concepts, filters) if concepts or filters else {}
     focus: Pools = {}
     for key, values in gold.items():
         if key[1].endswith("concept_id"):
-            values = [v for v in values if v in known]
+            values = [v for v in values if v in known or v in concepts]
         if values:
             focus[key] = list(dict.fromkeys(values))
     for key, domain in domains.items():
         if domain in related and key not in focus:
             focus[key] = list(related[domain])
+    unknown = sorted(concepts - known)
+    if unknown:  # its own domain is unknown: the main concept column of each table read
+        for table in _tables_read(gold_sql):
+            column = f"{table.split('_')[0]}_concept_id"
+            if column in _columns(table) and table not in ("concept", "concept_ancestor"):
+                focus[(table, column)] = list(
+                    dict.fromkeys([*focus.get((table, column), []), *unknown])
+                )
     return focus
+
+
+def _tables_read(sql: str) -> list[str]:
+    try:
+        tree = parse_one(sql, read="duckdb")
+    except SqlglotError:
+        return []
+    return sorted({t.name for t in tree.find_all(exp.Table) if t.name in CDM_TABLES})

@@ -120,7 +120,7 @@ def _fill(table: str, row: Row, palette: Palette) -> Row:
             "care_site_id",
             "visit_detail_id",
             "preceding_visit_occurrence_id",
-        ):
+        ) and not palette.focus.get((table, name)):  # ids of tables left empty
             row[name] = None if not required else 0
             continue
         row[name] = palette.pick(table, name, required)
@@ -164,7 +164,16 @@ def variant_rows(
     if "location" in wanted:
         for location_id in sorted(set(locations)) or [1]:
             out["location"].append(_fill("location", {"location_id": location_id}, palette))
-    for person_id in range(1, people + 1):
+    named = [  # the person ids a gold names come first (it asks about that person)
+        int(v)
+        for key, values in (focus or {}).items()
+        if key[1] == "person_id"
+        for v in values
+        if isinstance(v, int) and 0 < v < 2**30
+    ]
+    ids = list(dict.fromkeys(named))[:people]
+    ids += [i for i in range(1, people + 1) if i not in ids][: people - len(ids)]
+    for person_id in ids:
         person = _fill("person", {"person_id": person_id}, palette)
         if person.get("location_id") is not None and locations:
             person["location_id"] = rng.choice(locations)
@@ -264,7 +273,9 @@ def merge_rows(a: Mapping[str, list[Row]], b: Mapping[str, list[Row]]) -> dict[s
     def top(rows: list[Row], key: str) -> int:
         return max((r[key] for r in rows if r.get(key) is not None), default=0)
 
-    persons = top(a.get("person", []), "person_id")
+    mine_ids = {r["person_id"] for r in a.get("person", [])}
+    clash = any(r["person_id"] in mine_ids for r in b.get("person", []))
+    persons = top(a.get("person", []), "person_id") if clash else 0  # named ids kept
     visits = top(a.get("visit_occurrence", []), "visit_occurrence_id")
     out: dict[str, list[Row]] = {}
     for table in sorted(set(a) | set(b)):
