@@ -164,6 +164,7 @@ def scoring_cost(tasks: Path, suite: Path, db: Path, work: Path, runs: int) -> d
             ],
             cwd=ROOT,
             check=False,  # exit code 3 (a mismatch the suite found) is a result, not a failure
+            stdout=subprocess.DEVNULL,
         )
         seconds = time.perf_counter() - started
         summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
@@ -209,6 +210,7 @@ def text2omop_tasks(db: Path, work: Path) -> Path:
         ],
         check=True,
         cwd=ROOT,
+        stdout=subprocess.DEVNULL,
     )
     sys.path.insert(0, str(ROOT / "src"))
     from score.inputs.task_file import task_file_text
