@@ -22,7 +22,7 @@ import json
 import shutil
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -111,7 +111,9 @@ def build_suite(
     answerable = [t for t in tasks if t.get("gold_sql")]
     if not answerable:
         raise SuiteError("no task with a gold SQL to build a suite for")
-    ex_settings = executor_settings or ExecutorSettings()
+    # one DuckDB thread: a near miss without a total order (LIMIT over ties) must give
+    # the same rows on every build, or the variants kept would depend on scheduling
+    ex_settings = replace(executor_settings or ExecutorSettings(), threads=1)
     staging = Path(
         tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent if out.parent.exists() else None)
     )
