@@ -194,6 +194,23 @@ CASES = {
         OK: lambda i: i.sqlgold("score", "report", i.run_a, "--out", i.root / "rep"),
         ERROR: lambda i: i.sqlgold("score", "report", i.run_a, "--out", i.under_a_file),
     },
+    "suite build": {
+        OK: lambda i: i.sqlgold(
+            "suite",
+            "build",
+            i.tasks,
+            "--db",
+            i.db,
+            "--out",
+            i.root / "suite",
+            "--max-candidates",
+            "2",
+            "-q",
+        ),  # fmt: skip
+        ERROR: lambda i: i.sqlgold(
+            "suite", "build", i.tasks, "--db", i.db, "--out", i.under_a_file, "-q"
+        ),
+    },
     "score compare": {
         OK: lambda i: i.sqlgold("score", "compare", i.run_a, i.run_b, "--out", i.root / "cmp"),
         ERROR: lambda i: i.sqlgold(
@@ -202,7 +219,7 @@ CASES = {
     },
 }
 
-LEAVES = [" ".join(c) for c in COMMANDS if " ".join(c) not in ("db", "score")]
+LEAVES = [" ".join(c) for c in COMMANDS if " ".join(c) not in ("db", "score", "suite")]
 
 
 def _exit_code_table(path) -> list[str]:

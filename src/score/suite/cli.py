@@ -81,8 +81,10 @@ def suite_build(
     apart.  Prints where near misses stand with and without the suite."""
     from score.execution.settings import ExecutorSettings
     from score.inputs.task_set import open_task_set
+    from score.out_paths import check_output_dir
     from score.suite.build import BuildSettings, build_suite
 
+    check_output_dir(out, stage="suite")  # before any work: a folder we can write
     task_set = open_task_set(tasks)
     bar = ProgressBar("suite", quiet)
     try:

@@ -185,8 +185,6 @@ def read_suite(folder: str | Path, *, check_data: bool = True) -> Suite:
                     path=str(folder / DATA / name),
                 )
         variants.append(variant)
-    if not variants:
-        raise SuiteError("the suite has no variant", path=str(path))
     drops = body.get("drops") or {}
     if not isinstance(drops, dict):
         raise SuiteError("'drops' is not an object", path=str(path))
