@@ -1,17 +1,20 @@
 """``sqlgold suite build``: a test suite for a task set, from its golds and a base database.
 
 1. Every gold runs on the base database, then each of its neighbours
-   (:mod:`score.suite.neighbours`); a neighbour that cannot run there is left out, and one
-   that returns the gold's result there is *alive* (execution accuracy would accept it).
+   (:mod:`score.suite.neighbours`); a neighbour the database cannot read is left out, one
+   stopped at a limit counts as a wrong answer, and one that returns the gold's result
+   there is *alive* (execution accuracy would accept it).
 2. Candidate variants are made one by one (:mod:`score.suite.variant_data`, seeded
-   ``<seed>:<n>``, most aimed at one task's constants) and screened in this process
-   (:mod:`score.suite.trial_database`): every gold must run, and some alive neighbour
-   must return another result than its gold.  A candidate that passes is written and run
-   through the executor, as scoring runs it: every gold must run there too, and the
-   kills are those the executor confirms (:mod:`score.suite.distill`).  It stops when no
-   neighbour is left to try, ``max_databases`` are kept, or ``max_candidates`` were made.
-3. On each kept variant the reference answers run too: a task whose gold and reference
-   answer differ there is listed in the manifest's ``drops`` (``curate --suite`` drops it).
+   ``<seed>:<n>``, each aimed at one task with a neighbour alive, in turn) and screened in
+   this process (:mod:`score.suite.trial_database`): the aimed gold must run, and one of
+   its alive neighbours must return another result.  Candidates that pass are put side by
+   side in one variant (``blocks_per_variant``) as long as every kill still holds there.
+3. A full variant is written and run through the executor, as scoring runs it: every
+   gold must run there, the kills are those the executor confirms, among all neighbours
+   still alive (:mod:`score.suite.distill`), and the reference answers run too: a task
+   whose gold and reference answer differ there is listed in the manifest's ``drops``
+   (``curate --suite`` drops it).  It stops when no neighbour is left to try,
+   ``max_databases`` are kept, or ``max_candidates`` were made.
 4. The suite is written to a folder beside the target and renamed into place whole.
 """
 
@@ -26,15 +29,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import duckdb
-import pyarrow as pa
-
-from score.cdm.duckdb_file import find_cdm_schema, quote
 from score.execution.executor import Executor, PreparedQuery
 from score.execution.result import QueryError, QueryResult
 from score.execution.settings import ExecutorSettings
 from score.inputs.task_manifest import set_hash
-from score.suite import value_pool
+from score.suite.base_data import read_base
 from score.suite.distill import Distillation, NeighbourKey
 from score.suite.neighbours import neighbours
 from score.suite.query_runs import (
@@ -54,7 +53,6 @@ from score.suite.suite_file import (
     DATA,
     MANIFEST,
     VOCABULARY,
-    VOCABULARY_TABLES,
     SuiteError,
     Variant,
     data_sha256,
@@ -164,76 +162,6 @@ def _base_phase(
     return found
 
 
-def _with_self_ancestry(table: pa.Table, concepts: Sequence[int]) -> pa.Table:
-    """``concept_ancestor`` with a row (c, c, 0, 0) for each concept a gold names that
-    the base vocabulary lacks: every standard concept is its own ancestor in an OMOP
-    vocabulary, and a gold written for a fuller one (``descendant_concept_id`` of
-    ``ancestor_concept_id = c``) finds its rows only so."""
-    if not concepts:
-        return table
-    rows = [
-        {
-            "ancestor_concept_id": c,
-            "descendant_concept_id": c,
-            "min_levels_of_separation": 0,
-            "max_levels_of_separation": 0,
-        }
-        for c in concepts
-    ]
-    return pa.concat_tables([table, pa.Table.from_pylist(rows, schema=table.schema)])
-
-
-def _pools(
-    base_db: Path, schema: str | None, answerable: Sequence[Mapping[str, Any]], today: dt.date
-) -> tuple:
-    con = duckdb.connect(str(base_db), read_only=True)
-    try:
-        catalog = con.execute("SELECT current_database()").fetchall()[0][0]
-        con.execute(f"USE {quote(catalog)}.{quote(find_cdm_schema(con, catalog, schema))}")
-        tables = [
-            t
-            for (t,) in con.execute(
-                "SELECT table_name FROM information_schema.tables "
-                "WHERE table_catalog = current_database() AND table_schema = current_schema() "
-                "ORDER BY 1"
-            ).fetchall()
-        ]
-        filled = [
-            t
-            for t in tables
-            if t not in VOCABULARY_TABLES
-            and t in value_pool.CDM_TABLES
-            and con.execute(f'SELECT count(*) FROM "{t}"').fetchall()[0][0] > 0
-        ]
-        base = value_pool.base_pools(con, filled)
-        gold, concepts, filters = value_pool.gold_constants(
-            [t["gold_sql"] for t in answerable], today=today
-        )
-        related = value_pool.related_concepts(con, concepts, filters)
-        known = {r[0] for r in con.execute("SELECT concept_id FROM concept").fetchall()}
-        domains = value_pool.concept_domains(con, base)
-        pools = value_pool.merged_pools(base, gold, domains, related, known)
-        focus = {
-            t["id"]: value_pool.focus_of(con, t["gold_sql"], today, base, domains, known)
-            for t in answerable
-        }
-        schemas = {
-            t: con.sql(f'SELECT * FROM "{t}" LIMIT 0').to_arrow_table().schema for t in filled
-        }
-        vocabulary = {
-            t: con.sql(f'SELECT * FROM "{t}"').to_arrow_table()
-            for t in VOCABULARY_TABLES
-            if t in tables
-        }
-        if "concept_ancestor" in vocabulary:
-            vocabulary["concept_ancestor"] = _with_self_ancestry(
-                vocabulary["concept_ancestor"], sorted(concepts - known)
-            )
-    finally:
-        con.close()
-    return filled, pools, schemas, vocabulary, focus
-
-
 def _build(
     answerable: Sequence[Mapping[str, Any]],
     tasks: Sequence[Mapping[str, Any]],
@@ -256,7 +184,7 @@ def _build(
         base_fingerprint = base.fingerprint
         found = _base_phase(base, answerable, s, tick)
     today = ex_settings.today or dt.date.today()
-    filled, pools, schemas, vocabulary, focus = _pools(base_db, schema, answerable, today)
+    filled, pools, schemas, vocabulary, focus = read_base(base_db, schema, answerable, today)
     write_tables(staging / DATA / VOCABULARY, vocabulary)
     alive: set[NeighbourKey] = {(tid, i) for tid, item in found.items() for i in item.alive}
     distillation = Distillation(set(alive), s.max_databases, s.patience)

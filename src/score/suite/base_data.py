@@ -1,0 +1,90 @@
+"""What suite build reads from the base database (a DuckDB file, read-only): the
+clinical tables it fills, every column's pool of values and each gold's focus
+(:mod:`score.suite.value_pool`), the tables' Arrow schemas, and the vocabulary every
+variant shares."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from score.cdm.duckdb_file import find_cdm_schema, quote
+from score.suite import value_pool
+from score.suite.suite_file import VOCABULARY_TABLES
+
+
+def _with_self_ancestry(table: pa.Table, concepts: Sequence[int]) -> pa.Table:
+    """``concept_ancestor`` with a row (c, c, 0, 0) for each concept a gold names that
+    the base vocabulary lacks: every standard concept is its own ancestor in an OMOP
+    vocabulary, and a gold written for a fuller one (``descendant_concept_id`` of
+    ``ancestor_concept_id = c``) finds its rows only so."""
+    if not concepts:
+        return table
+    rows = [
+        {
+            "ancestor_concept_id": c,
+            "descendant_concept_id": c,
+            "min_levels_of_separation": 0,
+            "max_levels_of_separation": 0,
+        }
+        for c in concepts
+    ]
+    return pa.concat_tables([table, pa.Table.from_pylist(rows, schema=table.schema)])
+
+
+def read_base(
+    base_db: Path, schema: str | None, answerable: Sequence[Mapping[str, Any]], today: dt.date
+) -> tuple:
+    """(clinical tables filled on the base, pools, Arrow schemas, vocabulary tables,
+    task id -> focus) of the base database at ``base_db``."""
+    con = duckdb.connect(str(base_db), read_only=True)
+    try:
+        catalog = con.execute("SELECT current_database()").fetchall()[0][0]
+        con.execute(f"USE {quote(catalog)}.{quote(find_cdm_schema(con, catalog, schema))}")
+        tables = [
+            t
+            for (t,) in con.execute(
+                "SELECT table_name FROM information_schema.tables "
+                "WHERE table_catalog = current_database() AND table_schema = current_schema() "
+                "ORDER BY 1"
+            ).fetchall()
+        ]
+        filled = [
+            t
+            for t in tables
+            if t not in VOCABULARY_TABLES
+            and t in value_pool.CDM_TABLES
+            and con.execute(f'SELECT count(*) FROM "{t}"').fetchall()[0][0] > 0
+        ]
+        base = value_pool.base_pools(con, filled)
+        gold, concepts, filters = value_pool.gold_constants(
+            [t["gold_sql"] for t in answerable], today=today
+        )
+        related = value_pool.related_concepts(con, concepts, filters)
+        known = {r[0] for r in con.execute("SELECT concept_id FROM concept").fetchall()}
+        domains = value_pool.concept_domains(con, base)
+        pools = value_pool.merged_pools(base, gold, domains, related, known)
+        focus = {
+            t["id"]: value_pool.focus_of(con, t["gold_sql"], today, base, domains, known)
+            for t in answerable
+        }
+        schemas = {
+            t: con.sql(f'SELECT * FROM "{t}" LIMIT 0').to_arrow_table().schema for t in filled
+        }
+        vocabulary = {
+            t: con.sql(f'SELECT * FROM "{t}"').to_arrow_table()
+            for t in VOCABULARY_TABLES
+            if t in tables
+        }
+        if "concept_ancestor" in vocabulary:
+            vocabulary["concept_ancestor"] = _with_self_ancestry(
+                vocabulary["concept_ancestor"], sorted(concepts - known)
+            )
+    finally:
+        con.close()
+    return filled, pools, schemas, vocabulary, focus
