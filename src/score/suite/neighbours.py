@@ -8,7 +8,7 @@ DISTINCT added or removed.  Each edit is made at one place of the tree; the neig
 a gold are its distinct texts, the gold's own text excluded, in the order of the tree.
 
 >>> [n.edit for n in neighbours("SELECT COUNT(*) FROM cdm.person WHERE year_of_birth >= 1950")]
-['distinct', 'compare_flip', 'compare_strict', 'drop_where', 'int_plus_1', 'int_minus_1']
+['drop_where', 'compare_flip', 'compare_strict', 'column_swap', 'int_plus_1', 'int_minus_1']
 """
 
 from __future__ import annotations
