@@ -34,6 +34,7 @@ from score.cli.options import (
     jobs_option,
     profile_option,
     quiet_option,
+    suite_option,
 )
 from score.generate.cli import generate_command, prompt_command
 from score.suite.cli import suite_group
@@ -125,13 +126,9 @@ def main() -> None:
     help="A task file (or release) verified elsewhere, e.g. on DuckDB: the report states "
     "which tasks give the same gold result on this database.",
 )
-@click.option(
-    "--suite",
-    "suite_dir",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="A test suite's folder (built on this database): drop the tasks it drops (rule "
-    "suite_disagreement: gold and reference answer differ, or the gold fails, on a variant).",
+@suite_option(
+    "A test suite's folder (built on this database): drop the tasks it drops (rule "
+    "suite_disagreement: gold and reference answer differ, or the gold fails, on a variant)."
 )
 @executor_options
 @quiet_option

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from curate.cli_options import split_options
-from score.cli.options import duckdb_database_options, handle_errors
+from score.cli.options import duckdb_database_options, handle_errors, suite_option
 from score.errors import SqlgoldError
 
 if TYPE_CHECKING:
@@ -95,13 +95,9 @@ def _semantic_version(ctx: click.Context, param: click.Parameter, value: str) ->
     help="After publishing, upload the folder to this Hub dataset repo and tag it vX.Y.Z.",
 )
 @click.option("--private", is_flag=True, help="With --push: create the repo private.")
-@click.option(
-    "--suite",
-    "suite_dir",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="A test suite built for TASKS on this database: released in suite/, hashed in "
-    "the manifest, and explained in the card.",
+@suite_option(
+    "A test suite built for TASKS on this database: released in suite/, hashed in "
+    "the manifest, and explained in the card."
 )
 @handle_errors
 def publish_command(

@@ -18,6 +18,7 @@ from score.cli.options import (
     executor_settings,
     handle_errors,
     profile_option,
+    suite_option,
 )
 from score.errors import SqlgoldError
 
@@ -185,13 +186,9 @@ def _sql_argument(value: str, option: str) -> str:
     help="Keep the database open and check again whenever the gold or answer file "
     "(or the --source file) is saved; Ctrl-C ends it.",
 )
-@click.option(
-    "--suite",
-    "suite_dir",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="A test suite's folder (built on this database): after the base database, run "
-    "both queries on its variants and show the first one on which they differ.",
+@suite_option(
+    "A test suite's folder (built on this database): after the base database, run "
+    "both queries on its variants and show the first one on which they differ."
 )
 @database_options
 @executor_options

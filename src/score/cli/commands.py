@@ -21,6 +21,7 @@ from score.cli.options import (
     quiet_option,
     split_options,
     sql_size_option,
+    suite_option,
     take_executor_settings,
 )
 from score.defaults import DEFAULT_CACHE
@@ -148,13 +149,11 @@ def score_group() -> None:
     help="Timed runs of each query per instance  [default: 10 for ves, 100 for rves, as "
     "BIRD; 1 for cost].",
 )
-@click.option(
-    "--suite",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="A test suite's folder (built for TASKS on this database): an instance is then "
+@suite_option(
+    "A test suite's folder (built for TASKS on this database): an instance is then "
     "correct only if it also matches its gold on every variant; the summary gives TS "
     "(test-suite accuracy) beside EX.",
+    dest="suite",
 )
 @bootstrap_options
 @database_options

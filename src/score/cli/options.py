@@ -185,6 +185,11 @@ def sql_size_option(f: Callable) -> Callable:
     )(f)
 
 
+def suite_option(help: str, *, dest: str = "suite_dir") -> Callable:
+    """``--suite``: a test suite's folder (``sqlgold suite build`` makes one)."""
+    return click.option("--suite", dest, type=click.Path(path_type=Path), default=None, help=help)
+
+
 def profile_option(help: str = "Comparator profile deciding 'the same result'.") -> Callable:
     """``--profile``: one of the comparison profiles, ``sqlgold`` by default."""
     return click.option(
