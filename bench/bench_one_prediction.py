@@ -7,7 +7,10 @@ task no prediction answers runs no gold, and the priors compare with the pinned
 results), so what is left is sqlgold's own fixed cost: reading and checking the task
 set, the other instances' ``missing``, the two priors (every instance's ABSTAIN and
 ``SELECT 0``, through the same pipeline), three bootstrapped summaries and the run
-folder with its review page.
+folder with its review page.  The same scoring with the cache folder an earlier
+scoring of it filled (``score run``'s default, as a user checking answers one after
+another has it) is timed too: the gold's result and the priors' summaries then come
+from there (:mod:`score.scoring.prior_cache`), so only the prediction runs.
 
 What is timed: :func:`score.scoring.run.run_scoring` on an
 :class:`~score.execution.executor.Executor` opened beforehand (the open, a process start
@@ -57,29 +60,35 @@ def one_prediction(
     queries = [sql, gold or task["gold_sql"]]
     direct(queries)  # warm-up: neither side pays for reading the data from disk
 
-    def scoring(priors: bool, i: int) -> tuple[float, Any]:
+    cache = work / "cache"
+
+    def scoring(priors: bool, i: int, cached: bool = False) -> tuple[float, Any]:
         start = time.perf_counter()
         out = run_scoring(
             tasks_file,
             preds,
-            work / f"run-{priors}-{i}",
+            work / f"run-{priors}-{cached}-{i}",
             ex,
-            ScoringOptions(cache_dir=None, split="all", with_priors=priors),
+            ScoringOptions(cache_dir=cache if cached else None, split="all", with_priors=priors),
         )
         return time.perf_counter() - start, out
 
     scoring(True, -1)  # warm-up
+    scoring(True, -1, cached=True)  # fills the cache: the gold's result and the priors
     rows = []
     for i in range(runs):
         d0 = direct(queries)
         with_priors, out = scoring(True, i)
         without_priors, _ = scoring(False, i)
+        cached, cached_out = scoring(True, i, cached=True)
         d1 = direct(queries)
         rows.append(
             {
                 "direct_s": (d0 + d1) / 2,
                 "scoring_s": with_priors,
                 "scoring_without_priors_s": without_priors,
+                "scoring_cached_s": cached,
+                "gold_executions_cached": cached_out.gold_executions,
                 "gold_executions": out.gold_executions,
                 "instances": out.summary["n_instances"],
                 "correct": out.summary["outcomes"]["counts"].get("correct", 0),
@@ -88,11 +97,13 @@ def one_prediction(
     found = {k: median(r[k] for r in rows) for k in rows[0]}
     found["ratio"] = found["scoring_s"] / found["direct_s"]
     found["ratio_without_priors"] = found["scoring_without_priors_s"] / found["direct_s"]
+    found["ratio_cached"] = found["scoring_cached_s"] / found["direct_s"]
     found["task"] = task["id"]
     found["runs"] = rows
     log(
         f"one prediction: scoring {found['scoring_s']:.2f} s (without priors "
-        f"{found['scoring_without_priors_s']:.2f} s), direct {found['direct_s'] * 1000:.1f} ms, "
+        f"{found['scoring_without_priors_s']:.2f} s, with the cache of an earlier scoring "
+        f"{found['scoring_cached_s']:.2f} s), direct {found['direct_s'] * 1000:.1f} ms, "
         f"{found['gold_executions']:g} gold run"
     )
     return found

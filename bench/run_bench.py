@@ -619,6 +619,14 @@ def _one_prediction_rows(duck: dict[str, Any] | None, pg: dict[str, Any] | None,
             f"{one['scoring_without_priors_s']:.2f} s)",
             f"{key}_prediction_ratio" if key else None,
         )
+        if "scoring_cached_s" in one:
+            row(
+                12,
+                f"the same, {engine}, with the cache an earlier scoring filled (gold "
+                f"queries run: {one['gold_executions_cached']:.0f}; priors kept)",
+                f"{one['ratio_cached']:.0f} ({one['scoring_cached_s']:.2f} s)",
+                None,
+            )
 
 
 def _render_rows(rd: dict[str, Any] | None, row) -> None:

@@ -37,6 +37,7 @@ from score.scoring.gold_pin import today_conflicts
 from score.scoring.languages import language_summary, language_warnings, languages_scored
 from score.scoring.outcomes import Outcome
 from score.scoring.pipeline import ScoringContext, score_predictions
+from score.scoring.prior_cache import PriorCache, prior_key
 from score.scoring.priors import PRIORS, prior_predictions
 from score.scoring.run_folder import RunDir
 from score.scoring.run_lock import check_unlocked
@@ -52,6 +53,17 @@ from score.scoring.suite_phase import (
 from score.scoring.text2omop_summary import text2omop_summary
 from score.statistics.metrics import failure_reasons
 from score.statistics.stats import summarize
+
+#: What of run.json the priors' summaries depend on, besides the tasks scored: the
+#: database and engine, the executor's settings and the versions of what scores them.
+PRIOR_META = (
+    "profile",
+    "database_fingerprint",
+    "engine",
+    "database_schema",
+    "settings",
+    "versions",
+)
 
 
 @dataclass(frozen=True)
@@ -264,8 +276,21 @@ def run_scoring(
         finally:
             run_dir.close()
         by_id = {t["id"]: t for t in tasks}
+        priors_cache = PriorCache(cache_dir)
+        priors_key = prior_key(
+            {
+                "tasks": set_hash(tasks),
+                "order": [t["id"] for t in tasks],
+                "languages": list(languages),
+                **{k: meta[k] for k in PRIOR_META},
+                "suite": None if suite is None else meta["suite"]["manifest_sha256"],
+                "seed": options.seed,
+                "resamples": options.resamples,
+            }
+        )
+        priors = priors_cache.get(priors_key) if options.with_priors else []
         prior_records: dict[str, list[dict[str, Any]]] = {}
-        if options.with_priors:
+        if priors is None:
             for kind, label in PRIORS.items():
                 # a prior runs no gold: each task's pinned result stands for it
                 prior_ctx = ScoringContext(
@@ -293,6 +318,12 @@ def run_scoring(
             )
             judged = run_dir.records() + [r for rs in prior_records.values() for r in rs]
             judge_with_suite(judged, by_id, suite, judge, progress=judging)
+        if priors is None:
+            priors = [
+                summarize(recs, seed=options.seed, resamples=options.resamples, prior=True)
+                for recs in prior_records.values()
+            ]
+            priors_cache.put(priors_key, priors)
         records = run_dir.records()
         summary = summarize(records, seed=options.seed, resamples=options.resamples)
         summary["meta"] = {
@@ -328,10 +359,6 @@ def run_scoring(
                 dialect=dialect,
                 progress=measuring,
             )
-        priors = [
-            summarize(recs, seed=options.seed, resamples=options.resamples, prior=True)
-            for recs in prior_records.values()
-        ]
         warnings = _warnings(task_set, executor, summary)
         summary["warnings"] = warnings
         run_dir.finish(summary, priors)
