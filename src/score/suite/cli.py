@@ -107,5 +107,11 @@ def suite_build(
         f"correct      {s['correct_on_base']} on the base alone ({100 * s['base_only']:.1f}%), "
         f"{s['correct_with_suite']} with the suite ({100 * s['with_suite']:.1f}%)"
     )
+    ne = s["not_equivalent"]
+    click.echo(
+        f"near misses  {ne['correct_with_suite']} of {ne['executed']} correct with the suite "
+        f"({100 * ne['with_suite']:.1f}%); {s['equivalent_under_cdm']} more are equivalent "
+        "under the CDM's constraints"
+    )
     click.echo(f"drops        {len(report['drops'])} task(s): gold and reference answer differ")
     click.echo(f"report       {out / 'report.md'}")

@@ -22,14 +22,18 @@ from sqlglot import exp, parse_one
 from sqlglot.errors import SqlglotError
 
 from score.cdm.schema import CDM_TABLES
+from score.suite import equivalence
 
 
 @dataclass(frozen=True)
 class Neighbour:
-    """One near miss of a gold: the edit class that made it and its SQL."""
+    """One near miss of a gold: the edit class that made it and its SQL; ``equivalent``
+    names the rule under which it cannot change the result on a CDM that keeps its
+    constraints (:mod:`score.suite.equivalence`), if one does."""
 
     edit: str
     sql: str
+    equivalent: str | None = None
 
 
 _FLIP: dict[type[exp.Expr], type[exp.Expr]] = {
@@ -284,5 +288,5 @@ def neighbours(
                     continue
                 if text not in seen:
                     seen.add(text)
-                    found.append(Neighbour(edit, text))
+                    found.append(Neighbour(edit, text, equivalence.rule(edit, node)))
     return found

@@ -32,11 +32,22 @@ def report_markdown(report: Mapping[str, Any]) -> str:
         f"| correct on the base database alone | {s['correct_on_base']} | "
         f"{100 * s['base_only']:.1f}% |",
         f"| correct with the suite | {s['correct_with_suite']} | {100 * s['with_suite']:.1f}% |",
+        f"| of those, equivalent under the CDM's constraints | {s['equivalent_under_cdm']} | |",
+        f"| near misses (not equivalent) correct with the suite | "
+        f"{s['not_equivalent']['correct_with_suite']} of {s['not_equivalent']['executed']} | "
+        f"{100 * s['not_equivalent']['with_suite']:.1f}% |",
         "",
-        "| edit | run | correct on base | with the suite |",
-        "|---|---:|---:|---:|",
+        "A neighbour is equivalent when a rule of `score.suite.equivalence` shows it cannot "
+        "change the result on a CDM that keeps its constraints (a required foreign key "
+        "always finds its row, a primary key is unique) and no database told it apart; "
+        f"{len(report['equivalence_rules']['refuted'])} neighbour(s) a rule names were told "
+        "apart by some database and count as near misses.",
+        "",
+        "| edit | run | correct on base | with the suite | of those, equivalent |",
+        "|---|---:|---:|---:|---:|",
         *(
-            f"| {edit} | {e['executed']} | {e['correct_on_base']} | {e['correct_with_suite']} |"
+            f"| {edit} | {e['executed']} | {e['correct_on_base']} | {e['correct_with_suite']} "
+            f"| {e['equivalent_under_cdm']} |"
             for edit, e in report["near_miss_survival_by_edit"].items()
         ),
         "",
@@ -68,7 +79,8 @@ def report_markdown(report: Mapping[str, Any]) -> str:
         lines.append(f"### `{task['id']}`")
         lines.append("")
         for n in task["indistinguishable"][:LISTED]:
-            lines.append(f"- {n['edit']}: `{n['sql']}`")
+            why = f" (equivalent: {n['equivalent']})" if n.get("equivalent") else ""
+            lines.append(f"- {n['edit']}{why}: `{n['sql']}`")
         if len(task["indistinguishable"]) > LISTED:
             lines.append(f"- ... {len(task['indistinguishable']) - LISTED} more in report.json")
         lines.append("")
@@ -76,15 +88,40 @@ def report_markdown(report: Mapping[str, Any]) -> str:
 
 
 def by_edit(found: Mapping[str, SuiteTask], distillation: Distillation) -> dict[str, Any]:
-    """Near-miss survival for each edit class."""
+    """Near-miss survival for each edit class, with how many of its survivors are
+    equivalent under the CDM's constraints (:mod:`score.suite.equivalence`)."""
     counts: dict[str, list[int]] = {}
     for tid, item in found.items():
         for i in item.ran_on_base:
-            row = counts.setdefault(item.neighbours[i].edit, [0, 0, 0])
+            row = counts.setdefault(item.neighbours[i].edit, [0, 0, 0, 0])
             row[0] += 1
             row[1] += i in item.alive
             row[2] += (tid, i) in distillation.alive
-    return {edit: dict(survival(*row)) for edit, row in sorted(counts.items())}
+            row[3] += (tid, i) in distillation.alive and bool(item.neighbours[i].equivalent)
+    return {
+        edit: {**survival(*row[:3]), "equivalent_under_cdm": row[3]}
+        for edit, row in sorted(counts.items())
+    }
+
+
+def equivalence_counts(
+    found: Mapping[str, SuiteTask], distillation: Distillation
+) -> tuple[int, int, list[dict[str, str]]]:
+    """Neighbours an equivalence rule names: how many ran on the base database, how many
+    no database told apart (equivalent rewrites, not near misses), and those some
+    database did tell apart (the rule does not hold on that data: they stay near misses)."""
+    ran, kept, refuted = 0, 0, []
+    for tid, item in found.items():
+        for i in item.ran_on_base:
+            n = item.neighbours[i]
+            if not n.equivalent:
+                continue
+            ran += 1
+            if (tid, i) in distillation.alive:
+                kept += 1
+            else:
+                refuted.append({"task": tid, "rule": n.equivalent, "sql": n.sql})
+    return ran, kept, refuted
 
 
 def build_report(
@@ -112,11 +149,21 @@ def build_report(
                 "gold_rows_on_variants": list(item.rows_on_variants),
                 "killed_by": {item.neighbours[int(k)].sql: by for k, by in killed.items()},
                 "indistinguishable": [
-                    {"edit": item.neighbours[k].edit, "sql": item.neighbours[k].sql}
+                    {
+                        "edit": item.neighbours[k].edit,
+                        "sql": item.neighbours[k].sql,
+                        **(
+                            {"equivalent": item.neighbours[k].equivalent}
+                            if item.neighbours[k].equivalent
+                            else {}
+                        ),
+                    }
                     for k in survivors
                 ],
             }
         )
+    ran_eq, equivalent, refuted = equivalence_counts(found, distillation)
+    after = len(distillation.alive)
     return {
         "settings": dict(settings),
         "variants": [{"name": v.name, "rows": dict(sorted(v.rows.items()))} for v in variants],
@@ -124,7 +171,14 @@ def build_report(
         "candidates_rejected": dict(sorted(distillation.rejected.items())),
         "gold_failures_on_candidates": {t: list(x) for t, x in sorted(gold_failures.items())},
         "drops": dict(sorted(drops.items())),
-        "near_miss_survival": dict(survival(executed, len(alive), len(distillation.alive))),
+        "near_miss_survival": {
+            **survival(executed, len(alive), after),
+            "equivalent_under_cdm": equivalent,
+            "not_equivalent": dict(
+                survival(executed - equivalent, len(alive) - equivalent, after - equivalent)
+            ),
+        },
+        "equivalence_rules": {"ran": ran_eq, "held": equivalent, "refuted": refuted},
         "near_miss_survival_by_edit": by_edit(found, distillation),
         "golds_empty_on_base": sum(1 for i in found.values() if i.gold_base.num_rows == 0),
         "golds_empty_on_base_filled_by_a_variant": sum(

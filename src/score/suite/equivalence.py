@@ -1,0 +1,246 @@
+"""Edits that cannot change a result on a CDM that keeps its own constraints.
+
+Some one-edit neighbours of a gold are not near misses but the same query in other
+words, given what the OMOP CDM guarantees: a required (NOT NULL) foreign key always
+finds its row, a primary key is unique.  No variant can tell such a neighbour apart (the
+variants keep those constraints, as a valid CDM does), so counting it among the near
+misses that survive would blame the suite for a right answer.  Each rule here names
+one such case, decided on the gold's tree at the node the edit changes; a neighbour it
+names is still generated, run and reported (a base database or variant that tells one
+apart refutes the rule for that data, and the report says so).
+
+Rules (each conservative: anything it cannot see whole is not claimed):
+
+* ``fk_join_total`` (INNER <-> LEFT JOIN): the join's condition is one equality of a
+  required column that references the joined table (``x_concept_id`` -> ``concept``,
+  ``person_id`` -> ``person``, ...) with that table's primary key, and the referencing
+  table is not itself on the nullable side of an outer join: every row finds its match.
+* ``null_rejected_join`` (INNER <-> LEFT JOIN): a WHERE conjunct or another inner join's
+  condition of the same SELECT compares a column of the joined table: the rows a LEFT
+  JOIN would add (NULLs there) are dropped again.
+* ``set_semantics`` (DISTINCT): the SELECT is an IN / EXISTS / ANY subquery or an operand
+  of UNION, INTERSECT or EXCEPT (without ALL): duplicates cannot change what it gives.
+* ``unique_rows`` (DISTINCT): the rows are distinct already: every GROUP BY key is
+  selected, or a ROW_NUMBER() with every key of its PARTITION BY, or the SELECT reads
+  one CDM table and selects its primary key.
+* ``unique_count`` (COUNT <-> COUNT(DISTINCT)): the column counted is the primary key of
+  the only table its SELECT reads.
+
+>>> from sqlglot import parse_one, exp
+>>> gold = parse_one("SELECT c.concept_name FROM cdm.person p JOIN cdm.concept c "
+...                  "ON c.concept_id = p.gender_concept_id")
+>>> rule("join_side", gold.find(exp.Join))
+'fk_join_total'
+>>> rule("join_side", parse_one("SELECT * FROM cdm.person p JOIN cdm.location l "
+...      "ON l.location_id = p.location_id").find(exp.Join)) is None  # location_id may be NULL
+True
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from score.cdm.schema import CDM_TABLES
+
+#: table -> {column: required}
+_REQUIRED = {t: {name: req for name, _, req in cols} for t, cols in CDM_TABLES.items()}
+
+_COMPARISONS = (
+    exp.EQ,
+    exp.NEQ,
+    exp.GT,
+    exp.GTE,
+    exp.LT,
+    exp.LTE,
+    exp.Like,
+    exp.ILike,
+    exp.In,
+    exp.Between,
+)
+
+
+def primary_key(table: str) -> str | None:
+    """A CDM table's primary key by the CDM's naming (``<table>_id``), if it has one.
+
+    >>> primary_key("condition_occurrence"), primary_key("concept_ancestor")
+    ('condition_occurrence_id', None)
+    """
+    name = f"{table}_id"
+    return name if name in _REQUIRED.get(table, {}) else None
+
+
+#: The CDM's foreign keys to ``concept`` that its naming (``*_concept_id``) does not show.
+_CONCEPT_KEYS = {
+    ("concept_relationship", "concept_id_1"),
+    ("concept_relationship", "concept_id_2"),
+    ("concept_synonym", "concept_id"),
+}
+
+
+def references(source: str, column: str, table: str) -> bool:
+    """Whether ``source.column`` is a foreign key to ``table`` (by the CDM's naming, or
+    one of the vocabulary's keys to ``concept``).
+
+    >>> references("person", "race_concept_id", "concept")
+    True
+    >>> references("visit_occurrence", "person_id", "person")
+    True
+    >>> references("concept_relationship", "concept_id_2", "concept")
+    True
+    """
+    if table == "concept":
+        return column.endswith("_concept_id") or (source, column) in _CONCEPT_KEYS
+    return column == primary_key(table)
+
+
+def rule(edit: str, node: exp.Expr) -> str | None:
+    """The rule under which ``edit`` at ``node`` (of the gold's tree) cannot change the
+    result on a CDM that keeps its constraints, or None."""
+    if edit == "join_side" and isinstance(node, exp.Join):
+        if _fk_total(node):
+            return "fk_join_total"
+        if _null_rejected(node):
+            return "null_rejected_join"
+    elif edit == "distinct" and isinstance(node, exp.Select):
+        if _set_operand(node):
+            return "set_semantics"
+        if _unique_rows(node):
+            return "unique_rows"
+    elif edit == "count_distinct" and isinstance(node, exp.Count):
+        if _counts_primary_key(node):
+            return "unique_count"
+    return None
+
+
+def _tables(select: exp.Select) -> dict[str, tuple[str, bool]] | None:
+    """alias -> (CDM table, on the nullable side of an outer join) for the FROM and
+    JOINs of ``select``; None if any of them is not a plain CDM table."""
+    from_ = select.args.get("from_")
+    if from_ is None:
+        return None
+    found: dict[str, tuple[str, bool]] = {}
+    items = [(from_.this, None), *((j.this, j) for j in select.args.get("joins") or [])]
+    for source, join in items:
+        if not isinstance(source, exp.Table) or source.name not in _REQUIRED:
+            return None
+        side = (join.side or "").upper() if join is not None else ""
+        found[source.alias_or_name] = (source.name, side in ("LEFT", "FULL"))
+    if any(((j.side or "").upper() in ("RIGHT", "FULL")) for j in select.args.get("joins") or []):
+        return None  # the FROM's rows may be the nullable side
+    return found
+
+
+def _fk_total(join: exp.Join) -> bool:
+    select = join.parent
+    on = join.args.get("on")
+    if not isinstance(select, exp.Select) or not isinstance(on, exp.EQ):
+        return False
+    tables = _tables(select)
+    if tables is None or not isinstance(join.this, exp.Table):
+        return False
+    joined = join.this.alias_or_name
+    target = tables[joined][0]
+    sides = (on.this, on.expression)
+    if not all(isinstance(c, exp.Column) and c.table in tables for c in sides):
+        return False
+    for key, ref in (sides, sides[::-1]):
+        if key.table != joined or key.name != _key_of(target) or ref.table == joined:
+            continue
+        source, nullable = tables[ref.table]
+        if nullable or not _REQUIRED[source].get(ref.name, False):
+            continue
+        if references(source, ref.name, target):
+            return True
+    return False
+
+
+def _key_of(table: str) -> str | None:
+    return "concept_id" if table == "concept" else primary_key(table)
+
+
+def _conjuncts(node: exp.Expr | None) -> list[exp.Expr]:
+    if node is None:
+        return []
+    if isinstance(node, exp.And):
+        return _conjuncts(node.this) + _conjuncts(node.expression)
+    if isinstance(node, exp.Paren):
+        return _conjuncts(node.this)
+    return [node]
+
+
+def _null_rejected(join: exp.Join) -> bool:
+    select = join.parent
+    if not isinstance(select, exp.Select) or not isinstance(join.this, exp.Table):
+        return False
+    joined = join.this.alias_or_name
+    where = select.args.get("where")
+    conditions = _conjuncts(where.this if where is not None else None)
+    for other in select.args.get("joins") or []:
+        if other is not join and not other.side and (other.kind or "").upper() in ("", "INNER"):
+            conditions += _conjuncts(other.args.get("on"))
+    return any(_compares_column_of(c, joined) for c in conditions)
+
+
+def _compares_column_of(condition: exp.Expr, alias: str) -> bool:
+    """A comparison one of whose direct operands is a column of ``alias`` (a NULL there
+    makes the condition NULL, so the row is dropped)."""
+    if not isinstance(condition, _COMPARISONS):
+        return False
+    operands = [condition.this, condition.args.get("expression")]
+    return any(isinstance(o, exp.Column) and o.table == alias for o in operands)
+
+
+def _set_operand(select: exp.Select) -> bool:
+    parent = select.parent
+    if isinstance(parent, exp.Exists):
+        return True
+    if isinstance(parent, exp.Subquery) and isinstance(parent.parent, (exp.In, exp.Any)):
+        return True
+    if isinstance(parent, (exp.Union, exp.Intersect, exp.Except)):
+        return bool(parent.args.get("distinct"))
+    return False
+
+
+def _unique_rows(select: exp.Select) -> bool:
+    projected = {e.unalias().sql() for e in select.expressions} | {
+        e.alias for e in select.expressions if e.alias
+    }
+    if any(_numbers_partitions(e.unalias(), projected) for e in select.expressions):
+        return True
+    group = select.args.get("group")
+    if group is not None:
+        keys = group.expressions
+        return bool(keys) and all(k.sql() in projected for k in keys)
+    tables = _tables(select)
+    if tables is None or len(tables) != 1:
+        return False
+    ((alias, (table, _)),) = tables.items()
+    key = primary_key(table)
+    return any(
+        isinstance(e.unalias(), exp.Column)
+        and e.unalias().name == key
+        and e.unalias().table in ("", alias)
+        for e in select.expressions
+    )
+
+
+def _numbers_partitions(node: exp.Expr, projected: set[str]) -> bool:
+    """A ROW_NUMBER() whose PARTITION BY keys are all selected beside it: no two rows
+    share the keys and the number."""
+    if not (isinstance(node, exp.Window) and isinstance(node.this, exp.RowNumber)):
+        return False
+    return all(k.sql() in projected for k in node.args.get("partition_by") or [])
+
+
+def _counts_primary_key(count: exp.Count) -> bool:
+    inner = count.this
+    if isinstance(inner, exp.Distinct) and len(inner.expressions) == 1:
+        inner = inner.expressions[0]
+    select = count.find_ancestor(exp.Select)
+    if not isinstance(inner, exp.Column) or select is None:
+        return False
+    tables = _tables(select)
+    if tables is None or len(tables) != 1:
+        return False
+    ((alias, (table, _)),) = tables.items()
+    return inner.name == primary_key(table) and inner.table in ("", alias)
