@@ -25,6 +25,8 @@ Rules (each conservative: anything it cannot see whole is not claimed):
   one CDM table and selects its primary key.
 * ``unique_count`` (COUNT <-> COUNT(DISTINCT)): the column counted is the primary key of
   the only table its SELECT reads.
+* ``count_required`` (a column swapped inside ``COUNT``): both columns are required in a
+  table that is not the nullable side of an outer join: each counts every row.
 
 >>> from sqlglot import parse_one, exp
 >>> gold = parse_one("SELECT c.concept_name FROM cdm.person p JOIN cdm.concept c "
@@ -93,10 +95,14 @@ def references(source: str, column: str, table: str) -> bool:
     return column == primary_key(table)
 
 
-def rule(edit: str, node: exp.Expr) -> str | None:
-    """The rule under which ``edit`` at ``node`` (of the gold's tree) cannot change the
-    result on a CDM that keeps its constraints, or None."""
-    if edit == "join_side" and isinstance(node, exp.Join):
+def rule(edit: str, node: exp.Expr, edited: exp.Expr | None = None) -> str | None:
+    """The rule under which ``edit`` at ``node`` (of the gold's tree; ``edited``: the
+    same node in the neighbour's tree, where the edit changed it in place) cannot
+    change the result on a CDM that keeps its constraints, or None."""
+    if edit == "column_swap" and isinstance(node, exp.Column) and isinstance(edited, exp.Column):
+        if _counts_required(node, edited.name):
+            return "count_required"
+    elif edit == "join_side" and isinstance(node, exp.Join):
         if _fk_total(node):
             return "fk_join_total"
         if _null_rejected(node):
@@ -230,6 +236,26 @@ def _numbers_partitions(node: exp.Expr, projected: set[str]) -> bool:
     if not (isinstance(node, exp.Window) and isinstance(node.this, exp.RowNumber)):
         return False
     return all(k.sql() in projected for k in node.args.get("partition_by") or [])
+
+
+def _counts_required(column: exp.Column, other: str) -> bool:
+    """COUNT(a) for COUNT(b), both required columns of one table that is not the
+    nullable side of an outer join: each counts every row."""
+    count = column.parent
+    if not isinstance(count, exp.Count) or count.this is not column:
+        return False
+    select = column.find_ancestor(exp.Select)
+    tables = _tables(select) if select is not None else None
+    if not tables:
+        return False
+    if column.table:
+        found = tables.get(column.table)
+    else:
+        found = next(iter(tables.values())) if len(tables) == 1 else None
+    if found is None or found[1]:
+        return False
+    required = _REQUIRED[found[0]]
+    return required.get(column.name, False) and required.get(other, False)
 
 
 def _counts_primary_key(count: exp.Count) -> bool:

@@ -288,5 +288,5 @@ def neighbours(
                     continue
                 if text not in seen:
                     seen.add(text)
-                    found.append(Neighbour(edit, text, equivalence.rule(edit, node)))
+                    found.append(Neighbour(edit, text, equivalence.rule(edit, node, target)))
     return found

@@ -201,3 +201,13 @@ def test_a_nullable_key_is_not_named_and_is_told_apart(omop_db):
         "(SELECT min(person_id) FROM cdm.person)"
     )
     assert con.sql(gold).fetchall() != con.sql(left.sql).fetchall()
+
+
+def test_count_of_another_required_column():
+    def named(sql):
+        return {n.equivalent for n in neighbours(sql) if n.edit == "column_swap"}
+
+    # person_id and gender_concept_id are both required: each counts every person
+    assert "count_required" in named("SELECT COUNT(person_id) FROM cdm.person")
+    # condition_end_date may be NULL: counting it is another count
+    assert named("SELECT COUNT(condition_end_date) FROM cdm.condition_occurrence") == {None}
