@@ -15,6 +15,16 @@ temporary folder), loads the embedded CDM, and measures:
    vocabulary and shared tables once; deterministic), and the scoring wall of the same
    tasks at 1x and at the factor on DuckDB and on Spark, with each one's growth.
 
+3. **one prediction** (figure 12 on Spark, at 1x): :func:`bench_one_prediction.one_prediction`
+   on ``sc://``: a predictions file answering one instance, scored with ``--no-cache``
+   (and with the cache an earlier scoring filled), over a plain Connect session running
+   that prediction and its gold;
+4. **attacks** (at 1x, ``--timeout`` :data:`ATTACK_TIMEOUT` s): each of bench_hostile's
+   attacks and Spark's own (a three-way measurement cross join, file readers, JVM
+   reflection) through the executor, each one's wall over the time limit (target: at
+   most 2x), and then how long a plain session's ``count(*)`` of ``person`` takes, over
+   the same before any attack (the server idle again: near 1x).
+
 Writes ``bench/spark.json`` and prints a Markdown table (``bench/spark.md``).
 """
 
@@ -30,6 +40,7 @@ from typing import Any
 
 import duckdb
 from bench_common import ROOT, log, machine, timed
+from bench_one_prediction import one_prediction
 
 from curate.database import spark_server
 from curate.database.spark_load import load_cdm
@@ -198,6 +209,79 @@ def raw_spark(url: str, sqls: list[str]) -> float:
     return wall
 
 
+#: The time limit of the attack figure, seconds.
+ATTACK_TIMEOUT = 5.0
+
+#: Spark's own attacks, beside bench_hostile's (each ends in a classified outcome).
+SPARK_ATTACKS: list[tuple[str, str]] = [
+    (
+        "three-way measurement cross join",
+        "SELECT count(*) FROM cdm.measurement a, cdm.measurement b, cdm.measurement c",
+    ),
+    ("a file read as a table", "SELECT * FROM parquet.`/etc`"),
+    ("JVM reflection", "SELECT reflect('java.lang.System', 'getenv', 'HOME')"),
+    (
+        "window over a cross join",
+        "SELECT max(r) FROM (SELECT row_number() OVER (ORDER BY a.value_as_number) r "
+        "FROM cdm.measurement a, cdm.measurement b) t",
+    ),
+]
+
+
+def spark_attacks(url: str) -> dict[str, Any]:
+    """Each attack through an executor on ``url`` at :data:`ATTACK_TIMEOUT`: its outcome,
+    its wall over the limit, and a plain session's ``count(*)`` of ``person`` right after
+    it over the same before any attack."""
+    from bench_hostile import ATTACKS
+
+    from score.execution.result import QueryError
+
+    probe_sql = "SELECT count(*) FROM person"
+    spark = new_session(url)
+    spark.catalog.setCurrentDatabase("cdm")
+
+    def probe() -> float:
+        return timed(lambda: spark.sql(probe_sql).toArrow())[0]
+
+    probe()
+    before = median_of([probe() for _ in range(3)])
+    rows = []
+    settings = ExecutorSettings(timeout_seconds=ATTACK_TIMEOUT)
+    with Executor(url, settings=settings) as ex:
+        for name, sql in [*ATTACKS, *SPARK_ATTACKS]:
+            start = time.perf_counter()
+            try:
+                ex.execute(sql)
+                outcome = "ran"
+            except QueryError as e:
+                outcome = f"{e.kind}: {e.message[:80]}"
+            wall = time.perf_counter() - start
+            after = probe()
+            rows.append(
+                {
+                    "attack": name,
+                    "outcome": outcome,
+                    "wall_s": wall,
+                    "over_limit": wall / ATTACK_TIMEOUT,
+                    "probe_after_s": after,
+                    "probe_ratio": after / before,
+                }
+            )
+            log(f"  {name}: {outcome} in {wall:.2f} s; count(*) after {after:.2f} s")
+    spark.stop()
+    return {
+        "timeout_s": ATTACK_TIMEOUT,
+        "probe_before_s": before,
+        "attacks": rows,
+        "max_over_limit": max(r["over_limit"] for r in rows),
+        "max_probe_ratio": max(r["probe_ratio"] for r in rows),
+    }
+
+
+def median_of(values: list[float]) -> float:
+    return sorted(values)[len(values) // 2]
+
+
 def raw_duckdb(db: Path, sqls: list[str]) -> float:
     from bench_common import RawDuckDB
 
@@ -251,6 +335,16 @@ def main(argv: list[str]) -> int:
                 duck_score, duck_outcomes, duck_fp = score_wall(str(db), pinned, preds_path, work)
                 spark_score, spark_outcomes, spark_fp = score_wall(url, pinned, preds_path, work)
                 log(f"bench_spark: scoring DuckDB {duck_score:.1f} s, Spark {spark_score:.1f} s")
+                if label == "1x":
+                    log("bench_spark: one prediction on Spark")
+                    single = work / "one"
+                    single.mkdir()
+                    with Executor(url) as ex:
+                        results["one_prediction"] = one_prediction(
+                            ex, args.tasks_file, single, 3, lambda q: raw_spark(url, q)
+                        )
+                    log(f"bench_spark: attacks at --timeout {ATTACK_TIMEOUT:g}")
+                    results["attacks"] = spark_attacks(url)
                 results[label] = {
                     "load_s": load_s,
                     "duckdb_fingerprint_s": duck_fp,
@@ -307,8 +401,43 @@ def render(r: dict[str, Any]) -> str:
             f"{many['duckdb_fingerprint_s']:.1f} s | {one['spark_fingerprint_s']:.1f} s / "
             f"{many['spark_fingerprint_s']:.1f} s |",
             "",
+            *_single_and_attacks(r),
         ]
     )
+
+
+def _single_and_attacks(r: dict[str, Any]) -> list[str]:
+    lines = []
+    one = r.get("one_prediction")
+    if one:
+        lines += [
+            f"One prediction of {one['instances']:.0f} instances on Spark, 1x (figure 12): "
+            f"scoring with --no-cache {one['scoring_s']:.2f} s, with the cache an earlier "
+            f"scoring filled {one['scoring_cached_s']:.2f} s, without the priors "
+            f"{one['scoring_without_priors_s']:.2f} s; running the prediction and its gold "
+            f"on a plain session {one['direct_s']:.2f} s: **{one['ratio']:.1f}x** "
+            f"(cached {one['ratio_cached']:.1f}x; target 2x); gold queries run "
+            f"{one['gold_executions']:.0f}.",
+            "",
+        ]
+    att = r.get("attacks")
+    if att:
+        lines += [
+            f"Attacks on Spark, 1x, time limit {att['timeout_s']:g} s; a plain session's "
+            f"count(*) of person took {att['probe_before_s']:.2f} s before any attack "
+            f"(worst wall / limit **{att['max_over_limit']:.2f}** (target 2); worst "
+            f"count(*) after an attack / before {att['max_probe_ratio']:.2f}):",
+            "",
+            "| attack | outcome | wall / limit | count(*) after, s |",
+            "| --- | --- | --- | --- |",
+            *(
+                f"| {a['attack']} | {a['outcome'].replace('|', '/')} | "
+                f"{a['over_limit']:.2f} | {a['probe_after_s']:.2f} |"
+                for a in att["attacks"]
+            ),
+            "",
+        ]
+    return lines
 
 
 def _correct(size: dict[str, Any], engine: str) -> str:

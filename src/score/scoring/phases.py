@@ -45,6 +45,11 @@ class ScoringContext:
     #: Compare with each task's pinned gold result instead of running its gold (the
     #: priors: :func:`score.scoring.gold_pin.pinned_gold`); a task pinning none runs it.
     gold_from_pin: bool = False
+    #: Results of queries already run in this pass, by the text run, shared by every
+    #: instance whose answer runs the same text (the priors: each answers every instance
+    #: with one constant query, so ``SELECT 0`` runs once, not once per instance, on a
+    #: server too); None: every answer runs its own query.
+    shared_runs: dict[str, QueryResult] | None = None
 
 
 @dataclass

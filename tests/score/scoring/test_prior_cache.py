@@ -119,3 +119,45 @@ def test_no_cache_keeps_no_priors(omop_db, tmp_path):
             ScoringOptions(cache_dir=None),
         )
     assert not list(tmp_path.rglob(PRIOR_FOLDER))
+
+
+def test_a_prior_runs_its_constant_query_once_not_once_per_instance(omop_db, monkeypatch):
+    """SELECT 0 answers every instance: its result is shared within the pass (on a
+    server, 451 round trips become one), and every record is what running it for each
+    instance gives."""
+    from score.execution.executor import QueryStream
+    from score.scoring.answer import RunAnswer
+    from score.scoring.gold_cache import GoldCache
+    from score.scoring.pipeline import ScoringContext
+    from score.scoring.priors import prior_predictions
+    from score.scoring.run_lane import SENT_AHEAD
+    from tests.task_factory import scored_records
+
+    tasks = load_tasks(PROJECT_TASKS)
+    sent = []
+    original = QueryStream.send
+
+    def counting(self, request):
+        if isinstance(request, RunAnswer):
+            sent.append(request.sql)
+        return original(self, request)
+
+    monkeypatch.setattr(QueryStream, "send", counting)
+
+    def records(shared):
+        with Executor(omop_db) as ex:
+            ctx = ScoringContext(
+                ex, GoldCache(None, ex), "sqlgold", "p", gold_from_pin=True, shared_runs=shared
+            )
+            found = scored_records(tasks, prior_predictions(tasks, "select0"), ctx)
+        for r in found:
+            r.pop("timings")
+        return found
+
+    each = records(None)
+    runs_each = len(sent)
+    sent.clear()
+    shared = records({})
+    assert shared == each
+    assert runs_each == len(each)  # run for each instance, every one of them
+    assert 1 <= len(sent) <= 1 + SENT_AHEAD < runs_each
