@@ -76,7 +76,7 @@ TARGETS = {
     "scoring_overhead_ratio": ("<=", 1.2),
     "gold_executions_second_run": ("==", 0),
     "comparator_vs_naive_1m": (">=", 5.0),
-    "curation_ratio": ("<=", 1.5),
+    "curation_ratio": ("<=", 4.0),
     "peak_rss_mb": ("<", 1024.0),
     "hostile_peak_rss_mb": ("<", 2048.0),
     "hostile_max_attack_over_timeout": ("<=", 2.0),
@@ -281,6 +281,9 @@ def headline(results: dict[str, Any], rows: list[int]) -> dict[str, Any]:
         out["help_seconds"] = st["help"]["wall_s"]
         out["verify_seconds"] = st["verify"]["wall_s"]
         out["verify_id_seconds"] = st["verify_id"]["wall_s"]
+    cp = results.get("curation_postgres")
+    if cp and cp.get("ratio") is not None:
+        out["postgres_curation_ratio"] = cp["ratio"]
     dq = results.get("curation_dqd")
     if dq:
         out["curation_dqd_records_per_second"] = dq.get("records_per_second")

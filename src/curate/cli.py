@@ -87,7 +87,11 @@ def main() -> None:
     "--allow-all-zero", is_flag=True, help="Keep golds whose every value is zero or NULL."
 )
 @click.option("--allow-current-date", is_flag=True, help="Keep golds that read the current date.")
-@click.option("--no-determinism-check", is_flag=True, help="Do not run each gold twice.")
+@click.option(
+    "--no-determinism-check",
+    is_flag=True,
+    help="Do not run a second time the golds whose result could vary.",
+)
 @click.option(
     "--allow-ties", is_flag=True, help="Keep golds whose ORDER BY ... LIMIT cuts through ties."
 )

@@ -23,8 +23,8 @@ from curate.verify.reference_rules import (
     ReferenceRules,
     check_query_rules,
     check_result_rules,
-    limit_probe,
     may_vary,
+    order_probe,
     split_probe,
 )
 from score.comparison.compare import compare
@@ -53,11 +53,15 @@ def run_gold(
 ) -> QueryResult | Drop:
     """The gold's result if it meets every reference rule, else the Drop saying why.
 
-    One execution serves every check that can share it: an ORDER BY ... LIMIT n gold runs
-    once with its ORDER BY keys appended and one row more (its result and its tie check,
-    :func:`curate.verify.reference_rules.limit_probe`); a second run, for determinism, is
-    made only when the plan can give another result (:func:`~curate.verify.reference_rules.
-    may_vary`).  ``tree`` is the gold already parsed (the guard's tree of ``sql``).
+    One execution serves every check that can share it.  A gold with a top-level ORDER BY
+    runs once with its ORDER BY keys appended (and one row past its LIMIT n, if any):
+    that run is its result, its LIMIT's tie check, and shows whether its order is total
+    (:func:`curate.verify.reference_rules.order_probe`).  A second run, for determinism,
+    is made only when the plan can give another result: for what
+    :func:`~curate.verify.reference_rules.may_vary` names in the tree, and for an order
+    that matters and that the first run does not show to be total (rows that differ
+    tied on every ORDER BY key).  ``tree`` is the gold already parsed (the guard's tree
+    of ``sql``).
     """
     try:
         tree = tree if tree is not None else check_statement(sql)
@@ -66,13 +70,16 @@ def run_gold(
     failure = check_query_rules(tree, rules, today_fixed=executor.settings.today is not None)
     if failure:
         return Drop("verify", failure.rule, failure.reason)
-    probe = limit_probe(tree) if rules.no_ties_at_limit else None
+    order_checked = rules.deterministic and order_matters
+    probe = order_probe(tree) if rules.no_ties_at_limit or order_checked else None
+    if probe is not None and probe.n is None and not order_checked:
+        probe = None  # no LIMIT to check, no order to show total: the gold as it is
     first: QueryResult | QueryError | None = None
-    tied = False
+    cut, order_open = False, True  # the LIMIT cuts through ties; the order is not total
     if probe is not None:
         probed = executor.try_execute(probe.query.sql("duckdb"))
         if isinstance(probed, QueryResult):
-            first, tied = split_probe(probed, probe)
+            first, cut, order_open = split_probe(probed, probe)
     if first is None:
         first = executor.try_execute(sql)
     if isinstance(first, QueryError):
@@ -84,14 +91,14 @@ def run_gold(
         drop = window_ties_drop(tree, first, executor, order_matters=order_matters, profile=profile)
         if drop:
             return drop
-    if rules.deterministic and may_vary(tree, order_matters=order_matters):
+    if rules.deterministic and _second_run_needed(tree, order_matters, order_open or cut):
         second = executor.try_execute(sql)
         if isinstance(second, QueryError):
             return Drop("verify", "deterministic", f"a second run fails: {second.message}")
         verdict = compare(first, second, profile, order_matters=order_matters)
         if not verdict.match:
             return Drop("verify", "deterministic", f"two runs differ: {verdict.reason}")
-    if tied:
+    if cut and rules.no_ties_at_limit:
         n = probe.n
         return Drop(
             "verify",
@@ -100,6 +107,15 @@ def run_gold(
             "(add a tie-breaker)",
         )
     return first
+
+
+def _second_run_needed(tree: exp.Expression, order_matters: bool, order_open: bool) -> bool:
+    """Whether a second run could differ from the first: the tree can pick or order
+    rows arbitrarily (:func:`may_vary`), or its order matters and the first run did not
+    show it total."""
+    if may_vary(tree, order_matters=False):
+        return True
+    return order_open and may_vary(tree, order_matters=order_matters) is not None
 
 
 def window_ties_drop(
@@ -168,19 +184,25 @@ def check_unanswerable(
 
     A record whose source declares it unanswerable (``declared``, e.g. TEXT-TO-OMOP's
     ``<NO_SQL>``) needs no named cause: the declaration is kept as it stands, and any
-    tables or columns it also names are still checked."""
+    tables or columns it also names are still checked.  Every count is taken by one
+    query; only if it fails is each counted alone, so the failing column is named."""
     if not empty_tables and not null_columns and not declared:
         return Drop(
             "unanswerable",
             "names_a_cause",
             "an unanswerable record must name empty tables or all-NULL columns",
         )
+    counted = [("*", table) for table in empty_tables]
+    counted += [(f'"{c}"', t) for t, _, c in (q.partition(".") for q in null_columns)]
+    counts = _counts([(c, t) for c, t in counted if t in executor.tables], executor)
     for table in empty_tables:
         if table not in executor.tables:
             return Drop(
                 "unanswerable", "table_exists", f"cdm.{table} is not a table of this database"
             )
-        (count,) = executor.execute(f'SELECT count(*) FROM cdm."{table}"').rows()[0]
+        count = counts.get(("*", table)) if counts else None
+        if count is None:
+            (count,) = executor.execute(f'SELECT count(*) FROM cdm."{table}"').rows()[0]
         if count:
             return Drop("unanswerable", "table_is_empty", f"cdm.{table} has {count} rows, not 0")
     for qualified in null_columns:
@@ -189,12 +211,28 @@ def check_unanswerable(
             return Drop(
                 "unanswerable", "table_exists", f"cdm.{table} is not a table of this database"
             )
-        found = executor.try_execute(f'SELECT count("{column}") FROM cdm."{table}"')
-        if isinstance(found, QueryError):
-            return Drop("unanswerable", "column_exists", f"{qualified}: {found.message}")
-        (count,) = found.rows()[0]
+        count = counts.get((f'"{column}"', table)) if counts else None
+        if count is None:
+            found = executor.try_execute(f'SELECT count("{column}") FROM cdm."{table}"')
+            if isinstance(found, QueryError):
+                return Drop("unanswerable", "column_exists", f"{qualified}: {found.message}")
+            (count,) = found.rows()[0]
         if count:
             return Drop(
                 "unanswerable", "column_is_null", f"{qualified} has {count} non-NULL values"
             )
     return None
+
+
+def _counts(counted: list[tuple[str, str]], executor: Executor) -> dict[tuple[str, str], int]:
+    """``count(what)`` of each ``(what, table)`` by one query ({} if it fails or for one)."""
+    if len(counted) < 2:
+        return {}
+    sql = "SELECT " + ", ".join(
+        f'(SELECT count({what}) FROM cdm."{table}") AS c{i}'
+        for i, (what, table) in enumerate(counted)
+    )
+    found = executor.try_execute(sql)
+    if isinstance(found, QueryError):
+        return {}
+    return dict(zip(counted, found.rows()[0], strict=True))

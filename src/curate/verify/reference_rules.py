@@ -37,7 +37,7 @@ class ReferenceRules:
     max_rows: int = 1000
     not_all_zero_or_null: bool = True
     allow_current_date: bool = False  # also allowed whenever a fixed today is set
-    deterministic: bool = True  # run twice, compare
+    deterministic: bool = True  # a gold that could vary runs twice: the runs must agree
     limit_needs_order: bool = True
     no_ties_at_limit: bool = True
     window_order_ties: bool = True  # rankings (ROW_NUMBER, LAG, ...) must not depend on ties
@@ -133,6 +133,38 @@ def _limit(tree: exp.Expression) -> exp.Expression | None:
     return tree.args.get("limit") or tree.args.get("fetch")
 
 
+def _constant_limit(tree: exp.Expression) -> int | None | bool:
+    """The n of a top-level constant LIMIT n (or FETCH), None without a limit, and False
+    when the limit is not a constant number."""
+    limit = _limit(tree)
+    if limit is None:
+        return None
+    count = limit.expression if isinstance(limit, exp.Limit) else limit.args.get("count")
+    if not isinstance(count, exp.Literal) or count.is_string:
+        return False
+    return int(count.this)
+
+
+def _order_keys(tree: exp.Select) -> list[exp.Expression] | None:
+    """The top-level ORDER BY keys as expressions of the SELECT's rows (aliases and
+    ordinals resolved to the projections they name), or None if one cannot be."""
+    projections = tree.expressions
+    aliases = {p.alias_or_name.lower(): p for p in projections}  # names ignore case
+    keys: list[exp.Expression] = []
+    for ordered in tree.args["order"].expressions:
+        key = ordered.this
+        if isinstance(key, exp.Literal) and not key.is_string:  # ORDER BY 2
+            index = int(key.this) - 1
+            if not 0 <= index < len(projections):
+                return None
+            keys.append(projections[index].copy())
+        elif isinstance(key, exp.Column) and not key.table and key.name.lower() in aliases:
+            keys.append(aliases[key.name.lower()].copy())
+        else:
+            keys.append(key.copy())
+    return keys
+
+
 def tie_probe(tree: exp.Expression) -> tuple[exp.Expression, int, int] | None:
     """A query that shows whether ``tree``'s ORDER BY + LIMIT n cuts through ties.
 
@@ -146,36 +178,20 @@ def tie_probe(tree: exp.Expression) -> tuple[exp.Expression, int, int] | None:
     >>> probe.sql(), n, width
     ('SELECT year_of_birth AS y FROM cdm.person ORDER BY y DESC LIMIT 4', 3, 1)
     """
-    order = tree.args.get("order")
-    limit = _limit(tree)
-    if order is None or limit is None:
+    n = _constant_limit(tree)
+    if tree.args.get("order") is None or n is None or n is False:
         return None
-    count = limit.expression if isinstance(limit, exp.Limit) else limit.args.get("count")
-    if not isinstance(count, exp.Literal) or count.is_string:
-        return None
-    n = int(count.this)
     if not isinstance(tree, exp.Select):
         return None  # set operations: ORDER BY names output columns; compare whole rows
-    projections = tree.expressions
-    aliases = {p.alias_or_name.lower(): p for p in projections}  # names ignore case
-    keys: list[exp.Expression] = []
-    for ordered in order.expressions:
-        key = ordered.this
-        if isinstance(key, exp.Literal) and not key.is_string:  # ORDER BY 2
-            index = int(key.this) - 1
-            if not 0 <= index < len(projections):
-                return None
-            keys.append(projections[index].copy())
-        elif isinstance(key, exp.Column) and not key.table and key.name.lower() in aliases:
-            keys.append(aliases[key.name.lower()].copy())
-        else:
-            keys.append(key.copy())
+    keys = _order_keys(tree)
+    if keys is None:
+        return None
     probe = tree.copy()
+    probe.set("limit", exp.Limit(expression=exp.Literal.number(n + 1)))
+    probe.set("fetch", None)
     if tree.args.get("distinct"):
         # DISTINCT changes with the projection: keep it, and compare whole output rows
-        probe.set("limit", exp.Limit(expression=exp.Literal.number(n + 1)))
-        probe.set("fetch", None)
-        return probe, n, len(projections)
+        return probe, n, len(tree.expressions)
     probe.set(
         "expressions",
         [
@@ -183,18 +199,17 @@ def tie_probe(tree: exp.Expression) -> tuple[exp.Expression, int, int] | None:
             for i, k in enumerate(keys)
         ],
     )
-    probe.set("limit", exp.Limit(expression=exp.Literal.number(n + 1)))
-    probe.set("fetch", None)
     return probe, n, len(keys)
 
 
 @dataclass(frozen=True)
 class LimitProbe:
-    """The gold run once for itself and its tie check: its projections, then the ORDER BY
-    keys (``extra`` more columns), one row past its LIMIT n."""
+    """The gold run once for its result and its order checks: its projections, then the
+    ORDER BY keys (``extra`` more columns), and one row past its LIMIT n (``n`` None: no
+    LIMIT, every row)."""
 
     query: exp.Expression
-    n: int
+    n: int | None
     extra: int
 
 
@@ -222,15 +237,47 @@ def limit_probe(tree: exp.Expression) -> LimitProbe | None:
     if tree.args.get("distinct"):
         return LimitProbe(query, n, 0)
     keys = [k.unalias() if isinstance(k, exp.Alias) else k for k in keys_query.expressions]
+    return LimitProbe(_with_keys(query, keys), n, len(keys))
+
+
+def _with_keys(query: exp.Select, keys: list[exp.Expression]) -> exp.Select:
     query.set(
         "expressions",
         [*query.expressions, *(exp.alias_(k.copy(), f"_tie_k{i}") for i, k in enumerate(keys))],
     )
-    return LimitProbe(query, n, len(keys))
+    return query
 
 
-def split_probe(result: QueryResult, probe: LimitProbe) -> tuple[QueryResult, bool]:
-    """The gold's own result (first n rows, its columns) and whether the limit cuts ties."""
+def order_probe(tree: exp.Expression) -> LimitProbe | None:
+    """The gold run once for its result and to show whether its order is total: its
+    :func:`limit_probe` when it has ORDER BY ... LIMIT n, else (ORDER BY, no LIMIT) the
+    gold with its ORDER BY keys appended; None for other queries, set operations and
+    DISTINCT without a LIMIT (the keys cannot be appended).
+
+    >>> import sqlglot
+    >>> p = order_probe(sqlglot.parse_one(
+    ...     "SELECT year_of_birth AS y, COUNT(*) AS n FROM cdm.person GROUP BY 1 ORDER BY 2"))
+    >>> print(p.query.sql(), p.n, p.extra)  # doctest: +NORMALIZE_WHITESPACE
+    SELECT year_of_birth AS y, COUNT(*) AS n, COUNT(*) AS _tie_k0 FROM cdm.person
+    GROUP BY 1 ORDER BY 2 None 1
+    """
+    if _constant_limit(tree) is not None:
+        return limit_probe(tree)
+    if not isinstance(tree, exp.Select) or tree.args.get("order") is None:
+        return None
+    if tree.args.get("distinct"):
+        return None
+    keys = _order_keys(tree)
+    if keys is None:
+        return None
+    keys = [k.unalias() if isinstance(k, exp.Alias) else k for k in keys]
+    return LimitProbe(_with_keys(tree.copy(), keys), None, len(keys))
+
+
+def split_probe(result: QueryResult, probe: LimitProbe) -> tuple[QueryResult, bool, bool]:
+    """The gold's own result (its first n rows, its columns); whether the LIMIT cuts
+    through ties; and whether its order is open: two rows of it that differ are tied
+    on the ORDER BY keys (with DISTINCT and a LIMIT, whole rows are the keys: open)."""
     width = result.num_columns - probe.extra
     keys = QueryResult(
         result.columns[width:] or result.columns,
@@ -239,13 +286,21 @@ def split_probe(result: QueryResult, probe: LimitProbe) -> tuple[QueryResult, bo
         if probe.extra
         else result.table,
     )
-    own = QueryResult(
-        result.columns[:width],
-        result.types[:width],
-        result.table.select(list(range(width))).slice(0, probe.n),
-        result.seconds,
+    table = result.table.select(list(range(width)))
+    if probe.n is not None:
+        table = table.slice(0, probe.n)
+    own = QueryResult(result.columns[:width], result.types[:width], table, result.seconds)
+    cut = probe.n is not None and cuts_ties(keys, probe.n)
+    return own, cut, not probe.extra or _order_open(own, keys)
+
+
+def _order_open(own: QueryResult, keys: QueryResult) -> bool:
+    """Whether two neighbouring rows of ``own`` differ but have equal ORDER BY keys."""
+    rows, key_rows = own.rows(), keys.rows()
+    return any(
+        all(map(_same_key, key_rows[i - 1], key_rows[i])) and rows[i - 1] != rows[i]
+        for i in range(1, len(rows))
     )
-    return own, cuts_ties(keys, probe.n)
 
 
 _ARBITRARY = frozenset(
