@@ -115,7 +115,7 @@ def _fill(temp: Temp, body: Body) -> exp.Query:
 
 def _temp_query(temp: Temp) -> exp.Query:
     if temp.declared is None:
-        query = temp.bodies[0].query.copy()
+        query = temp.bodies[0].query
         if query.args.get("order") and not query.args.get("limit") and not query.args.get("offset"):
             query.set("order", None)
         return query
@@ -147,7 +147,7 @@ def _rename_temps(node: exp.Expr, names: dict[str, str]) -> exp.Expr:
                 n.set("table", exp.to_identifier(names[key]))
         return n
 
-    return node.transform(swap, copy=True)
+    return node.transform(swap, copy=False)
 
 
 def _body_query(body: Body) -> exp.Query:
@@ -155,11 +155,11 @@ def _body_query(body: Body) -> exp.Query:
 
     A table has no order: an ORDER BY without TOP / OFFSET is left out.
     """
-    query = body.query.copy()
+    query = body.query
     if query.args.get("order") and not query.args.get("limit") and not query.args.get("offset"):
         query.set("order", None)
     if body.ctes:
-        query.set("with_", exp.With(expressions=[c.copy() for c in body.ctes]))
+        query.set("with_", exp.With(expressions=list(body.ctes)))
     return query
 
 
@@ -248,6 +248,7 @@ def _assemble(script: Script) -> exp.Query:
                     NAME_CONFLICT, f"WITH {clash[0]} of {temp.name} would hide another {clash[0]}"
                 )
 
+    # every tree here was parsed for this script and is read once: assembled in place
     ctes: list[exp.CTE] = []
     for temp in temps:
         lifted = [cte for body in temp.bodies for cte in body.ctes]
