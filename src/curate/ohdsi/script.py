@@ -221,10 +221,11 @@ def _assemble(script: Script) -> exp.Query:
             script.note(f"{name} is not used by the final query: left out")
     temps = [t for n, t in script.temps.items() if n in needed]
 
-    taken = _names(final)
+    parts = [final] + [b.query for t in temps for b in t.bodies]
+    names_of = [_names(p) for p in parts]  # each part walked once (a script may have hundreds)
+    taken = set().union(*names_of)
     for temp in temps:
         for body in temp.bodies:
-            taken |= _names(body.query)
             for cte in body.ctes:
                 taken |= _names(cte)
     names: dict[str, str] = {}
@@ -238,10 +239,13 @@ def _assemble(script: Script) -> exp.Query:
         names[temp.name] = candidate
         script.note(f"{temp.name} became CTE {candidate}")
 
-    parts = [final] + [b.query for t in temps for b in t.bodies]
     for temp in temps:
         for body in temp.bodies:
-            others = set().union(*(_names(p) for p in parts if p is not body.query))
+            if not body.ctes:
+                continue
+            others = set().union(
+                *(n for p, n in zip(parts, names_of, strict=True) if p is not body.query)
+            )
             clash = [c.alias for c in body.ctes if c.alias.lower() in others]
             if clash:
                 raise SingleQueryError(
