@@ -131,6 +131,13 @@ def _summary(ms: list[float]) -> dict[str, float]:
     }
 
 
+def sqlglot_build() -> str:
+    """Which sqlglot runs the sqlgold side: ``compiled`` (sqlglotc's mypyc build) or ``pure``."""
+    import sqlglot.parser
+
+    return "pure" if sqlglot.parser.__file__.endswith(".py") else "compiled"
+
+
 def render_speed(runs: int, work: Path, jar: Path | None = None) -> dict[str, Any]:
     """Figure 11, for every corpus present."""
     from curate.gold_reading import to_duckdb
@@ -139,10 +146,12 @@ def render_speed(runs: int, work: Path, jar: Path | None = None) -> dict[str, An
     command, java = sqlrender_setup(jar)
     out: dict[str, Any] = {
         "runs": runs,
+        "sqlglot_build": sqlglot_build(),
         "java": java if command else None,
         "sqlrender_note": None if command else java,
         "corpora": {},
     }
+    log(f"render: sqlglot {out['sqlglot_build']}")
     if command is None:
         log(f"render: SqlRender skipped: {java}")
     for name, (path, fmt) in CORPORA.items():

@@ -115,7 +115,7 @@ def _fill(temp: Temp, body: Body) -> exp.Query:
 
 def _temp_query(temp: Temp) -> exp.Query:
     if temp.declared is None:
-        query = temp.bodies[0].query.copy()
+        query = temp.bodies[0].query
         if query.args.get("order") and not query.args.get("limit") and not query.args.get("offset"):
             query.set("order", None)
         return query
@@ -147,7 +147,7 @@ def _rename_temps(node: exp.Expr, names: dict[str, str]) -> exp.Expr:
                 n.set("table", exp.to_identifier(names[key]))
         return n
 
-    return node.transform(swap, copy=True)
+    return node.transform(swap, copy=False)
 
 
 def _body_query(body: Body) -> exp.Query:
@@ -155,11 +155,11 @@ def _body_query(body: Body) -> exp.Query:
 
     A table has no order: an ORDER BY without TOP / OFFSET is left out.
     """
-    query = body.query.copy()
+    query = body.query
     if query.args.get("order") and not query.args.get("limit") and not query.args.get("offset"):
         query.set("order", None)
     if body.ctes:
-        query.set("with_", exp.With(expressions=[c.copy() for c in body.ctes]))
+        query.set("with_", exp.With(expressions=list(body.ctes)))
     return query
 
 
@@ -221,10 +221,11 @@ def _assemble(script: Script) -> exp.Query:
             script.note(f"{name} is not used by the final query: left out")
     temps = [t for n, t in script.temps.items() if n in needed]
 
-    taken = _names(final)
+    parts = [final] + [b.query for t in temps for b in t.bodies]
+    names_of = [_names(p) for p in parts]  # each part walked once (a script may have hundreds)
+    taken = set().union(*names_of)
     for temp in temps:
         for body in temp.bodies:
-            taken |= _names(body.query)
             for cte in body.ctes:
                 taken |= _names(cte)
     names: dict[str, str] = {}
@@ -238,16 +239,20 @@ def _assemble(script: Script) -> exp.Query:
         names[temp.name] = candidate
         script.note(f"{temp.name} became CTE {candidate}")
 
-    parts = [final] + [b.query for t in temps for b in t.bodies]
     for temp in temps:
         for body in temp.bodies:
-            others = set().union(*(_names(p) for p in parts if p is not body.query))
+            if not body.ctes:
+                continue
+            others = set().union(
+                *(n for p, n in zip(parts, names_of, strict=True) if p is not body.query)
+            )
             clash = [c.alias for c in body.ctes if c.alias.lower() in others]
             if clash:
                 raise SingleQueryError(
                     NAME_CONFLICT, f"WITH {clash[0]} of {temp.name} would hide another {clash[0]}"
                 )
 
+    # every tree here was parsed for this script and is read once: assembled in place
     ctes: list[exp.CTE] = []
     for temp in temps:
         lifted = [cte for body in temp.bodies for cte in body.ctes]

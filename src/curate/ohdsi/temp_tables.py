@@ -180,7 +180,8 @@ class Script:
                 return var.value.copy()
             return node
 
-        return stmt.transform(swap, copy=True)
+        # the statement was parsed for this script and is read once: changed in place
+        return stmt.transform(swap, copy=False)
 
     # -- temp tables
 
@@ -396,7 +397,7 @@ class Script:
         target = holder.args["into"].this
         if not isinstance(target, exp.Table):
             raise SingleQueryError(WRITES_DATABASE, "SELECT INTO a database table")
-        query = query.copy()
+        # the statement is the script's own (see step): INTO is taken off in place
         into_holder(query).set("into", None)
         ctes = lift_with(query)
         if temp_name(target):

@@ -17,6 +17,7 @@ or in the SQL itself, and whether it is used as a schema (``@x.table``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -24,6 +25,7 @@ from curate.ohdsi.conditions import trim, unquote
 from curate.ohdsi.errors import BAD_DEFAULT, RenderError
 
 _DEFAULT = "{DEFAULT"
+_TEXT_START = re.compile(r"['\"\[]|--|/\*")
 _REGEX_SPACE = " \t\n\x0b\f\r"  # Java's \s
 
 
@@ -95,6 +97,10 @@ def _pieces(sql: str) -> Iterator[tuple[int, int, bool]]:
     i = plain = 0
     n = len(sql)
     while i < n:
+        found = _TEXT_START.search(sql, i)  # the next quote, bracket or comment
+        if found is None:
+            break
+        i = found.start()
         c = sql[i]
         if c in "'\"[":
             close = "]" if c == "[" else c
@@ -110,12 +116,9 @@ def _pieces(sql: str) -> Iterator[tuple[int, int, bool]]:
         elif sql.startswith("--", i):
             j = sql.find("\n", i)
             end = n if j < 0 else j
-        elif sql.startswith("/*", i):
+        else:  # "/*"
             j = sql.find("*/", i + 2)
             end = n if j < 0 else j + 2
-        else:
-            i += 1
-            continue
         if plain < i:
             yield plain, i, False
         yield i, end, True
@@ -129,7 +132,7 @@ def parameter_uses(sql: str) -> list[ParameterUse]:
     uses: list[ParameterUse] = []
     for start, end, in_text in _pieces(sql):
         i = start
-        while i < end:
+        while (i := sql.find("@", i, end)) >= 0:  # only an '@' starts a name
             if sql.startswith("@@", i):
                 i += 2
                 while i < end and _ident_char(sql[i]):

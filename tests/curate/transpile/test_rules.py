@@ -4,15 +4,20 @@ pass-through of DuckDB SQL, warnings, and the pure helpers the rules use."""
 from __future__ import annotations
 
 import datetime as dt
+import json
+from pathlib import Path
 
 import pytest
+from sqlglot import parse_one
+from sqlglot.errors import SqlglotError
 
 import curate.transpile.rules.annotate as annotate_module
-from curate.transpile.rules import KNOWN_LIMITS, RULES, rules_for
+from curate.transpile.rules import KNOWN_LIMITS, RULES, apply_rules, rules_for
+from curate.transpile.rules.annotate import CannotAnnotate, annotate
 from curate.transpile.rules.convert import read_styled
 from curate.transpile.rules.date_strings import is_iso, read_datetime
 from curate.transpile.rules.strings import like_to_regex
-from curate.transpile.to_duckdb import Transpiled, TranspileError, transpile
+from curate.transpile.to_duckdb import READS, Transpiled, TranspileError, transpile
 
 TYPICAL = """
 SELECT TOP 10 c.concept_name, COUNT(DISTINCT co.person_id) AS persons,
@@ -197,3 +202,34 @@ def test_like_patterns_as_regular_expressions(pattern: str, regex: str) -> None:
 def test_unclosed_like_class_is_refused() -> None:
     with pytest.raises(TranspileError):
         like_to_regex("[abc")
+
+
+def _annotated_cases() -> list[tuple[str, object]]:
+    """Every case of cases.json parsed, its names rules applied and annotated, as transpile does."""
+    cases = json.loads((Path(__file__).parent / "cases.json").read_text())
+    trees = []
+    for case in cases:
+        read = case.get("read", "tsql")
+        sql = case.get("tsql") or case.get("sql")
+        try:
+            tree = parse_one(sql, read=READS[read])
+            tree, _ = apply_rules(tree, read, "names")
+            trees.append((read, annotate(tree, read)))
+        except (TranspileError, CannotAnnotate, SqlglotError):
+            continue
+    return trees
+
+
+def test_a_rule_declared_with_acts_on_leaves_every_other_node_unchanged() -> None:
+    # apply_rule offers such a rule only nodes of its classes: that must give the same tree
+    trees = _annotated_cases()
+    assert len(trees) > 80
+    declared = [rule for rule in RULES if getattr(rule.fn, "kinds", None) is not None]
+    assert len(declared) >= 40
+    for rule in declared:
+        for read, tree in trees:
+            if read not in rule.dialects:
+                continue
+            for node in list(tree.walk()):
+                if not isinstance(node, rule.fn.kinds):
+                    assert rule.fn(node) is node, f"{rule.name} changed a {type(node).__name__}"

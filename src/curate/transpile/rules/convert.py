@@ -23,6 +23,7 @@ from sqlglot import exp
 
 from curate.transpile.rules.base import (
     TranspileError,
+    acts_on,
     int_literal,
     is_date,
     is_datetime,
@@ -58,6 +59,7 @@ def _cast(value: exp.Expression, to: exp.DataType, safe: bool) -> exp.Expression
     return typed(cls(this=value, to=to), to)
 
 
+@acts_on(exp.Convert)
 def convert_styles(node: exp.Expression) -> exp.Expression:
     """CONVERT / TRY_CONVERT as CAST, STRFTIME or STRPTIME, following the style.
 

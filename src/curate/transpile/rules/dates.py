@@ -17,6 +17,7 @@ from sqlglot import exp
 
 from curate.transpile.rules.base import (
     TranspileError,
+    acts_on,
     is_date,
     is_datetime,
     is_fractional,
@@ -73,6 +74,7 @@ def _wrapper_wants_date(parent: exp.Expression) -> bool | None:
     return None
 
 
+@acts_on(exp.Literal)
 def date_string_literals(node: exp.Expression) -> exp.Expression:
     """Date strings where SQL Server expects a date become ISO dates DuckDB can read.
 
@@ -117,6 +119,7 @@ def _read(text: str):
     return value
 
 
+@acts_on(exp.CurrentTimestamp, exp.Anonymous, exp.Cast)
 def now_functions(node: exp.Expression) -> exp.Expression:
     """GETDATE(), SYSDATETIME(), CURRENT_TIMESTAMP are local DATETIMEs: DuckDB LOCALTIMESTAMP.
 
@@ -141,6 +144,7 @@ def now_functions(node: exp.Expression) -> exp.Expression:
     return node
 
 
+@acts_on(exp.DateAdd)
 def dateadd_truncates(node: exp.Expression) -> exp.Expression:
     """DATEADD truncates a fractional number toward zero (2.7 days is 2); DuckDB rounds it.
 
@@ -156,6 +160,7 @@ def dateadd_truncates(node: exp.Expression) -> exp.Expression:
     return node
 
 
+@acts_on(exp.Add, exp.Sub)
 def date_arithmetic(node: exp.Expression) -> exp.Expression:
     """Refuse DATE + n, DATE - n and DATE - DATE: SQL Server rejects them (operand type clash).
 
@@ -176,6 +181,7 @@ def date_arithmetic(node: exp.Expression) -> exp.Expression:
     return node
 
 
+@acts_on(exp.DateAdd)
 def dateadd_keeps_date(node: exp.Expression) -> exp.Expression:
     """DATEADD(day/week/month/quarter/year, n, date) is a DATE; DuckDB's date + interval is not.
 
@@ -191,6 +197,7 @@ def dateadd_keeps_date(node: exp.Expression) -> exp.Expression:
     return typed(exp.Cast(this=node, to=exp.DataType.build("DATE")), "DATE")
 
 
+@acts_on(exp.Add, exp.Sub)
 def datetime_plus_days(node: exp.Expression) -> exp.Expression:
     """DATETIME + n / DATETIME - n count days: + INTERVAL (n) DAY.
 
@@ -218,6 +225,7 @@ def datetime_plus_days(node: exp.Expression) -> exp.Expression:
     return typed(step(this=left, expression=right, unit=exp.var("DAY")), left.type)
 
 
+@acts_on(exp.DateDiff)
 def datediff_week_sunday(node: exp.Expression) -> exp.Expression:
     """DATEDIFF(week, a, b) counts Sundays crossed; DuckDB counts whole weeks.
 
@@ -248,6 +256,7 @@ def _extract_part(node: exp.Expression) -> str | None:
     return None
 
 
+@acts_on(exp.Extract)
 def datepart_weekday(node: exp.Expression) -> exp.Expression:
     """DATEPART(weekday, d) numbers Sunday 1 .. Saturday 7; DuckDB's DAYOFWEEK is 0 .. 6.
 
@@ -260,6 +269,7 @@ def datepart_weekday(node: exp.Expression) -> exp.Expression:
     return typed(exp.Add(this=node, expression=exp.Literal.number(1)), "INT")
 
 
+@acts_on(exp.Extract)
 def datepart_week(node: exp.Expression) -> exp.Expression:
     """DATEPART(week, d): week 1 holds January 1 and weeks start on Sunday.
 
@@ -281,6 +291,7 @@ def datepart_week(node: exp.Expression) -> exp.Expression:
     return typed(exp.Add(this=week, expression=exp.Literal.number(1)), "INT")
 
 
+@acts_on(exp.Extract)
 def datepart_subsecond(node: exp.Expression) -> exp.Expression:
     """DATEPART(millisecond / microsecond) is the fraction of the second only.
 

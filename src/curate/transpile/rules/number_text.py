@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from curate.transpile.rules.base import TranspileError, typed
+from curate.transpile.rules.base import TranspileError, acts_on, typed
 from curate.transpile.rules.number_types import MAX_PRECISION, NumberType, number_type
 from curate.transpile.rules.tsql_dialect import int_param
 
@@ -106,6 +106,7 @@ def _text(
     return typed(result, "VARCHAR")
 
 
+@acts_on(exp.Cast)
 def float_text(node: exp.Expression) -> exp.Expression:
     """CAST / CONVERT of a FLOAT or REAL to text, as SQL Server writes it (see module doc).
 
@@ -133,6 +134,7 @@ def float_text(node: exp.Expression) -> exp.Expression:
     return _text(padded, node.to, widest, str(kind), isinstance(node, exp.TryCast))
 
 
+@acts_on(exp.Cast)
 def decimal_quotient_text(node: exp.Expression) -> exp.Expression:
     """CAST(a / b AS VARCHAR) of NUMERIC operands: the quotient truncated to its scale.
 

@@ -16,6 +16,7 @@ from sqlglot import exp
 
 from curate.transpile.rules.base import (
     TranspileError,
+    acts_on,
     int_literal,
     is_fractional,
     is_integer,
@@ -27,6 +28,7 @@ from curate.transpile.rules.base import (
 _STATISTICS = {"STDEVP": exp.StddevPop, "VARP": exp.VariancePop, "VAR": exp.Variance}
 
 
+@acts_on(exp.Div)
 def integer_division(node: exp.Expression) -> exp.Expression:
     """integer / integer is integer division, truncated toward zero (DuckDB ``//``).
 
@@ -64,6 +66,7 @@ def _integer_avg(node: exp.Expression) -> bool:
     return is_integer(arg)
 
 
+@acts_on(exp.Cast)
 def integer_cast_truncates(node: exp.Expression) -> exp.Expression:
     """CAST(fractional AS INT) truncates in SQL Server; DuckDB rounds.
 
@@ -84,6 +87,7 @@ def integer_cast_truncates(node: exp.Expression) -> exp.Expression:
     return node
 
 
+@acts_on(exp.Floor, exp.Ceil)
 def floor_ceiling_of_integers(node: exp.Expression) -> exp.Expression:
     """FLOOR / CEILING of an integer is that integer (DuckDB returns a DOUBLE: 1970.0).
 
@@ -97,6 +101,7 @@ def floor_ceiling_of_integers(node: exp.Expression) -> exp.Expression:
     return node
 
 
+@acts_on(exp.Anonymous)
 def isnumeric_by_type(node: exp.Expression) -> exp.Expression:
     """ISNUMERIC(x) where x's type decides it: 1 for a number (0 when NULL), 0 for a date.
 
@@ -126,6 +131,7 @@ def isnumeric_by_type(node: exp.Expression) -> exp.Expression:
     )
 
 
+@acts_on(exp.DataType)
 def decimal_default_scale(node: exp.Expression) -> exp.Expression:
     """DECIMAL / NUMERIC without precision is DECIMAL(18, 0) in SQL Server (DuckDB: (18, 3)).
 
@@ -137,6 +143,7 @@ def decimal_default_scale(node: exp.Expression) -> exp.Expression:
     return node
 
 
+@acts_on(exp.DataType)
 def numeric_unbounded(node: exp.Expression) -> exp.Expression:
     """PostgreSQL's NUMERIC without precision keeps every digit; DuckDB's keeps 3 decimals.
 
@@ -148,6 +155,7 @@ def numeric_unbounded(node: exp.Expression) -> exp.Expression:
     return node
 
 
+@acts_on(exp.DataType)
 def bit_is_boolean(node: exp.Expression) -> exp.Expression:
     """SQL Server's BIT is a 0/1 flag; DuckDB's BIT is a bit string.
 
@@ -159,6 +167,7 @@ def bit_is_boolean(node: exp.Expression) -> exp.Expression:
     return node
 
 
+@acts_on(exp.Round)
 def round_truncate(node: exp.Expression) -> exp.Expression:
     """ROUND(x, n, f) with f <> 0 truncates: TRUNC(x, n).
 
@@ -176,6 +185,7 @@ def round_truncate(node: exp.Expression) -> exp.Expression:
     return node
 
 
+@acts_on(exp.Anonymous)
 def statistics_names(node: exp.Expression) -> exp.Expression:
     """STDEVP / VARP / VAR are DuckDB's STDDEV_POP / VAR_POP / VARIANCE.
 
@@ -189,6 +199,7 @@ def statistics_names(node: exp.Expression) -> exp.Expression:
     return node
 
 
+@acts_on(exp.Coalesce)
 def isnull_keeps_first_type(node: exp.Expression) -> exp.Expression:
     """ISNULL(int, fractional) converts the replacement to the first argument's integer type.
 

@@ -34,6 +34,7 @@ from sqlglot.transforms import eliminate_join_marks
 
 from curate.transpile.rules.base import (
     TranspileError,
+    acts_on,
     is_date,
     is_datetime,
     is_fractional,
@@ -43,6 +44,7 @@ from curate.transpile.rules.base import (
 )
 
 
+@acts_on(exp.CurrentTimestamp, exp.Systimestamp, exp.CurrentDate)
 def now(node: exp.Expression) -> exp.Expression:
     """SYSDATE, SYSTIMESTAMP, CURRENT_DATE, CURRENT_TIMESTAMP: the local date and time.
 
@@ -68,6 +70,7 @@ def _oracle_date(node: exp.Expression) -> bool:
     return is_date(node) or bool(node.meta.get(DATE_WITH_TIME))
 
 
+@acts_on(exp.Select)
 def no_dual(node: exp.Expression) -> exp.Expression:
     """``SELECT ... FROM DUAL`` has no FROM in DuckDB.
 
@@ -90,6 +93,7 @@ def no_dual(node: exp.Expression) -> exp.Expression:
     return node
 
 
+@acts_on(exp.Select)
 def join_marks(node: exp.Expression) -> exp.Expression:
     """``WHERE a.x = b.x(+)`` is ``a LEFT JOIN b ON a.x = b.x``.
 
@@ -120,6 +124,7 @@ def _rownum(node: exp.Expression | None) -> int | None:
     return value if isinstance(node, exp.LTE) else value - 1
 
 
+@acts_on(exp.Column, exp.Select)
 def rownum(node: exp.Expression) -> exp.Expression:
     """``SELECT ... FROM (... ORDER BY k) WHERE ROWNUM <= n`` is ``... ORDER BY k LIMIT n``.
 
@@ -215,6 +220,7 @@ def empty_text_is_null(node: exp.Expression) -> exp.Expression:
     return node
 
 
+@acts_on(exp.Add, exp.Sub)
 def date_arithmetic(node: exp.Expression) -> exp.Expression:
     """DATE + n adds days (a DuckDB TIMESTAMP needs an INTERVAL); DATE - DATE is a number of
     days, fractional when SYSDATE's time of day is in it (DuckDB: an INTERVAL).  A
@@ -261,6 +267,7 @@ _TRUNC_UNITS = {
 }
 
 
+@acts_on(exp.Anonymous, exp.DateTrunc)
 def trunc(node: exp.Expression) -> exp.Expression:
     """TRUNC(date[, fmt]) with Oracle's format elements ('DD' by default).
 
@@ -326,6 +333,7 @@ def _strftime(fmt: str) -> str | None:
     return "".join(out)
 
 
+@acts_on(exp.ToNumber, exp.ToChar)
 def to_text(node: exp.Expression) -> exp.Expression:
     """TO_CHAR(date, fmt) with numeric elements is STRFTIME; TO_NUMBER(text) a DOUBLE.
 

@@ -16,6 +16,7 @@ from sqlglot import exp
 
 from curate.transpile.rules.base import (
     TranspileError,
+    acts_on,
     int_literal,
     is_datetime,
     is_fractional,
@@ -35,6 +36,7 @@ def _is_null(node: exp.Expression) -> bool:
     return isinstance(node, exp.Null)
 
 
+@acts_on(exp.Add)
 def plus_concatenation(node: exp.Expression) -> exp.Expression:
     """``+`` of two strings concatenates (DuckDB ``||``); string + number adds numbers.
 
@@ -61,6 +63,7 @@ def plus_concatenation(node: exp.Expression) -> exp.Expression:
     return typed(exp.Add(this=left, expression=typed(exp.Cast(this=right, to=to), to)), to)
 
 
+@acts_on(exp.Length)
 def len_ignores_trailing_spaces(node: exp.Expression) -> exp.Expression:
     """LEN does not count trailing spaces: LENGTH(RTRIM(x, ' ')).
 
@@ -74,6 +77,7 @@ def len_ignores_trailing_spaces(node: exp.Expression) -> exp.Expression:
     return typed(exp.Length(this=typed(trimmed, "VARCHAR")), "BIGINT")
 
 
+@acts_on(exp.Cast)
 def varchar_length_truncates(node: exp.Expression) -> exp.Expression:
     """CAST(text AS VARCHAR(n)) keeps the first n characters; CHAR(n) also pads to n.
 
@@ -132,6 +136,7 @@ def _widest_text(value: exp.Expression) -> int | None:
     return None
 
 
+@acts_on(exp.Cast)
 def number_text_overflow(node: exp.Expression) -> exp.Expression:
     """CAST(number AS VARCHAR(n) / CHAR(n)) as SQL Server prints it when it does not fit.
 
@@ -186,6 +191,7 @@ def _formatted_length(node: exp.Expression) -> int:
     return len(widest.strftime(fmt.this.replace("%g", "000").replace("%-", "%")))
 
 
+@acts_on(exp.Cast)
 def redundant_text_casts(node: exp.Expression) -> exp.Expression:
     """CAST(text AS TEXT) changes nothing; sqlglot adds it around LEN/LEFT/RIGHT arguments.
 
@@ -199,6 +205,7 @@ def redundant_text_casts(node: exp.Expression) -> exp.Expression:
     return node
 
 
+@acts_on(exp.National)
 def national_strings(node: exp.Expression) -> exp.Expression:
     """N'text' is plain text in DuckDB (every VARCHAR is Unicode), and is typed as text.
 
@@ -211,6 +218,7 @@ def national_strings(node: exp.Expression) -> exp.Expression:
     return node
 
 
+@acts_on(exp.DataType)
 def varchar_max(node: exp.Expression) -> exp.Expression:
     """VARCHAR(MAX) / NVARCHAR(MAX) is DuckDB's VARCHAR (which rejects MAX).
 
@@ -223,6 +231,7 @@ def varchar_max(node: exp.Expression) -> exp.Expression:
     return node
 
 
+@acts_on(exp.Cast)
 def text_of_number_or_time(node: exp.Expression) -> exp.Expression:
     """Refuse CAST(number AS VARCHAR) whose text is not proven, and CAST(datetime AS VARCHAR).
 
@@ -256,6 +265,7 @@ def text_of_number_or_time(node: exp.Expression) -> exp.Expression:
     return node
 
 
+@acts_on(exp.StrPosition)
 def charindex_start(node: exp.Expression) -> exp.Expression:
     """CHARINDEX(s, x, start) with start <= 1 searches from the first character.
 
@@ -272,6 +282,7 @@ def charindex_start(node: exp.Expression) -> exp.Expression:
     return node
 
 
+@acts_on(exp.Like)
 def like_bracket_classes(node: exp.Expression) -> exp.Expression:
     """LIKE patterns with ``[...]`` character classes become an anchored regular expression.
 

@@ -14,6 +14,7 @@ import re
 from sqlglot import exp
 
 from curate.transpile.rules.annotate import CDM_SCHEMA_NAME
+from curate.transpile.rules.base import acts_on
 from score.cdm.schema import CDM_TABLES
 
 #: Schema names that mean "the CDM schema" in gold SQL (SQL Server's default schema).
@@ -47,6 +48,7 @@ def _names_a_result_column(node: exp.Identifier) -> bool:
     return isinstance(parent, exp.TableAlias) and node.arg_key == "columns"
 
 
+@acts_on(exp.Identifier)
 def case_insensitive_identifiers(node: exp.Expression) -> exp.Expression:
     """SQL Server names ignore case (quoted or not): every name is written in lower case.
 
@@ -69,6 +71,7 @@ def case_insensitive_identifiers(node: exp.Expression) -> exp.Expression:
     return new
 
 
+@acts_on(exp.Table)
 def qualify_cdm_tables(node: exp.Expression) -> exp.Expression:
     """A CDM table named without a schema (or with ``dbo``) is read from ``cdm``.
 
@@ -92,6 +95,7 @@ def qualify_cdm_tables(node: exp.Expression) -> exp.Expression:
     return new
 
 
+@acts_on(exp.Identifier)
 def unquote_identifiers(node: exp.Expression) -> exp.Expression:
     """``[person_id]`` / ``"person_id"`` need no quotes in DuckDB (names are case-insensitive).
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from curate.transpile.rules.base import TranspileError, int_literal
+from curate.transpile.rules.base import TranspileError, acts_on, int_literal
 
 
 def _with_ties(select: exp.Select) -> bool:
@@ -31,6 +31,7 @@ def _rank_key(ordered: exp.Ordered, select: exp.Select) -> exp.Ordered:
     return key
 
 
+@acts_on(exp.Select)
 def top_with_ties(node: exp.Expression) -> exp.Expression:
     """``TOP n WITH TIES ... ORDER BY k`` as ``QUALIFY RANK() OVER (ORDER BY k) <= n``.
 

@@ -1,7 +1,7 @@
 """SQL Server as sqlgold reads it: sqlglot's T-SQL with the date-part table and FLOAT fixed.
 
 Two things are lost once sqlglot's T-SQL parser has built the tree, so they are fixed
-while parsing (AST builders, not text edits):
+while reading (AST builders, not text edits):
 
 * Date parts.  SQL Server's table has ``y``/``dy`` = dayofyear, ``w``/``dw`` = weekday,
   ``hh``, ``mi``/``n``, ``ss``/``s``, ``ms``, ``mcs``.  sqlglot 30.30 reads ``DATEADD(y, ...)``
@@ -12,6 +12,12 @@ while parsing (AST builders, not text edits):
   DATEPART, as SQL Server defines it.
 * FLOAT.  SQL Server's FLOAT is FLOAT(53), a 64-bit DOUBLE; only REAL and FLOAT(1..24)
   are 32-bit.  sqlglot reads FLOAT and REAL as the same type, which DuckDB writes REAL.
+
+sqlglot's compiled build (``sqlglotc``) does not let a parser be subclassed, so neither
+fix is a parser override: the tokens are marked before sqlglot's own T-SQL parser reads
+them (the five date functions renamed so they parse as plain calls with their arguments
+untouched, the keyword FLOAT given a type token T-SQL never produces), and the marked
+nodes are built after it.  The same code runs on the pure and the compiled build.
 
 Nodes built here carry ``meta["sqlgold_rule"]`` so :func:`curate.transpile.to_duckdb.transpile`
 can report the parse rule as applied.
@@ -24,13 +30,21 @@ can report the parse rule as applied.
 from __future__ import annotations
 
 import datetime as dt
+from typing import TYPE_CHECKING
 
 from sqlglot import exp
+from sqlglot.dialects.dialect import DialectType
 from sqlglot.dialects.tsql import TSQL
+from sqlglot.errors import ParseError
 from sqlglot.helper import seq_get
-from sqlglot.tokens import TokenType
+from sqlglot.tokens import Token, TokenType
 
 from curate.transpile.rules.base import TranspileError
+
+if TYPE_CHECKING:
+    from typing import Unpack
+
+    from sqlglot._typing import ParserArgs
 
 META_KEY = "sqlgold_rule"
 DATE_PARTS_RULE = "tsql_date_parts"
@@ -123,6 +137,11 @@ def extract_part(part: str, value: exp.Expression | None, function: str) -> exp.
     return _mark(exp.Extract(this=exp.var(_EXTRACT.get(part, part)), expression=value))
 
 
+def build_datepart(args: list) -> exp.Expression:
+    """DATEPART(part, date): EXTRACT with SQL Server's date parts."""
+    return extract_part(date_part(seq_get(args, 0), "DATEPART"), seq_get(args, 1), "DATEPART")
+
+
 def build_datename(args: list) -> exp.Expression:
     """DATENAME(part, date): month and weekday names, else the text of DATEPART."""
     part = date_part(seq_get(args, 0), "DATENAME")
@@ -158,6 +177,83 @@ def _annotate_convert(self, expression: exp.Expression) -> exp.Expression:
     return self._set_type(expression, exp.DType.UNKNOWN)
 
 
+#: The functions read here, and their builders (from the call's arguments as parsed).
+_BUILDERS = {
+    "DATEADD": build_dateadd,
+    "DATEDIFF": _build_datediff(big_int=False),
+    "DATEDIFF_BIG": _build_datediff(big_int=True),
+    "DATENAME": build_datename,
+    "DATEPART": build_datepart,
+}
+#: Prefix of a renamed date function: it parses as an anonymous call, built after the parse.
+_RENAMED = "SQLGOLD_"
+#: The token FLOAT becomes: a type T-SQL never reads, so each one after the parse was FLOAT.
+_FLOAT_MARK = TokenType.UDOUBLE
+_FLOAT_TYPE = exp.DType.UDOUBLE
+
+
+def mark_tokens(tokens: list[Token]) -> list[Token]:
+    """The five date functions renamed and the keyword FLOAT marked, in place.
+
+    A call after a dot (``dbo.DATEADD(...)``) is a user's function and stays as it is.
+
+    >>> [t.text for t in mark_tokens(TSQL().tokenize("SELECT DATEPART(dw, d)"))][:2]
+    ['SELECT', 'SQLGOLD_DATEPART']
+    """
+    for i, token in enumerate(tokens):
+        kind = token.token_type
+        if kind == TokenType.VAR:
+            name = token.text.upper()
+            if (
+                name in _BUILDERS
+                and i + 1 < len(tokens)
+                and tokens[i + 1].token_type == TokenType.L_PAREN
+                and (i == 0 or tokens[i - 1].token_type != TokenType.DOT)
+            ):
+                token.text = _RENAMED + name
+        elif kind == TokenType.FLOAT and token.text.upper() == "FLOAT":
+            token.token_type = _FLOAT_MARK
+    return tokens
+
+
+def build_marked(tree: exp.Expr) -> exp.Expr:
+    """The marked nodes of a parsed tree built as SQL Server means them (innermost first).
+
+    As sqlglot's parser treats a function it knows: the call's arguments are checked
+    (DATEPART, a parser of its own there, is not) and the node keeps the call's position.
+    """
+    marked = [
+        node
+        for node in tree.walk(bfs=False)
+        if (isinstance(node, exp.Anonymous) and str(node.this).startswith(_RENAMED))
+        or (isinstance(node, exp.DataType) and node.this == _FLOAT_TYPE)
+    ]
+    for node in reversed(marked):
+        built = _float_type(node) if isinstance(node, exp.DataType) else _built_call(node)
+        if node is tree:
+            return built
+        node.replace(built)
+    return tree
+
+
+def _built_call(node: exp.Anonymous) -> exp.Expression:
+    name = str(node.this)[len(_RENAMED) :]
+    args = list(node.expressions)
+    built = _BUILDERS[name](args)
+    if name != "DATEPART":
+        errors = built.error_messages(args)
+        if errors:
+            raise ParseError.new(
+                errors[0],
+                line=node.meta.get("line"),
+                col=node.meta.get("col"),
+                highlight=name,
+            )
+        built.meta.update({k: v for k, v in node.meta.items() if k != META_KEY})
+    built.add_comments(node.comments)
+    return built
+
+
 class SqlgoldTSQL(TSQL):
     """sqlglot's T-SQL dialect with SQL Server's date-part table and 64-bit FLOAT.
 
@@ -173,38 +269,22 @@ class SqlgoldTSQL(TSQL):
         exp.Convert: {"annotator": _annotate_convert},
     }
 
-    class Parser(TSQL.Parser):
-        FUNCTIONS = {
-            **TSQL.Parser.FUNCTIONS,
-            "DATEADD": build_dateadd,
-            "DATEDIFF": _build_datediff(big_int=False),
-            "DATEDIFF_BIG": _build_datediff(big_int=True),
-            "DATENAME": build_datename,
-        }
+    def tokenize(self, sql: str, dialect: DialectType = None) -> list[Token]:
+        return mark_tokens(super().tokenize(sql, dialect))
 
-        FUNCTION_PARSERS = {
-            **TSQL.Parser.FUNCTION_PARSERS,
-            "DATEPART": lambda self: self._parse_sqlgold_datepart(),
-        }
-
-        def _parse_sqlgold_datepart(self) -> exp.Expression:
-            part = self._parse_var(any_token=True)
-            value = self._match(TokenType.COMMA) and self._parse_bitwise()
-            return extract_part(date_part(part, "DATEPART"), value or None, "DATEPART")
-
-        def _parse_types(self, *args, **kwargs):
-            keyword = self._curr.text.upper() if self._curr else ""
-            result = super()._parse_types(*args, **kwargs)
-            if keyword == "FLOAT" and isinstance(result, exp.DataType):
-                result = _float_type(result)
-            return result
+    def parse(self, sql: str, **opts: Unpack[ParserArgs]) -> list[exp.Expr | None]:
+        return [
+            build_marked(tree) if tree is not None else None for tree in super().parse(sql, **opts)
+        ]
 
 
 def _float_type(node: exp.DataType) -> exp.DataType:
     """FLOAT(n): DOUBLE unless n <= 24 (then REAL)."""
     size = int_param(node)
     kind = exp.DType.FLOAT if size is not None and size <= 24 else exp.DType.DOUBLE
-    return _mark(exp.DataType(this=kind), FLOAT_RULE)
+    node = exp.DataType(this=kind)
+    node.meta[META_KEY] = FLOAT_RULE
+    return node
 
 
 def int_param(node: exp.DataType) -> int | None:
