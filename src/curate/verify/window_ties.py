@@ -42,7 +42,7 @@ run) is dropped too, saying so.
 >>> print(tie_query(tree, rankings(tree)[0]).sql("duckdb"))  # doctest: +NORMALIZE_WHITESPACE
 SELECT _p0, _o0 FROM (SELECT DISTINCT a AS _p0, n AS _o0, a AS _e0, n AS _e1
   FROM (SELECT a, b, COUNT(*) AS n FROM t GROUP BY a, b) AS g) AS _ties
-  GROUP BY _p0, _o0 HAVING COUNT(*) > 1 LIMIT 1
+  GROUP BY _p0, _o0 HAVING COUNT(*) > 1 ORDER BY _p0 NULLS FIRST, _o0 NULLS FIRST LIMIT 1
 """
 
 from __future__ import annotations
@@ -234,7 +234,10 @@ def tie_query(tree: exp.Expression, ranking: Ranking) -> exp.Expression | None:
     outer = exp.select(*(names or ["1"])).from_(exp.alias_(exp.Subquery(this=inner), "_ties"))
     if names:
         outer = outer.group_by(*names)
-    outer = outer.having("COUNT(*) > 1").limit(1)
+    outer = outer.having("COUNT(*) > 1")
+    if names:  # the first tied key, not whichever the engine meets first: reports stay the same
+        outer = outer.order_by(*(exp.Ordered(this=exp.column(n), nulls_first=True) for n in names))
+    outer = outer.limit(1)
     ctes = _visible_ctes(select)
     if ctes:
         recursive = any(
