@@ -197,7 +197,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument(
         "--readme",
         action="store_true",
-        help="also write the table into README.md's Benchmarks section",
+        help="also write the table into docs/benchmarks.md (after its description of the figures)",
     )
     args = p.parse_args(argv)
     quick = args.quick
@@ -807,77 +807,27 @@ def _detail_tables(r: dict[str, Any]) -> list[str]:
     return out
 
 
-# -- README -------------------------------------------------------------------------------
+# -- docs/benchmarks.md ---------------------------------------------------------------------
 
-README_INTRO = """\
-`make bench` (`bench/run_bench.py`; `--quick` for a one-minute smoke run) measures, in
-one run, what curation and scoring cost against DuckDB's own execution time and a naive
-baseline; it prints the table below and writes it to `bench/latest.md` (with more
-detail) and the figures to `bench/latest.json`. `bench/README.md` says exactly what each
-figure includes. In short:
+#: The page whose figures ``--readme`` rewrites: what follows its first "Measured " line
+#: (its text above, what each figure is, is written by hand).
+BENCHMARKS_PAGE = ROOT / "docs" / "benchmarks.md"
 
-1. **Scoring overhead**: the 277 tasks repeated under new ids to 2,000 instances, each
-   answered with its task's reference answer (ABSTAIN when unanswerable; every text made
-   distinct by a comment, as real outputs are), scored by `run_scoring` end to end (one
-   job, no priors). The denominator, the physical limit, is plain DuckDB on the same file
-   and views running each instance's query once and fetching its result to Arrow.
-   *Warm*: the gold cache holds every gold result, so the ratio is the scorer's own
-   overhead; *cold*: an empty gold cache, and the denominator adds each distinct gold
-   query once. A second scoring of the same tasks must run no gold query.
-2. **Comparator cost**: two equal results, rows shuffled, 8 columns (integers, floats,
-   text, dates, with NULLs), under every profile, against a naive baseline written in the
-   bench (rows as tuples of strings, both lists sorted, compared); the speed-up at 1M rows
-   and the growth from 100k to 1M rows (n log n: 12.0). A profile predicted to exceed 60 s
-   per comparison at a size is not run there and is shown as skipped with the prediction.
-3. **Wide results**: 2 to 14 columns, the prediction's a permutation of the gold's, every
-   column a shuffle of the same integers (no column can be told apart by its own content).
-4. **Curation**: the 117 OHDSI QueryLibrary pages and `omop_source.jsonl` curated by
-   `curate_to_files` (default rules); records per second, and wall time over plain DuckDB
-   running each kept gold once.
-5. **Memory**: peak RSS (VmHWM) of a fresh process scoring 10,000 instances, with its
-   fork server and query process.
-6. **Hostile**: 1,000 instances, 1 in 10 answers a resource attack (queries DuckDB cannot
-   interrupt, untracked memory, oversized results, long or deep SQL), at a 1 s timeout
-   and a 1 GB memory limit: wall time over the honest run's, the slowest attack over the
-   timeout (at most 2) and the run's peak RSS (under 2 GiB).
-7. **Start-up**: `sqlgold --help`, and `sqlgold verify` of a trivial pair on the embedded
-   database, each in a fresh process (median of at least 5 runs, wall and CPU time).
-8. **DataQualityDashboard curation**: its 2,533 check instances (`../shared/corpora`)
-   curated by `curate_to_files(..., jobs=2)`; records per second.
-9. **PostgreSQL**: figure 1's workload (1,000 instances) on a throwaway PostgreSQL server
-   holding the embedded CDM, predictions in PostgreSQL SQL (and DuckDB SQL with
-   `--dialect duckdb`), over plain psycopg running the same queries.
-10. **Efficiency**: the project's tasks answered with their reference answers and scored
-   with `--efficiency ves` (BIRD's VES, 10 timed runs of each query) once per bench run:
-   the median VES and its spread (max - min) over the runs, beside VES on EXPLAIN cost
-   ratios (`--efficiency cost`), which is deterministic.
-11. **Spark** (`bench/bench_spark.py`, run by `make bench` after the rest, or alone by
-   `make bench-spark`; table at the end): 40 tasks' reference answers on a local Spark
-   Connect server over a plain Connect session running the same translated queries, and
-   the embedded CDM replicated to 10x persons (ids offset), scored on DuckDB and on Spark.
-11. **Render + transpile against SqlRender**: every record of the shared corpora (Achilles,
-   DataQualityDashboard, QueryLibrary) read by curation's render + transpile (template
-   cache on) against OHDSI SqlRender's own jar rendering and translating the same records
-   in a fresh JVM (`--sqlrender-jar` or `$SQLRENDER_JAR`; skipped, with the reason, without
-   Java or the jar); mean milliseconds per record and their ratio, the worst corpus's at
-   most 1.
-"""
-
-
+#: The detail tables the page shows under the figures (bench/latest.md has them all).
 README_DETAILS = ("scoring", "comparator")
 
 
 def update_readme(table: str) -> None:
-    path = ROOT / "README.md"
-    text = path.read_text(encoding="utf-8")
-    match = re.search(r"^## Benchmarks\n(.*?)(?=^## )", text, flags=re.S | re.M)
+    """Replace the figures of docs/benchmarks.md (from its first line starting with
+    "Measured " to its end) with ``table`` and the Spark table (``bench/spark.md``)."""
+    text = BENCHMARKS_PAGE.read_text(encoding="utf-8")
+    match = re.search(r"^Measured ", text, flags=re.M)
     if not match:
-        raise SystemExit("README.md has no '## Benchmarks' section followed by another")
+        raise SystemExit(f"{BENCHMARKS_PAGE} has no line starting with 'Measured '")
     spark = ROOT / "bench" / "spark.md"
     if spark.is_file():  # written by bench_spark.py, which make bench runs after this
-        table += "\n\n" + spark.read_text(encoding="utf-8").strip()
-    body = f"\n{README_INTRO}\n{table}\n"
-    path.write_text(text[: match.start(1)] + body + text[match.end(1) :], encoding="utf-8")
+        table = table.rstrip() + "\n\n" + spark.read_text(encoding="utf-8").strip() + "\n"
+    BENCHMARKS_PAGE.write_text(text[: match.start()] + table, encoding="utf-8")
 
 
 # -- main ---------------------------------------------------------------------------------
