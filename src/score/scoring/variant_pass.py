@@ -9,6 +9,14 @@ predictions go to one query process through a
 read, so the query process goes from one to the next while this process compares.
 A prediction stopped at the time limit or by its memory runs once more, alone, in a
 fresh process (it may have lost to the machine, not to its own cost).
+
+A variant has few distinct values per column, so a gold whose order matters may rank
+rows there that tie on every key of its ORDER BY; those rows may come in any order, in
+the gold's result and in a right answer's alike.  A prediction that differs from its gold
+only in the order of its rows is therefore judged again: if the gold, run with every
+output column appended to its ORDER BY ascending and then descending, gives two
+different results, its order is not total on that variant, and the prediction matches
+(:func:`settle_order`).
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ from score.scoring.answer import RunAnswer
 from score.scoring.decision import describe
 from score.scoring.gold_cache import RETRIED_KINDS, GoldCache
 from score.scoring.gold_pin import task_today
+from score.scoring.variant_order import order_is_open
 
 #: Predictions sent to the query process beyond the one it runs (one job).
 SENT_AHEAD = 2
@@ -92,6 +101,41 @@ def judged(
     return OnVariant("same" if said.match else "differs", said.reason)
 
 
+def settle_order(
+    check: Check,
+    verdict: OnVariant,
+    expected: QueryResult | QueryError,
+    got: QueryResult | QueryError,
+    executor: Executor,
+    profile: str,
+    open_orders: dict[str, bool],
+) -> OnVariant:
+    """``verdict``, or ``same`` when the prediction differs from its gold only in the
+    order of rows the gold's ORDER BY leaves tied on this variant (``open_orders``:
+    the tasks already found open or total on it)."""
+    if verdict.kind != "differs" or not check.task["order_matters"]:
+        return verdict
+    if isinstance(expected, QueryError) or isinstance(got, QueryError):
+        return verdict
+    try:
+        unordered = compare(expected, got, profile, order_matters=False)
+    except Exception:  # noqa: BLE001 - judged above already
+        return verdict
+    if not unordered.match:
+        return verdict
+    tid = check.task["id"]
+    if tid not in open_orders:
+        open_orders[tid] = order_is_open(
+            check.task["gold_sql"], len(expected.columns), executor, task_today(check.task)
+        )
+    if not open_orders[tid]:
+        return verdict
+    return OnVariant(
+        "same",
+        "the same rows; the gold's ORDER BY leaves rows tied on this variant, in any order",
+    )
+
+
 def _gold(check: Check, gold: GoldCache) -> QueryResult | QueryError:
     today: dt.date | None = task_today(check.task)
     return gold.result(check.task["gold_sql"], today=today)
@@ -108,7 +152,8 @@ def _one(
         got = run_one(executor, check, dialect)
         if isinstance(got, QueryError) and got.kind in RETRIED_KINDS:
             got = run_one(executor, check, dialect, fresh=True)
-        return judged(check, expected, got, profile)
+        verdict = judged(check, expected, got, profile)
+        return settle_order(check, verdict, expected, got, executor, profile, {})
     except Exception as e:  # noqa: BLE001 - one instance never ends the run
         return OnVariant("differs", f"scoring failed: {describe(e)}")
 
@@ -139,11 +184,13 @@ def variant_pass(
         else:
             expected[i] = result
     got = _streamed(checks, list(expected), executor, dialect)
+    open_orders: dict[str, bool] = {}
     for i, result in got.items():
         check = checks[i]
         if isinstance(result, QueryError) and result.kind in RETRIED_KINDS:
             result = run_one(executor, check, dialect, fresh=True)
-        found[i] = judged(check, expected[i], result, profile)
+        verdict = judged(check, expected[i], result, profile)
+        found[i] = settle_order(check, verdict, expected[i], result, executor, profile, open_orders)
     return [found[i] for i in range(len(checks))]
 
 
