@@ -21,6 +21,7 @@ from score.execution.executor import Executor, ExecutorSettings
 from score.inputs.validated_files import MEMO_FOLDER
 from score.scoring.gold_cache import GoldCache
 from score.scoring.outcomes import Outcome
+from score.scoring.prior_cache import PRIOR_FOLDER
 from score.scoring.run import ScoringOptions, run_scoring
 from tests.task_factory import make_task, write_task_file
 
@@ -202,7 +203,9 @@ def test_hostile_golds_are_gold_errors_never_a_dead_run(omop_db, tmp_path):
         # each failing gold was retried once in a fresh worker; only successes are stored
         assert first.gold_executions == 3 + 2 * 2
         stored = sorted(
-            p.suffix for p in cache.rglob("*") if p.is_file() and MEMO_FOLDER not in p.parts
+            p.suffix
+            for p in cache.rglob("*")
+            if p.is_file() and MEMO_FOLDER not in p.parts and PRIOR_FOLDER not in p.parts
         )
         assert stored == [".arrow"] * 3
         # a later run runs only the failed golds again
@@ -233,7 +236,9 @@ def test_memory_hogs_beside_honest_answers_under_jobs_cache_no_gold_error(omop_d
     records = results_by_id(tmp_path / "a")
     assert {records[t["id"]]["outcome"] for t in honest} == {Outcome.CORRECT}
     assert {records[t["id"]]["outcome"] for t in hogs} == {Outcome.EXECUTE_ERROR}
-    assert not list(cache.rglob("*.json"))  # no failure is ever cached
+    # no failure is ever cached (the priors' summaries are kept beside the gold results)
+    assert not [p for p in cache.rglob("*.json") if PRIOR_FOLDER not in p.parts]
+    assert list((cache / PRIOR_FOLDER).glob("*.json"))
     again = score_cli(str(tasks), str(preds), "--out", str(tmp_path / "b"), *args)
     assert again.exit_code == 0 and "gold queries executed 0" in again.output
 
