@@ -28,6 +28,12 @@ def _predictions(path: Path, n: int) -> Path:
     return path
 
 
+def _score(ex: Executor, tmp_path: Path, name: str, answered: int, cache: Path | None) -> None:
+    """Score ``answered`` tasks' golds into ``tmp_path / name`` with the cache ``cache``."""
+    preds = _predictions(tmp_path / f"{name}.jsonl", answered)
+    run_scoring(PROJECT_TASKS, preds, tmp_path / name, ex, ScoringOptions(cache_dir=cache))
+
+
 def _no_prior_scored(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args, **kwargs):
         raise AssertionError("the priors were scored again")
@@ -40,32 +46,14 @@ def test_priors_come_from_the_cache_when_only_the_predictions_change(
 ):
     cache = tmp_path / "cache"
     with Executor(omop_db) as ex:
-        run_scoring(
-            PROJECT_TASKS,
-            _predictions(tmp_path / "a.jsonl", 1),
-            tmp_path / "a",
-            ex,
-            ScoringOptions(cache_dir=cache),
-        )
+        _score(ex, tmp_path, "a", 1, cache)
         kept = list((cache / PRIOR_FOLDER).glob("*.json"))
         assert len(kept) == 1
         with monkeypatch.context() as m:
             _no_prior_scored(m)
-            run_scoring(
-                PROJECT_TASKS,
-                _predictions(tmp_path / "b.jsonl", 3),
-                tmp_path / "b",
-                ex,
-                ScoringOptions(cache_dir=cache),
-            )
+            _score(ex, tmp_path, "b", 3, cache)
         # scored again from nothing, they are the same bytes
-        run_scoring(
-            PROJECT_TASKS,
-            _predictions(tmp_path / "c.jsonl", 2),
-            tmp_path / "c",
-            ex,
-            ScoringOptions(cache_dir=None),
-        )
+        _score(ex, tmp_path, "c", 2, None)
     first, second, fresh = (
         (tmp_path / name / "priors.json").read_bytes() for name in ("a", "b", "c")
     )
@@ -111,13 +99,7 @@ def test_an_unreadable_cache_file_is_scored_again_and_replaced(omop_db, tmp_path
 
 def test_no_cache_keeps_no_priors(omop_db, tmp_path):
     with Executor(omop_db) as ex:
-        run_scoring(
-            PROJECT_TASKS,
-            _predictions(tmp_path / "p.jsonl", 1),
-            tmp_path / "a",
-            ex,
-            ScoringOptions(cache_dir=None),
-        )
+        _score(ex, tmp_path, "a", 1, None)
     assert not list(tmp_path.rglob(PRIOR_FOLDER))
 
 
