@@ -20,13 +20,18 @@ Rules (each conservative: anything it cannot see whole is not claimed):
   JOIN would add (NULLs there) are dropped again.
 * ``set_semantics`` (DISTINCT): the SELECT is an IN / EXISTS / ANY subquery or an operand
   of UNION, INTERSECT or EXCEPT (without ALL): duplicates cannot change what it gives.
-* ``unique_rows`` (DISTINCT): the rows are distinct already: every GROUP BY key is
-  selected, or a ROW_NUMBER() with every key of its PARTITION BY, or the SELECT reads
-  one CDM table and selects its primary key.
-* ``unique_count`` (COUNT <-> COUNT(DISTINCT)): the column counted is the primary key of
-  the only table its SELECT reads.
+* ``unique_rows`` (DISTINCT): the rows are distinct already: the SELECT selects a unique
+  key of its rows (:func:`score.suite.row_guarantees.output_keys`: a primary key, the
+  GROUP BY keys, a ROW_NUMBER() with its partition, carried through CTEs, derived
+  tables and joins that match at most one row).
+* ``unique_count`` (COUNT <-> COUNT(DISTINCT)): the column counted is by itself a unique
+  key of the rows its SELECT reads.
 * ``count_required`` (a column swapped inside ``COUNT``): both columns are required in a
   table that is not the nullable side of an outer join: each counts every row.
+* ``null_test_required`` (a column swapped inside ``IS NULL``): both are required columns
+  of one CDM table: either is NULL exactly when an outer join found no row.
+* ``unused_output`` (a column swapped inside a projection of a CTE or derived table): no
+  query that reads it uses that output column, so the rows it gives are the same.
 
 >>> from sqlglot import parse_one, exp
 >>> gold = parse_one("SELECT c.concept_name FROM cdm.person p JOIN cdm.concept c "
@@ -43,6 +48,15 @@ from __future__ import annotations
 from sqlglot import exp
 
 from score.cdm.schema import CDM_TABLES
+from score.suite.row_guarantees import (
+    base_column,
+    column_names,
+    never_null,
+    output_keys,
+    owner,
+    row_keys,
+    sources,
+)
 
 #: table -> {column: required}
 _REQUIRED = {t: {name: req for name, _, req in cols} for t, cols in CDM_TABLES.items()}
@@ -102,6 +116,10 @@ def rule(edit: str, node: exp.Expr, edited: exp.Expr | None = None) -> str | Non
     if edit == "column_swap" and isinstance(node, exp.Column) and isinstance(edited, exp.Column):
         if _counts_required(node, edited.name):
             return "count_required"
+        if _null_test_required(node, edited.name):
+            return "null_test_required"
+        if _unused_output(node):
+            return "unused_output"
     elif edit == "join_side" and isinstance(node, exp.Join):
         if _fk_total(node):
             return "fk_join_total"
@@ -137,25 +155,30 @@ def _tables(select: exp.Select) -> dict[str, tuple[str, bool]] | None:
 
 
 def _fk_total(join: exp.Join) -> bool:
+    """The join's condition is ``key = ref``: ``key`` the joined CDM table's primary key,
+    ``ref`` a never-NULL column of another source (a CDM table, or a CTE or derived table
+    that copies one) that references the joined table."""
     select = join.parent
     on = join.args.get("on")
     if not isinstance(select, exp.Select) or not isinstance(on, exp.EQ):
         return False
-    tables = _tables(select)
-    if tables is None or not isinstance(join.this, exp.Table):
+    found = sources(select)
+    if found is None or not isinstance(join.this, exp.Table):
         return False
     joined = join.this.alias_or_name
-    target = tables[joined][0]
+    target = found.get(joined, (None, False))[0]
+    if not isinstance(target, str):
+        return False
     sides = (on.this, on.expression)
-    if not all(isinstance(c, exp.Column) and c.table in tables for c in sides):
+    if not all(isinstance(c, exp.Column) for c in sides):
         return False
     for key, ref in (sides, sides[::-1]):
-        if key.table != joined or key.name != _key_of(target) or ref.table == joined:
+        if owner(key, found) != joined or key.name != _key_of(target):
             continue
-        source, nullable = tables[ref.table]
-        if nullable or not _REQUIRED[source].get(ref.name, False):
+        if owner(ref, found) in (None, joined) or not never_null(select, ref):
             continue
-        if references(source, ref.name, target):
+        origin = base_column(select, ref)
+        if origin is not None and references(origin[0], origin[1], target):
             return True
     return False
 
@@ -208,34 +231,7 @@ def _set_operand(select: exp.Select) -> bool:
 
 
 def _unique_rows(select: exp.Select) -> bool:
-    projected = {e.unalias().sql() for e in select.expressions} | {
-        e.alias for e in select.expressions if e.alias
-    }
-    if any(_numbers_partitions(e.unalias(), projected) for e in select.expressions):
-        return True
-    group = select.args.get("group")
-    if group is not None:
-        keys = group.expressions
-        return bool(keys) and all(k.sql() in projected for k in keys)
-    tables = _tables(select)
-    if tables is None or len(tables) != 1:
-        return False
-    ((alias, (table, _)),) = tables.items()
-    key = primary_key(table)
-    return any(
-        isinstance(e.unalias(), exp.Column)
-        and e.unalias().name == key
-        and e.unalias().table in ("", alias)
-        for e in select.expressions
-    )
-
-
-def _numbers_partitions(node: exp.Expr, projected: set[str]) -> bool:
-    """A ROW_NUMBER() whose PARTITION BY keys are all selected beside it: no two rows
-    share the keys and the number."""
-    if not (isinstance(node, exp.Window) and isinstance(node.this, exp.RowNumber)):
-        return False
-    return all(k.sql() in projected for k in node.args.get("partition_by") or [])
+    return bool(output_keys(select, ignore_distinct=True))
 
 
 def _counts_required(column: exp.Column, other: str) -> bool:
@@ -259,14 +255,117 @@ def _counts_required(column: exp.Column, other: str) -> bool:
 
 
 def _counts_primary_key(count: exp.Count) -> bool:
+    """COUNT(x) and COUNT(DISTINCT x) where ``x`` alone is a unique key of the rows."""
     inner = count.this
     if isinstance(inner, exp.Distinct) and len(inner.expressions) == 1:
         inner = inner.expressions[0]
     select = count.find_ancestor(exp.Select)
     if not isinstance(inner, exp.Column) or select is None:
         return False
-    tables = _tables(select)
-    if tables is None or len(tables) != 1:
+    found = sources(select)
+    alias = owner(inner, found) if found else None
+    if alias is None:
         return False
-    ((alias, (table, _)),) = tables.items()
-    return inner.name == primary_key(table) and inner.table in ("", alias)
+    return any(key <= {(alias, inner.name)} for key in row_keys(select))
+
+
+def _null_test_required(column: exp.Column, other: str) -> bool:
+    """``x IS NULL`` for ``y IS NULL``, both required columns of one CDM table."""
+    test = column.parent
+    if not (
+        isinstance(test, exp.Is) and test.this is column and isinstance(test.expression, exp.Null)
+    ):
+        return False
+    select = column.find_ancestor(exp.Select)
+    found = sources(select) if select is not None else None
+    alias = owner(column, found) if found else None
+    if alias is None or not isinstance(found[alias][0], str):  # type: ignore[index]
+        return False
+    required = _REQUIRED[found[alias][0]]  # type: ignore[index]
+    return required.get(column.name, False) and required.get(other, False)
+
+
+def _unused_output(column: exp.Column) -> bool:
+    """The column is inside a projection of a CTE or derived table (no DISTINCT, no set
+    operation) whose output column no query reading it names, and that its own SELECT
+    does not name again (ORDER BY, GROUP BY, a lateral alias)."""
+    projection: exp.Expr = column
+    while projection.parent is not None and not isinstance(projection.parent, exp.Select):
+        projection = projection.parent
+    select = projection.parent
+    if not isinstance(select, exp.Select) or projection.arg_key != "expressions":
+        return False
+    if select.args.get("distinct") is not None or not projection.alias:
+        return False
+    name = projection.alias
+    readers = _readers(select)
+    if not readers:
+        return False
+    found = sources(select)
+    if found is None:
+        return False
+    offered = set().union(*(column_names(src) or set() for src, _ in found.values()))
+    if name not in offered and _named_elsewhere(select, projection, name):
+        return False  # a lateral alias may read it
+    for key in ("order", "group", "having", "qualify"):
+        if any(c.name == name for c in (select.args.get(key) or exp.Null()).find_all(exp.Column)):
+            return False
+    for reader, alias in readers:
+        if any(
+            isinstance(e.unalias(), exp.Star) or e.unalias().is_star for e in reader.expressions
+        ) or any(j.args.get("using") for j in reader.args.get("joins") or []):
+            return False
+        for c in _own_columns(reader, select):
+            if c.name == name and c.table in ("", alias):
+                return False
+    return True
+
+
+def _own_columns(reader: exp.Select, skip: exp.Select) -> list[exp.Column]:
+    """The columns ``reader`` names, its WITH clause and ``skip`` left out."""
+    out = []
+    for node in reader.iter_expressions():
+        if node.arg_key == "with_" or node is skip:
+            continue
+        out += [c for c in node.find_all(exp.Column) if not _within(c, skip)]
+    return out
+
+
+def _within(node: exp.Expr, ancestor: exp.Expr) -> bool:
+    """Whether ``ancestor`` is ``node`` or one of its ancestors (by identity)."""
+    walk: exp.Expr | None = node
+    while walk is not None:
+        if walk is ancestor:
+            return True
+        walk = walk.parent
+    return False
+
+
+def _named_elsewhere(select: exp.Select, projection: exp.Expr, name: str) -> bool:
+    return any(c.name == name and not _within(c, projection) for c in select.find_all(exp.Column))
+
+
+def _readers(select: exp.Select) -> list[tuple[exp.Select, str]] | None:
+    """The SELECTs that read ``select`` (a CTE's body or a derived table), each with the
+    alias it reads it under; None if ``select`` is neither or a reader is not plain."""
+    parent = select.parent
+    if isinstance(parent, exp.Subquery) and isinstance(parent.parent, (exp.From, exp.Join)):
+        reader = parent.parent.parent
+        if not isinstance(reader, exp.Select) or not parent.alias:
+            return None
+        return [(reader, parent.alias)]
+    if not isinstance(parent, exp.CTE) or parent.args.get("alias") is None:
+        return None
+    if parent.args["alias"].columns:
+        return None
+    name = parent.alias
+    root = select.root()
+    found = []
+    for table in root.find_all(exp.Table):
+        if table.name != name or table.args.get("db"):
+            continue
+        reader = table.parent.parent if isinstance(table.parent, (exp.From, exp.Join)) else None
+        if not isinstance(reader, exp.Select):
+            return None
+        found.append((reader, table.alias_or_name))
+    return found or None
