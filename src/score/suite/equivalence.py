@@ -32,6 +32,9 @@ Rules (each conservative: anything it cannot see whole is not claimed):
   of one CDM table: either is NULL exactly when an outer join found no row.
 * ``unused_output`` (a column swapped inside a projection of a CTE or derived table): no
   query that reads it uses that output column, so the rows it gives are the same.
+* ``ties_unseen`` (a window's last ORDER BY key swapped or flipped): the rows it orders
+  among ties look alike in every output of the window's SELECT
+  (:mod:`score.suite.window_ties`).
 
 >>> from sqlglot import parse_one, exp
 >>> gold = parse_one("SELECT c.concept_name FROM cdm.person p JOIN cdm.concept c "
@@ -57,6 +60,7 @@ from score.suite.row_guarantees import (
     row_keys,
     sources,
 )
+from score.suite.window_ties import unseen_tie_key
 
 #: table -> {column: required}
 _REQUIRED = {t: {name: req for name, _, req in cols} for t, cols in CDM_TABLES.items()}
@@ -120,6 +124,11 @@ def rule(edit: str, node: exp.Expr, edited: exp.Expr | None = None) -> str | Non
             return "null_test_required"
         if _unused_output(node):
             return "unused_output"
+        if isinstance(node.parent, exp.Ordered) and unseen_tie_key(node.parent):
+            return "ties_unseen"
+    elif edit == "order_flip" and isinstance(node, exp.Ordered):
+        if unseen_tie_key(node):
+            return "ties_unseen"
     elif edit == "join_side" and isinstance(node, exp.Join):
         if _fk_total(node):
             return "fk_join_total"
