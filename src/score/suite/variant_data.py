@@ -1,9 +1,10 @@
 """One database variant's clinical rows: small, consistent, colliding.
 
-Made in foreign-key order from a seeded random generator: persons, their visits, the
-events of each visit table, eras and deaths, and last each person's observation period,
-drawn around every date the person has, so that each event lies inside its person's
-observation period and after the start of its visit.  Each column takes its values from
+Made in foreign-key order from a seeded random generator: persons, each person's
+observation period (sometimes a second one after a gap, with no events), their visits,
+the events of each visit table, eras and deaths, each event inside its person's first
+observation period and after the start of its visit.  Rows are stored in a shuffled
+order, not in id order.  Each column takes its values from
 a *palette*: one to three values of its pool (:mod:`score.suite.value_pool`) chosen for
 this variant, so GROUP BY, DISTINCT and joins collide; a nullable column is NULL in a
 share of rows chosen for the variant.  The same pools, schemas and seed give the same
@@ -42,6 +43,10 @@ ERA_TABLES = (
     ("dose_era", "dose_era_start_date", "dose_era_end_date"),
 )
 _SPANS = (0, 0, 1, 7, 30, 365)
+#: the share of a candidate's focus palettes that take the gold's own constant alone
+SHARP = 0.25
+#: the share of persons with a second observation period (after a gap, with no events)
+SECOND_PERIOD = 0.3
 _DEFAULT_DAY = dt.date(2015, 6, 15)
 
 
@@ -77,8 +82,15 @@ class Palette:
         if key not in self.chosen:
             pool = list(self.pools.get(key) or [])
             focus = list(dict.fromkeys(self.focus.get(key) or []))
-            if len(focus) > 6:  # a family of concepts: a few of them, so rows collide
+            if len(focus) > 6 and column.endswith("concept_id"):
+                # a family of concepts: a few of them, so rows collide
                 focus = self.rng.sample(focus, self.rng.choice((2, 3, 4)))
+            elif len(focus) > 6:  # many boundaries (dates of several years): most of them
+                focus = self.rng.sample(focus, self.rng.choice((4, len(focus))))
+            if focus and self.rng.random() < SHARP:
+                # the gold's own constant alone: every row meets it (a person with exactly
+                # the count a HAVING names, ties on the day a filter names)
+                focus = focus[:1]
             if focus:
                 extra = self.rng.sample(pool, min(len(pool), self.rng.choice((0, 1))))
                 self.chosen[key] = focus + [v for v in extra if v not in focus]
@@ -177,6 +189,10 @@ def variant_rows(
         person = _fill("person", {"person_id": person_id}, palette)
         if person.get("location_id") is not None and locations:
             person["location_id"] = rng.choice(locations)
+        born = (focus or {}).get(("person", "birth_datetime"))
+        if born and rng.random() < 0.7:  # a gold compares the birth date: on either side
+            day = _day(rng.choice(list(born)))
+            person.update(year_of_birth=day.year, month_of_birth=day.month, day_of_birth=day.day)
         try:
             person["birth_datetime"] = dt.datetime(
                 int(person.get("year_of_birth") or 1960),
@@ -195,19 +211,24 @@ def variant_rows(
         if rng.random() < 0.5:
             first -= dt.timedelta(days=rng.choice((1, 365, 3650)))
             last += dt.timedelta(days=rng.choice((1, 365, 3650)))
+        periods = [(first, last)]
+        if rng.random() < SECOND_PERIOD:  # a later one, after a gap: no event in it
+            later = last + dt.timedelta(days=rng.choice((30, 365)))
+            periods.append((later, later + dt.timedelta(days=rng.choice(spans))))
         if "observation_period" in wanted:
-            out["observation_period"].append(
-                _fill(
-                    "observation_period",
-                    {
-                        "observation_period_id": len(out["observation_period"]) + 1,
-                        "person_id": person_id,
-                        "observation_period_start_date": first,
-                        "observation_period_end_date": last,
-                    },
-                    palette,
+            for start, end in periods:
+                out["observation_period"].append(
+                    _fill(
+                        "observation_period",
+                        {
+                            "observation_period_id": len(out["observation_period"]) + 1,
+                            "person_id": person_id,
+                            "observation_period_start_date": start,
+                            "observation_period_end_date": end,
+                        },
+                        palette,
+                    )
                 )
-            )
         visits: list[Row] = []
         if "visit_occurrence" in wanted:
             for _ in range(rng.choice(counts.get("visit_occurrence", (0, 1, 1, 2, 3)))):
@@ -261,8 +282,17 @@ def variant_rows(
         if "death" in wanted and rng.random() < 0.3:
             picked = _day(palette.pick("death", "death_date", True))
             out["death"].append(
-                _fill("death", {"person_id": person_id, "death_date": max(picked, first)}, palette)
+                _fill(
+                    "death",
+                    {"person_id": person_id, "death_date": max(picked, periods[-1][0])},
+                    palette,
+                )
             )
+    for table in sorted(out):
+        # rows stored out of id order: a query that leans on the order rows were written
+        # in (a tie broken by nothing, or by a column constant in its partition) is told
+        # apart from one that breaks the tie by the id
+        rng.shuffle(out[table])
     return out
 
 

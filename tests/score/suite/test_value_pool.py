@@ -82,15 +82,19 @@ def test_a_variant_is_consistent_and_the_same_for_the_same_seed() -> None:
     one = variant_rows(pools, tables, "0:1")
     assert one == variant_rows(pools, tables, "0:1")
     assert one != variant_rows(pools, tables, "0:2")
-    periods = {r["person_id"]: r for r in one["observation_period"]}
-    assert set(periods) <= {p["person_id"] for p in one["person"]}
+    by_person: dict[int, list[tuple[dt.date, dt.date]]] = {}
+    for r in one["observation_period"]:
+        span = (r["observation_period_start_date"], r["observation_period_end_date"])
+        by_person.setdefault(r["person_id"], []).append(span)
+    assert set(by_person) <= {p["person_id"] for p in one["person"]}
+    for spans in by_person.values():  # a person's periods never overlap
+        spans.sort()
+        assert all(a[1] < b[0] for a, b in zip(spans, spans[1:], strict=False))
     visits = {v["visit_occurrence_id"]: v for v in one["visit_occurrence"]}
     for row in one["condition_occurrence"]:
-        if row["person_id"] not in periods:
+        if row["person_id"] not in by_person:
             continue  # a person with no observation period, as in the base database
-        period = periods[row["person_id"]]
-        start = period["observation_period_start_date"]
-        end = period["observation_period_end_date"]
+        start, end = by_person[row["person_id"]][0]
         assert start <= row["condition_start_date"] <= end  # inside its observation period
         if row["visit_occurrence_id"] is not None:
             visit = visits[row["visit_occurrence_id"]]
@@ -98,6 +102,35 @@ def test_a_variant_is_consistent_and_the_same_for_the_same_seed() -> None:
             assert visit["visit_start_date"] <= row["condition_start_date"]
     assert {r["year_of_birth"] for r in one["person"]} <= {1950, 1949, 1951}
     assert "condition_occurrence" in {t for t, _, _ in EVENT_TABLES}
+
+
+def test_variants_store_rows_out_of_id_order_and_some_persons_have_two_periods() -> None:
+    pools = {
+        ("observation_period", "observation_period_start_date"): [dt.date(2010, 1, 1)],
+        ("observation_period", "observation_period_end_date"): [dt.date(2020, 1, 1)],
+        ("visit_occurrence", "visit_start_date"): [dt.date(2012, 3, 3), dt.date(2013, 3, 3)],
+    }
+    tables = ["person", "observation_period", "visit_occurrence"]
+    shuffled = two = 0
+    for n in range(20):
+        rows = variant_rows(pools, tables, f"0:{n}")
+        ids = [r["visit_occurrence_id"] for r in rows["visit_occurrence"]]
+        shuffled += ids != sorted(ids)
+        people = [r["person_id"] for r in rows["observation_period"]]
+        two += len(people) > len(set(people))
+    assert shuffled > 10 and two > 10
+
+
+def test_a_birth_date_a_gold_names_is_met() -> None:
+    """``birth_datetime < '2020-01-01'``: persons born that day and the days beside it."""
+    pools = {("person", "year_of_birth"): [1950]}
+    focus = {("person", "birth_datetime"): [dt.date(2020, 1, 1), dt.date(2019, 12, 31)]}
+    born = set()
+    for n in range(10):
+        rows = variant_rows(pools, ["person"], f"1:{n}", focus)
+        born |= {r["birth_datetime"] for r in rows["person"]}
+        assert all(r["birth_datetime"].year == r["year_of_birth"] for r in rows["person"])
+    assert dt.datetime(2020, 1, 1) in born and dt.datetime(2019, 12, 31) in born
 
 
 def test_a_focus_leads_the_palette() -> None:
