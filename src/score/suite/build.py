@@ -33,6 +33,7 @@ from score.execution.executor import Executor, PreparedQuery
 from score.execution.result import QueryError, QueryResult
 from score.execution.settings import ExecutorSettings
 from score.inputs.task_manifest import set_hash
+from score.scoring.variant_order import order_is_open
 from score.suite.base_data import read_base
 from score.suite.distill import Distillation, NeighbourKey
 from score.suite.neighbours import neighbours
@@ -380,7 +381,17 @@ def _confirm(
         if not golds_run(run, items, by_task, candidate, gold_failures, distillation):
             return None
         others = [k for k in distillation.wanted() if k not in set(screened)]
-        killed = told_apart(run, [*screened, *others], found, by_task, s.profile)
+        opened: dict[str, bool] = {}
+
+        def open_order(tid: str) -> bool:
+            if tid not in opened:
+                task = found[tid].task
+                opened[tid] = order_is_open(
+                    task["gold_sql"], len(by_task[tid].columns), ex, today_of(task)
+                )
+            return opened[tid]
+
+        killed = told_apart(run, [*screened, *others], found, by_task, s.profile, open_order)
         if not distillation.offer(candidate, killed):
             return None
         for item in items:
