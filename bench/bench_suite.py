@@ -273,6 +273,12 @@ def markdown(figures: dict) -> str:
             f"{i['equivalent_under_cdm']} of them equivalent: near misses "
             f"{100 * i['not_equivalent_with_suite']:.1f}%)."
         )
+        s = f["near_miss_survival"]
+        lines.append(
+            f"{name}: of the {s['not_equivalent']['correct_with_suite']} near misses correct "
+            f"with the suite, {s.get('vocabulary_only', 0)} read only the vocabulary, which "
+            "every variant keeps as the base database has it (no variant can tell them apart)."
+        )
         lines.append(
             f"{name}: {f['golds_empty_on_base']} gold(s) return no row on the base database, "
             f"{f['golds_empty_on_base_filled_by_a_variant']} of them return rows on some "
