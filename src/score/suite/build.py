@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from score.comparison.compare import compare
 from score.execution.executor import Executor, PreparedQuery
 from score.execution.result import QueryError, QueryResult
 from score.execution.settings import ExecutorSettings
@@ -76,10 +77,10 @@ RAN_BUT_FAILED = frozenset({"timeout", "row_cap", "runtime_error"})
 class BuildSettings:
     seed: int = 0
     max_databases: int = 50
-    max_candidates: int = 800
+    max_candidates: int = 2000
     jobs: int = 1
     profile: str = "sqlgold"
-    patience: int = 6
+    patience: int = 12
     #: candidates (each killing something) side by side in one variant
     blocks_per_variant: int = 8
 
@@ -406,10 +407,19 @@ def _confirm(
                 what = (
                     error_text(answer)
                     if isinstance(answer, QueryError)
-                    else f"{answer.num_rows} row(s) where the gold returns {gold.num_rows}"
+                    else f"{answer.num_rows} row(s) where the gold returns {gold.num_rows}: "
+                    + _why(item.task, gold, answer, s.profile)
                 )
                 drops[item.task["id"]] = (
                     f"gold and reference answer differ on variant {candidate}: the reference "
                     f"answer gives {what}"
                 )
         return ex.fingerprint
+
+
+def _why(task: Mapping[str, Any], gold: QueryResult, answer: QueryResult, profile: str) -> str:
+    """The comparator's reason two results differ (``2 gold row(s) not in ...``)."""
+    try:
+        return compare(gold, answer, profile, order_matters=task["order_matters"]).reason
+    except Exception as e:  # noqa: BLE001 - the comparator could not judge them
+        return f"the comparator could not compare them ({type(e).__name__})"

@@ -6,7 +6,9 @@ string and a near miss of it, a string that matches a LIKE pattern and one that 
 does).  Concept ids a gold names (or selects from the vocabulary by name, code, class or
 vocabulary) join the pools of the concept-id columns of their domain, with their
 ancestors and descendants, so a variant has rows that hit a filter and rows just beside
-it.  An age compared with a constant puts the birth years on either side of it.
+it.  An age compared with a constant puts the birth years on either side of it; a number
+of days (``DATE_DIFF(...) >= 13``, ``+ INTERVAL '30' DAY``) gives spans of that many days
+and one less or more, and a count a HAVING compares with gives as many rows per person.
 """
 
 from __future__ import annotations
@@ -130,6 +132,11 @@ def gold_constants(golds: Iterable[str], *, today: dt.date) -> tuple[Pools, set[
         }
         for node in tree.walk():
             pairs: list[tuple[exp.Expr, list[Any], bool]] = []
+            if isinstance(node, exp.Interval) and node.text("unit").upper() in ("DAY", "DAYS"):
+                # d + INTERVAL '30' DAY: two dates that far apart, and a day less or more
+                days = node.this.name if isinstance(node.this, exp.Literal) else ""
+                if days.isdigit() and int(days) <= 1000:
+                    pools[SPANS] += [int(days) - 1, int(days), int(days) + 1]
             if isinstance(node, _COMPARE):
                 for side, other in ((node.this, node.expression), (node.expression, node.this)):
                     value = _literal_value(other)

@@ -100,6 +100,12 @@ class Palette:
             self.nulls[key] = self.rng.choice((0.0, 0.0, 0.2, 0.5))
         return self.chosen[key]
 
+    def widen(self, table: str, column: str, k: int) -> None:
+        """At least ``k`` values for the column (as many as its pool has)."""
+        values = self.values(table, column)
+        more = [v for v in self.pools.get((table, column)) or [] if v not in values]
+        values += more[: max(0, k - len(values))]
+
     def pick(self, table: str, column: str, required: bool) -> Any:
         values = self.values(table, column)
         if not values:
@@ -165,10 +171,19 @@ def variant_rows(
         t: rng.choice(((0, 1), (1, 2), (0, 1, 2, 3), (1,), (2, 3, 4))) for t, _, _ in EVENT_TABLES
     }
     named_counts = tuple((focus or {}).get(COUNTS, ()))
-    if named_counts:  # the per-person counts a gold compares with, for one table in turn
-        counts[rng.choice(EVENT_TABLES)[0]] = named_counts
+    if named_counts:  # the per-person counts a gold compares with, for a table it reads
+        per_person = [t for t, _, _ in (*EVENT_TABLES, *ERA_TABLES)]
+        read = [t for t in per_person if any(k[0] == t for k in focus or {})]
+        table = rng.choice(read or [t for t, _, _ in EVENT_TABLES])
+        counts[table] = named_counts
         counts["visit_occurrence"] = named_counts
-    spans = _SPANS + tuple((focus or {}).get(SPANS, ()))
+        if rng.random() < 0.5:  # as many concepts as the count (COUNT(DISTINCT ...) >= 5)
+            palette.widen(table, f"{table.split('_')[0]}_concept_id", max(named_counts))
+    named_spans = tuple((focus or {}).get(SPANS, ()))
+    spans = _SPANS + named_spans
+    # a gold names a number of days: every date of a person that far from one anchor
+    anchored = bool(named_spans) and rng.random() < 0.5
+    offsets = (0, *named_spans)
     focus_days = sorted(
         _day(v) for values in (focus or {}).values() for v in values if isinstance(v, dt.date)
     )
@@ -211,6 +226,23 @@ def variant_rows(
         if rng.random() < 0.5:
             first -= dt.timedelta(days=rng.choice((1, 365, 3650)))
             last += dt.timedelta(days=rng.choice((1, 365, 3650)))
+        if named_spans and rng.random() < 0.5:  # a period as long as a span a gold names
+            last = first + dt.timedelta(days=rng.choice(named_spans))
+        anchor = _day(palette.pick("visit_occurrence", "visit_start_date", True))
+
+        def when(
+            table: str,
+            column: str,
+            anchor: dt.date = anchor,
+            first: dt.date = first,
+            last: dt.date = last,
+        ) -> dt.date:
+            """A date for ``table.column`` inside the first period: from the palette, or,
+            in an anchored variant, the anchor shifted by a span a gold names."""
+            if anchored:
+                return _clamp(anchor + dt.timedelta(days=rng.choice(offsets)), first, last)
+            return _clamp(_day(palette.pick(table, column, True)), first, last)
+
         periods = [(first, last)]
         if rng.random() < SECOND_PERIOD:  # a later one, after a gap: no event in it
             later = last + dt.timedelta(days=rng.choice((30, 365)))
@@ -232,9 +264,7 @@ def variant_rows(
         visits: list[Row] = []
         if "visit_occurrence" in wanted:
             for _ in range(rng.choice(counts.get("visit_occurrence", (0, 1, 1, 2, 3)))):
-                start = _clamp(
-                    _day(palette.pick("visit_occurrence", "visit_start_date", True)), first, last
-                )
+                start = when("visit_occurrence", "visit_start_date")
                 end = _clamp(start + dt.timedelta(days=rng.choice(spans)), first, last)
                 visit = _fill(
                     "visit_occurrence",
@@ -252,7 +282,7 @@ def variant_rows(
             if table not in wanted:
                 continue
             for _ in range(rng.choice(counts[table])):
-                start = _clamp(_day(palette.pick(table, start_col, True)), first, last)
+                start = when(table, start_col)
                 row: Row = {f"{table}_id": len(out[table]) + 1, "person_id": person_id}
                 if any(c == "visit_occurrence_id" for c, _, _ in _cols(table)):
                     before = [v for v in visits if v["visit_start_date"] <= start]
@@ -273,14 +303,15 @@ def variant_rows(
         for table, start_col, end_col in ERA_TABLES:
             if table not in wanted:
                 continue
-            for _ in range(rng.choice((0, 1, 2))):
-                start = _clamp(_day(palette.pick(table, start_col, True)), first, last)
+            for _ in range(rng.choice(counts.get(table, (0, 1, 2)))):
+                start = when(table, start_col)
                 end = start + dt.timedelta(days=rng.choice(spans))
                 row = {f"{table}_id": len(out[table]) + 1, "person_id": person_id}
                 row.update({start_col: start, end_col: end})
                 out[table].append(_fill(table, row, palette))
         if "death" in wanted and rng.random() < 0.3:
-            picked = _day(palette.pick("death", "death_date", True))
+            picked = when("death", "death_date") if anchored else None
+            picked = picked or _day(palette.pick("death", "death_date", True))
             out["death"].append(
                 _fill(
                     "death",

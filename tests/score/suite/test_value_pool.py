@@ -154,3 +154,46 @@ def test_distillation_keeps_a_variant_only_for_a_new_kill() -> None:
     assert not d.done()
     d.offer("c4", [("b", 0)])
     assert d.done() and d.alive == {("a", 1)}
+
+
+def test_an_interval_of_days_gives_spans() -> None:
+    pools, _, _ = value_pool.gold_constants(
+        [
+            "SELECT COUNT(*) FROM cdm.procedure_occurrence a JOIN cdm.procedure_occurrence b "
+            "ON b.person_id = a.person_id AND b.procedure_date < a.procedure_date "
+            "+ INTERVAL '30' DAY"
+        ],
+        today=TODAY,
+    )
+    assert {29, 30, 31} <= set(pools[value_pool.SPANS])
+
+
+def test_a_named_span_sets_dates_that_far_apart_and_a_named_count_reaches_eras() -> None:
+    """``DATE_DIFF(...) BETWEEN 0 AND 1`` between two visits: some variants put a person's
+    dates a named span from one anchor; ``HAVING COUNT(DISTINCT drug_concept_id) >= 5``
+    on drug_era: some give a person five eras of five concepts."""
+    pools = {
+        ("visit_occurrence", "visit_start_date"): [dt.date(2012, 3, 3), dt.date(2016, 1, 1)],
+        ("drug_era", "drug_era_start_date"): [dt.date(2017, 1, 1)],
+        ("drug_era", "drug_concept_id"): [1, 2, 3, 4, 5, 6],
+    }
+    tables = ["person", "observation_period", "visit_occurrence", "drug_era"]
+    focus = {
+        value_pool.SPANS: [0, 1, 2],
+        value_pool.COUNTS: [4, 5, 6],
+        ("drug_era", "drug_era_start_date"): [dt.date(2017, 1, 1)],
+    }
+    one_day = five = 0
+    for n in range(30):
+        rows = variant_rows(pools, tables, f"2:{n}", focus)
+        by_person: dict[int, list[dt.date]] = {}
+        for v in rows["visit_occurrence"]:
+            by_person.setdefault(v["person_id"], []).append(v["visit_start_date"])
+        one_day += any(
+            abs((a - b).days) == 1 for days in by_person.values() for a in days for b in days
+        )
+        concepts: dict[int, set[int]] = {}
+        for e in rows["drug_era"]:
+            concepts.setdefault(e["person_id"], set()).add(e["drug_concept_id"])
+        five += any(len(c) >= 5 for c in concepts.values())
+    assert one_day >= 3 and five >= 1
