@@ -276,8 +276,10 @@ def markdown(figures: dict) -> str:
         s = f["near_miss_survival"]
         lines.append(
             f"{name}: of the {s['not_equivalent']['correct_with_suite']} near misses correct "
-            f"with the suite, {s.get('vocabulary_only', 0)} read only the vocabulary, which "
-            "every variant keeps as the base database has it (no variant can tell them apart)."
+            f"with the suite, {s.get('vocabulary_bound', 0)} are bound to the vocabulary, "
+            "which every variant keeps as the base database has it: they read only the "
+            "vocabulary, or their one edit is a LIKE on a vocabulary column that selects the "
+            "same rows of it (no variant can tell them apart)."
         )
         lines.append(
             f"{name}: {f['golds_empty_on_base']} gold(s) return no row on the base database, "

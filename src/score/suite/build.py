@@ -67,6 +67,7 @@ from score.suite.suite_file import (
 from score.suite.suite_report import build_report, report_markdown
 from score.suite.trial_database import TrialDatabase
 from score.suite.variant_data import arrow_tables, merge_rows, variant_rows
+from score.suite.vocabulary_bound import vocabulary_bound
 
 Progress = Callable[[int, int], None]
 #: how a neighbour that is valid SQL can still fail on the base database
@@ -281,8 +282,15 @@ def _build(
         trial.close()
     shutil.rmtree(cache, ignore_errors=True)
     tick(total)
+    survivors = sorted(k for k in distillation.alive if not found[k[0]].neighbours[k[1]].equivalent)
+    flags = vocabulary_bound(
+        base_db,
+        schema,
+        [(found[t].task["gold_sql"], found[t].neighbours[i].sql) for t, i in survivors],
+    )
+    bound = {k for k, flag in zip(survivors, flags, strict=True) if flag}
     report = build_report(
-        found, distillation, alive, gold_failures, drops, variants, s.as_dict(), tried
+        found, distillation, alive, gold_failures, drops, variants, s.as_dict(), tried, bound
     )
     (staging / MANIFEST).write_text(
         manifest_text(
