@@ -64,6 +64,16 @@ CDM_TABLES: dict[str, tuple[Column, ...]] = {
     for table, columns in _SPEC.items()
 }
 
+#: table -> column -> DuckDB type, CDM order.
+CDM_COLUMN_TYPES: dict[str, dict[str, str]] = {
+    table: {name: dtype for name, dtype, _ in columns} for table, columns in CDM_TABLES.items()
+}
+
+#: table -> column -> whether the CDM requires it (NOT NULL).
+CDM_REQUIRED: dict[str, dict[str, bool]] = {
+    table: {name: req for name, _, req in columns} for table, columns in CDM_TABLES.items()
+}
+
 #: The standardized vocabulary tables (read by ``schema_aware`` tasks).
 VOCABULARY_TABLES: frozenset[str] = frozenset(
     {

@@ -50,7 +50,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from score.cdm.schema import CDM_TABLES
+from score.cdm.schema import CDM_REQUIRED
 from score.suite.row_guarantees import (
     base_column,
     column_names,
@@ -61,9 +61,6 @@ from score.suite.row_guarantees import (
     sources,
 )
 from score.suite.window_ties import unseen_tie_key
-
-#: table -> {column: required}
-_REQUIRED = {t: {name: req for name, _, req in cols} for t, cols in CDM_TABLES.items()}
 
 _COMPARISONS = (
     exp.EQ,
@@ -86,7 +83,7 @@ def primary_key(table: str) -> str | None:
     ('condition_occurrence_id', None)
     """
     name = f"{table}_id"
-    return name if name in _REQUIRED.get(table, {}) else None
+    return name if name in CDM_REQUIRED.get(table, {}) else None
 
 
 #: The CDM's foreign keys to ``concept`` that its naming (``*_concept_id``) does not show.
@@ -154,7 +151,7 @@ def _tables(select: exp.Select) -> dict[str, tuple[str, bool]] | None:
     found: dict[str, tuple[str, bool]] = {}
     items = [(from_.this, None), *((j.this, j) for j in select.args.get("joins") or [])]
     for source, join in items:
-        if not isinstance(source, exp.Table) or source.name not in _REQUIRED:
+        if not isinstance(source, exp.Table) or source.name not in CDM_REQUIRED:
             return None
         side = (join.side or "").upper() if join is not None else ""
         found[source.alias_or_name] = (source.name, side in ("LEFT", "FULL"))
@@ -259,7 +256,7 @@ def _counts_required(column: exp.Column, other: str) -> bool:
         found = next(iter(tables.values())) if len(tables) == 1 else None
     if found is None or found[1]:
         return False
-    required = _REQUIRED[found[0]]
+    required = CDM_REQUIRED[found[0]]
     return required.get(column.name, False) and required.get(other, False)
 
 
@@ -290,7 +287,7 @@ def _null_test_required(column: exp.Column, other: str) -> bool:
     alias = owner(column, found) if found else None
     if alias is None or not isinstance(found[alias][0], str):  # type: ignore[index]
         return False
-    required = _REQUIRED[found[alias][0]]  # type: ignore[index]
+    required = CDM_REQUIRED[found[alias][0]]  # type: ignore[index]
     return required.get(column.name, False) and required.get(other, False)
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from sqlglot import exp, parse_one
 from sqlglot.errors import SqlglotError
 
-from score.cdm.schema import CDM_TABLES
+from score.cdm.schema import CDM_COLUMN_TYPES
 from score.suite import equivalence
 
 
@@ -57,13 +57,6 @@ _AGGREGATE: dict[type[exp.Expr], tuple[type[exp.Expr], ...]] = {
     exp.Sum: (exp.Avg, exp.Max),
 }
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-
-
-def _columns_by_type() -> dict[str, dict[str, str]]:
-    return {table: {name: dtype for name, dtype, _ in cols} for table, cols in CDM_TABLES.items()}
-
-
-_CDM_COLUMNS = _columns_by_type()
 
 
 def _replace(node: exp.Expr, new: exp.Expr) -> None:
@@ -228,9 +221,9 @@ def _column_swap(
             return  # a join key: the join's own edits cover it
         table = tables.get(node.table) if node.table else None
         if table is None and not node.table:
-            owners = {t for t in tables.values() if node.name in _CDM_COLUMNS.get(t, {})}
+            owners = {t for t in tables.values() if node.name in CDM_COLUMN_TYPES.get(t, {})}
             table = owners.pop() if len(owners) == 1 else None
-        columns = _CDM_COLUMNS.get(table or "", {})
+        columns = CDM_COLUMN_TYPES.get(table or "", {})
         kind = columns.get(node.name)
         if kind is None:
             return
@@ -246,7 +239,7 @@ def _query_tables(tree: exp.Expr) -> dict[str, str]:
     """alias (or name) -> CDM table name, for every CDM table the query reads."""
     found: dict[str, str] = {}
     for table in tree.find_all(exp.Table):
-        if table.name in _CDM_COLUMNS:
+        if table.name in CDM_COLUMN_TYPES:
             found[table.alias_or_name] = table.name
     return found
 

@@ -28,13 +28,11 @@ from itertools import product
 
 from sqlglot import exp
 
-from score.cdm.schema import CDM_TABLES
+from score.cdm.schema import CDM_REQUIRED
 
 #: a column of one of a SELECT's sources: (alias, column name)
 Ref = tuple[str, str]
 Key = frozenset[Ref]
-#: table -> {column: required}
-REQUIRED = {t: {name: req for name, _, req in cols} for t, cols in CDM_TABLES.items()}
 #: primary keys the CDM's ``<table>_id`` naming does not show
 _COMPOSITE_KEYS = {
     "concept_ancestor": ("ancestor_concept_id", "descendant_concept_id"),
@@ -61,7 +59,7 @@ def table_keys(table: str) -> list[tuple[str, ...]]:
     if table in _COMPOSITE_KEYS:
         return [_COMPOSITE_KEYS[table]]
     name = f"{table}_id"
-    return [(name,)] if name in REQUIRED.get(table, {}) else []
+    return [(name,)] if name in CDM_REQUIRED.get(table, {}) else []
 
 
 def _cte(select: exp.Expr, name: str) -> exp.Select | None:
@@ -92,7 +90,7 @@ def sources(select: exp.Select) -> dict[str, Source] | None:
         nullable = join is not None and (join.side or "").upper() == "LEFT"
         if isinstance(src, exp.Table) and not src.args.get("db") and _cte(select, src.name):
             found[src.alias_or_name] = (_cte(select, src.name), nullable)  # type: ignore[assignment]
-        elif isinstance(src, exp.Table) and src.name in REQUIRED:
+        elif isinstance(src, exp.Table) and src.name in CDM_REQUIRED:
             found[src.alias_or_name] = (src.name, nullable)
         elif isinstance(src, exp.Subquery) and isinstance(src.this, exp.Select) and src.alias:
             found[src.alias] = (src.this, nullable)
@@ -104,7 +102,7 @@ def sources(select: exp.Select) -> dict[str, Source] | None:
 def column_names(source: str | exp.Select) -> set[str] | None:
     """The columns a source offers (None: not known, a SELECT *)."""
     if isinstance(source, str):
-        return set(REQUIRED[source])
+        return set(CDM_REQUIRED[source])
     if any(
         isinstance(e, exp.Star) or isinstance(e.unalias(), exp.Star) for e in source.expressions
     ):
@@ -137,7 +135,7 @@ def never_null(select: exp.Select, column: exp.Column, depth: int = 0) -> bool:
     if nullable:
         return False
     if isinstance(source, str):
-        return REQUIRED[source].get(column.name, False)
+        return CDM_REQUIRED[source].get(column.name, False)
     inner = _projection(source, column.name)
     return isinstance(inner, exp.Column) and never_null(source, inner, depth + 1)
 
@@ -151,7 +149,7 @@ def base_column(select: exp.Select, column: exp.Column, depth: int = 0) -> tuple
         return None
     source, _ = found[alias]
     if isinstance(source, str):
-        return (source, column.name) if column.name in REQUIRED[source] else None
+        return (source, column.name) if column.name in CDM_REQUIRED[source] else None
     inner = _projection(source, column.name)
     return base_column(source, inner, depth + 1) if isinstance(inner, exp.Column) else None
 

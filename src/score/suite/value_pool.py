@@ -23,7 +23,7 @@ import duckdb
 from sqlglot import exp, parse_one
 from sqlglot.errors import SqlglotError
 
-from score.cdm.schema import CDM_TABLES
+from score.cdm.schema import CDM_COLUMN_TYPES, CDM_TABLES
 
 Pools = dict[tuple[str, str], list[Any]]
 
@@ -40,7 +40,7 @@ _CONCEPT_FILTER_COLUMNS = ("concept_name", "concept_code", "concept_class_id", "
 
 
 def _columns(table: str) -> dict[str, str]:
-    return {name: dtype for name, dtype, _ in CDM_TABLES[table]}
+    return CDM_COLUMN_TYPES[table]
 
 
 def _owner(column: exp.Column, tables: Mapping[str, str]) -> str | None:
