@@ -42,8 +42,9 @@ from curate.transpile.to_duckdb import Transpiled
 from curate.verify.gold import Drop, check_answer, check_unanswerable, run_gold
 from curate.verify.identical_results import RULE as IDENTICAL_RULE
 from curate.verify.identical_results import ResultPrint, over_limit
+from curate.verify.nocase import NocaseExecutor, open_nocase
 from curate.verify.reference_rules import ReferenceRules
-from curate.verify.semantics import NocaseExecutor, collation_drop, unresolved, unresolved_drop
+from curate.verify.semantics import collation_drop, unresolved, unresolved_drop
 from score.comparison.order_matters import ordered_result
 from score.comparison.result_hash import result_sha256
 from score.execution.executor import Executor, ExecutorSettings
@@ -64,7 +65,7 @@ class CurationOptions:
     profile: str = "sqlgold"  # the comparator profile that will score the tasks
     # SQL Server's default collation ignores case; DuckDB's does not.  A SQL Server gold
     # whose transpile warns about text comparison, grouping or sorting is run again
-    # under DuckDB's NOCASE collation and dropped if the two results differ.
+    # under a case-insensitive collation and dropped if the two results differ.
     collation_check: bool = True
     # A transpile warning nothing settles (curate.verify.semantics) drops the record.
     unresolved_semantics: bool = True
@@ -119,8 +120,8 @@ def _dropped(record_id: str, drop: Drop, notes: list[str]) -> tuple[None, Verdic
 class CurationContext:
     """The executors and options every record is curated with.
 
-    ``nocase`` runs on the same database with a case-insensitive collation, for the
-    collation check (None when the check is off or the engine is not DuckDB); make one
+    ``nocase`` runs on the same data under a case-insensitive collation, for the
+    collation check (None when the check is off or cannot run on the engine); make one
     with :func:`curation_context`.
     """
 
@@ -137,11 +138,14 @@ def curation_context(
     executor: Executor, options: CurationOptions | None = None
 ) -> Iterator[CurationContext]:
     options = options or CurationOptions()
-    nocase = None
-    if options.collation_check and executor.engine == "duckdb":
-        # the check runs golds again under DuckDB's NOCASE collation; other engines have
-        # no session-wide case-insensitive collation, and the report says it did not run
-        nocase = NocaseExecutor(executor)
+    if executor.dialect != CURATION_DIALECT and executor.sql_dialect != CURATION_DIALECT:
+        raise ValueError(
+            f"curation runs {CURATION_DIALECT} SQL: open the {executor.engine} executor with "
+            f"sql_dialect={CURATION_DIALECT!r} (it would run the golds untranslated)"
+        )
+    # the check runs golds again under a case-insensitive collation: DuckDB's NOCASE or
+    # PostgreSQL's twin schema; elsewhere the report says it did not run
+    nocase = open_nocase(executor, options.collation_check)
     templates = TemplateCache(read_gold, enabled=options.template_cache)
     try:
         yield CurationContext(executor, options, nocase, templates)
