@@ -196,3 +196,11 @@ def test_printf_float_is_c_printf(fmt, pg):
     sql = f"SELECT i, printf('{fmt}', x) AS t FROM ({rows}) AS v ORDER BY i"
     got = [t for _, t in pg.execute(transpile_to_postgres(sql)).rows()]
     assert got == [fmt % v for v in values]
+
+
+def test_integer_division_truncates_toward_zero_as_sql_server(executor, pg):
+    """SQL Server's integer division truncates toward zero; DuckDB's ``//`` does and so
+    does the rule's DIV on PostgreSQL (never floor: -7 // 2 is -3)."""
+    sql = "SELECT -7 // 2 AS a, 7 // -2 AS b, CAST(-9 AS BIGINT) // 4 AS c, 9 // 4 AS d"
+    assert executor.execute(sql).rows() == [(-3, -3, -2, 2)]
+    assert pg.execute(transpile_to_postgres(sql)).rows() == [(-3, -3, -2, 2)]
