@@ -128,6 +128,7 @@ def test_cli_prints_the_reader_url_and_refuses_a_non_url(pg_cdm, omop_db, tmp_pa
     )
     assert done.exit_code == 0, done.output
     assert "widened to text: person_source_value" in done.output
+    assert "nocase       cdm_nocase" in done.output  # the collation check's twin
     line = [x for x in done.output.splitlines() if x.startswith("reader")][0]
     reader = line.split()[1]
     assert reader.startswith(f"postgresql://{READER_ROLE}:")
