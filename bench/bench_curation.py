@@ -232,7 +232,7 @@ def curation_cost_postgres(
     try:
         reader = load_into_postgres(admin, db).reader_url
         raw = RawPostgres(reader)
-        with Executor(reader) as ex:
+        with Executor(reader, sql_dialect="duckdb") as ex:
             golds: dict[str, list[str]] = {}
             for name, path, fmt in found:  # warm-up, and the kept golds
                 run = _curate(path, fmt, ex, work / f"pg-warmup-{name}")

@@ -23,6 +23,7 @@ from curate.sources.load import load_sources, source_files
 from curate.sources.records import SourceRecord
 from curate.task_file import tasks_text, write_files_atomic
 from curate.transpile.rules import RULES
+from curate.verify.nocase import nocase_available
 from score.errors import InputError, SqlgoldError
 from score.execution.executor import Executor
 from score.out_paths import check_output_file
@@ -137,7 +138,7 @@ def curate_to_files(
         "comparator_profile": options.profile,
         "settings": {
             "rules": asdict(options.rules),
-            "collation_check": options.collation_check and executor.engine == "duckdb",
+            "collation_check": options.collation_check and nocase_available(executor),
             "unresolved_semantics": options.unresolved_semantics,
             "max_per_result": options.max_per_result,
             **(

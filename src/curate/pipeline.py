@@ -25,14 +25,15 @@ from __future__ import annotations
 
 import multiprocessing
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from sqlglot import exp
 
-from curate.gold_reading import read_gold, to_duckdb
+from curate.gold_reading import read_gold
+from curate.read_ahead import Reading, read_record, reading_ahead
 from curate.sources.records import SourceRecord
 from curate.sqlglot_log import current_setting, route_sqlglot_warnings
 from curate.task_record import task_record
@@ -42,8 +43,9 @@ from curate.transpile.to_duckdb import Transpiled
 from curate.verify.gold import Drop, check_answer, check_unanswerable, run_gold
 from curate.verify.identical_results import RULE as IDENTICAL_RULE
 from curate.verify.identical_results import ResultPrint, over_limit
+from curate.verify.nocase import NocaseExecutor, open_nocase
 from curate.verify.reference_rules import ReferenceRules
-from curate.verify.semantics import NocaseExecutor, collation_drop, unresolved, unresolved_drop
+from curate.verify.semantics import collation_drop, unresolved, unresolved_drop
 from score.comparison.order_matters import ordered_result
 from score.comparison.result_hash import result_sha256
 from score.execution.executor import Executor, ExecutorSettings
@@ -64,7 +66,7 @@ class CurationOptions:
     profile: str = "sqlgold"  # the comparator profile that will score the tasks
     # SQL Server's default collation ignores case; DuckDB's does not.  A SQL Server gold
     # whose transpile warns about text comparison, grouping or sorting is run again
-    # under DuckDB's NOCASE collation and dropped if the two results differ.
+    # under a case-insensitive collation and dropped if the two results differ.
     collation_check: bool = True
     # A transpile warning nothing settles (curate.verify.semantics) drops the record.
     unresolved_semantics: bool = True
@@ -119,8 +121,8 @@ def _dropped(record_id: str, drop: Drop, notes: list[str]) -> tuple[None, Verdic
 class CurationContext:
     """The executors and options every record is curated with.
 
-    ``nocase`` runs on the same database with a case-insensitive collation, for the
-    collation check (None when the check is off or the engine is not DuckDB); make one
+    ``nocase`` runs on the same data under a case-insensitive collation, for the
+    collation check (None when the check is off or cannot run on the engine); make one
     with :func:`curation_context`.
     """
 
@@ -137,11 +139,14 @@ def curation_context(
     executor: Executor, options: CurationOptions | None = None
 ) -> Iterator[CurationContext]:
     options = options or CurationOptions()
-    nocase = None
-    if options.collation_check and executor.engine == "duckdb":
-        # the check runs golds again under DuckDB's NOCASE collation; other engines have
-        # no session-wide case-insensitive collation, and the report says it did not run
-        nocase = NocaseExecutor(executor)
+    if executor.dialect != CURATION_DIALECT and executor.sql_dialect != CURATION_DIALECT:
+        raise ValueError(
+            f"curation runs {CURATION_DIALECT} SQL: open the {executor.engine} executor with "
+            f"sql_dialect={CURATION_DIALECT!r} (it would run the golds untranslated)"
+        )
+    # the check runs golds again under a case-insensitive collation: DuckDB's NOCASE or
+    # PostgreSQL's twin schema; elsewhere the report says it did not run
+    nocase = open_nocase(executor, options.collation_check)
     templates = TemplateCache(read_gold, enabled=options.template_cache)
     try:
         yield CurationContext(executor, options, nocase, templates)
@@ -217,23 +222,24 @@ def internal_drop(error: BaseException, stage: str) -> Drop:
 
 
 def curate_record(
-    record: SourceRecord, ctx: CurationContext
+    record: SourceRecord, ctx: CurationContext, ahead: Future[Reading] | None = None
 ) -> tuple[dict[str, Any] | None, Verdict]:
-    """The task record for ``record`` (or None) and the verdict saying why.
+    """The task record for ``record`` (or None) and the verdict saying why; ``ahead`` is
+    its reading when it was read ahead (:mod:`curate.read_ahead`).
 
     No record can end a run: any exception while curating it becomes a drop (stage
     ``internal``, the exception's type and message, and the stage it happened in).
     """
     stage = _Stage()
     try:
-        return _curate(record, ctx, stage)
+        return _curate(record, ctx, stage, ahead)
     except Exception as error:  # noqa: BLE001 - one record's failure is that record's drop
         where = getattr(error, "sqlgold_stage", stage.name)  # set by read_gold
         return _dropped(record.id, internal_drop(error, where), [])
 
 
 def _curate(
-    record: SourceRecord, ctx: CurationContext, stage: _Stage
+    record: SourceRecord, ctx: CurationContext, stage: _Stage, ahead: Future[Reading] | None
 ) -> tuple[dict[str, Any] | None, Verdict]:
     executor, options = ctx.executor, ctx.options
     notes: list[str] = []
@@ -252,8 +258,9 @@ def _curate(
         task = task_record(record, None, None, "unanswerable", {}, False, None, (), executor)
         return _validated(task, notes)
     stage.name = "ohdsi"
-    render_notes, rendered, gold = ctx.templates.read(record)
-    notes.extend(render_notes)
+    read = ahead.result() if ahead else read_record(record, ctx.templates, with_answer=False)
+    rendered, gold = read.rendered, read.gold
+    notes.extend(read.notes)
     if isinstance(gold, Drop):
         return _dropped(record.id, gold, notes)
     gold_sql = gold.sql
@@ -272,7 +279,7 @@ def _curate(
     answer_sql = None
     if rendered is not None and rendered.answer_sql is not None:
         stage.name = "answer"
-        answer = to_duckdb(rendered.answer_sql, rendered.answer_dialect, "answer_sql")
+        answer = read.answer_reading()
         if isinstance(answer, Drop):
             return _dropped(record.id, Drop("answer", answer.rule, answer.reason), notes)
         answer_open = unresolved(answer.warnings, collation_checked=False)
@@ -420,10 +427,11 @@ def curate_records(
                         progress(record)
     else:
         with curation_context(executor, options) as ctx:
-            for record in records:
-                outcomes.append(curate_record(record, ctx))
-                if progress:
-                    progress(record)
+            with reading_ahead(records, ctx.templates) as readings:
+                for record, ahead in zip(records, readings, strict=True):
+                    outcomes.append(curate_record(record, ctx, ahead))
+                    if progress:
+                        progress(record)
     if options.max_per_result is not None:
         outcomes = _limit_per_result(outcomes, options.max_per_result)
     if options.suite_drops:

@@ -50,13 +50,13 @@ def _curate(source, out, url, *extra):
 def test_curate_on_postgres_agrees_with_duckdb(pg_cdm, omop_db, sample_source, tmp_path):
     source, ids = sample_source
     out = tmp_path / "sample_tasks.jsonl"
-    result, report = _curate(source, out, pg_cdm.reader_url, "--allow-unresolved-semantics")
+    result, report = _curate(source, out, pg_cdm.reader_url)
     assert result.exit_code == 0, result.output
     assert report["database"]["engine"] == "postgresql"
     assert "***" in report["database"]["path"] and pg_cdm.reader_password not in out.read_text()
     # the same data: the task file says it was verified on DuckDB's fingerprint
     assert report["database"]["fingerprint"] == describe_database(omop_db).fingerprint
-    assert report["settings"]["collation_check"] is False
+    assert report["settings"]["collation_check"] is True  # on the twin schema cdm_nocase
     agreement = report["engine_agreement"]
     assert agreement["fingerprint_there"] == report["database"]["fingerprint"]
     assert report["counts"]["kept"] == len(ids)  # every sampled record is kept on PostgreSQL
@@ -70,13 +70,30 @@ def test_curate_on_postgres_agrees_with_duckdb(pg_cdm, omop_db, sample_source, t
     )
 
 
-def test_without_the_collation_check_text_golds_are_unresolved(pg_cdm, sample_source, tmp_path):
-    """No session-wide NOCASE on PostgreSQL: a gold whose SQL Server meaning depends on
-    case-insensitive text is dropped as unresolved, never kept unchecked."""
+def test_without_a_twin_schema_text_golds_are_unresolved(pg_cdm, sample_source, tmp_path):
+    """A CDM schema with no case-insensitive twin (not loaded by `sqlgold db load`): no
+    collation check, and a gold whose SQL Server meaning depends on case-insensitive text
+    is dropped as unresolved, never kept unchecked."""
+    import psycopg
+
+    with psycopg.connect(pg_cdm.admin_url, autocommit=True) as pg:
+        tables = [
+            r[0]
+            for r in pg.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = 'cdm'"
+            )
+        ]
+        pg.execute("DROP SCHEMA IF EXISTS cdm_plain CASCADE")
+        pg.execute("CREATE SCHEMA cdm_plain")
+        for t in tables:
+            pg.execute(f'CREATE VIEW cdm_plain."{t}" AS SELECT * FROM cdm."{t}"')
+        pg.execute("GRANT USAGE ON SCHEMA cdm_plain TO sqlgold_reader")
+        pg.execute("GRANT SELECT ON ALL TABLES IN SCHEMA cdm_plain TO sqlgold_reader")
     source, ids = sample_source
     out = tmp_path / "sample_tasks.jsonl"
-    result, report = _curate(source, out, pg_cdm.reader_url)
+    result, report = _curate(source, out, pg_cdm.reader_url, "--schema", "cdm_plain")
     assert result.exit_code == 0, result.output
+    assert report["settings"]["collation_check"] is False
     dropped = [r for r in report["records"] if r["status"] == "dropped"]
     assert dropped  # the sample has golds that compare text
     assert all(r["rule"] == "unresolved_semantics" for r in dropped), dropped

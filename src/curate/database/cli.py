@@ -165,6 +165,12 @@ def db_load(
         note = f"  [widened to text: {', '.join(t.widened)}]" if t.widened else ""
         click.echo(f"{t.name:<24}{t.rows:>10,}{note}")
     click.echo(f"reader       {report.reader_url}")
+    if report.nocase_schema:
+        click.echo(
+            f"nocase       {report.nocase_schema} (the collation check's case-insensitive views)"
+        )
+    else:
+        click.echo(f"nocase       not built ({report.nocase_skipped}): no collation check")
 
 
 def _load_spark(url: str, source: Path, quiet: bool) -> None:

@@ -11,7 +11,10 @@ The whole load is one transaction: the new tables are built in a scratch schema 
 replaces ``cdm`` only at the end, so a failed load leaves the previous ``cdm`` as it was.
 A login role ``sqlgold_reader`` gets ``USAGE`` on ``cdm``, ``SELECT`` on its tables and
 nothing else (it owns nothing, creates nothing and may set ``temp_file_limit`` for its
-own sessions); its URL is returned for ``--db``.
+own sessions); its URL is returned for ``--db``.  Schema ``cdm_nocase`` is built beside
+it, the same tables as views under a case-insensitive collation, for curation's
+collation check (:mod:`curate.database.nocase_schema`; skipped, and said so, on a server
+built without ICU).
 """
 
 from __future__ import annotations
@@ -26,6 +29,11 @@ from urllib.parse import urlsplit, urlunsplit
 
 import duckdb
 
+from curate.database.nocase_schema import (
+    create_nocase_schema,
+    drop_nocase_schema,
+    nocase_schema,
+)
 from score.cdm.duckdb_file import attach_read_only, cdm_tables_in, find_cdm_schema, table_columns
 from score.cdm.schema import CDM_FIELD_TYPES
 from score.errors import DatabaseError
@@ -83,6 +91,8 @@ class LoadReport:
     source: str
     tables: list[LoadedTable] = field(default_factory=list)
     reader_url: str = ""
+    nocase_schema: str | None = None  # the case-insensitive twin, when it was built
+    nocase_skipped: str | None = None  # why not, when it was not
 
 
 def _ident(name: str) -> str:
@@ -163,12 +173,14 @@ def load_into_postgres(
                     report.tables.append(loaded)
                     if progress is not None:
                         progress(cdm_name, done, total)
+                drop_nocase_schema(pg, TARGET_SCHEMA)
                 pg.execute(f"DROP SCHEMA IF EXISTS {TARGET_SCHEMA} CASCADE")
                 pg.execute(f"ALTER SCHEMA {_SCRATCH_SCHEMA} RENAME TO {TARGET_SCHEMA}")
                 for t in report.tables:
                     pg.execute(f"ANALYZE {TARGET_SCHEMA}.{_ident(t.name)}")
                 password = reader_password or secrets.token_urlsafe(18)
                 _grant_reader(pg, password)
+                _build_nocase(pg, report)
                 pg.commit()
             except psycopg.Error as e:
                 pg.rollback()
@@ -179,6 +191,18 @@ def load_into_postgres(
         return report
     finally:
         duck.close()
+
+
+def _build_nocase(pg, report: LoadReport) -> None:
+    """The case-insensitive twin of schema ``cdm``, or why not (a server without ICU)."""
+    import psycopg
+
+    try:
+        with pg.transaction():  # a savepoint: the load stands without the twin
+            create_nocase_schema(pg, TARGET_SCHEMA, READER_ROLE)
+        report.nocase_schema = nocase_schema(TARGET_SCHEMA)
+    except psycopg.errors.FeatureNotSupported as e:
+        report.nocase_skipped = first_line(e)
 
 
 def _check_admin(pg) -> None:

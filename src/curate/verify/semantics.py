@@ -4,7 +4,8 @@ A transpile warning says DuckDB may not return SQL Server's result
 (:mod:`curate.transpile.rules.hazards`):
 
 * ``collation`` warnings (text compared, grouped or sorted) are settled by running the
-  gold again under DuckDB's case-insensitive collation (:func:`collation_drop`);
+  gold again under a case-insensitive collation (:func:`collation_drop`, on the engine's
+  own: :mod:`curate.verify.nocase`);
 * every other warning (a division whose operand types are unknown, a query that could
   not be typed, so type-based rules did not run) could change the result and nothing
   settles it: the gold is dropped (rule ``unresolved_semantics``), unless that rule is
@@ -17,11 +18,10 @@ A transpile warning says DuckDB may not return SQL Server's result
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 
 from curate.verify.gold import Drop
+from curate.verify.nocase import NocaseExecutor
 from score.comparison.compare import compare
-from score.execution.executor import Executor
 from score.execution.result import QueryError, QueryResult
 
 COLLATION_PREFIX = "collation"
@@ -48,30 +48,6 @@ def unresolved_drop(warnings: Sequence[str], stage: str = "verify") -> Drop | No
     )
 
 
-class NocaseExecutor:
-    """The collation check's executor: the same database under DuckDB's NOCASE
-    collation, opened when the first gold needs the check (most need none, and opening
-    costs a query process: ``sqlgold verify`` of a plain pair never pays it)."""
-
-    def __init__(self, executor: Executor) -> None:
-        self._base = executor
-        self._opened: Executor | None = None
-
-    def try_execute(self, sql: str) -> QueryResult | QueryError:
-        if self._opened is None:
-            base = self._base
-            settings = replace(base.settings, collation="nocase")
-            self._opened = Executor(
-                base.db_path, base.schema, settings, sql_dialect=base.sql_dialect
-            )
-        return self._opened.try_execute(sql)
-
-    def close(self) -> None:
-        if self._opened is not None:
-            self._opened.close()
-            self._opened = None
-
-
 def collation_drop(
     sql: str,
     warnings: Sequence[str],
@@ -85,11 +61,19 @@ def collation_drop(
 
     SQL Server's default collation ignores case and DuckDB's does not: a gold whose
     transpile warns about text comparison, grouping or sorting is run again under
-    ``nocase`` (an executor with DuckDB's NOCASE collation) and must return the same.
+    ``nocase`` (the same data under a case-insensitive collation) and must return the
+    same; a gold that cannot run there is dropped with the error.
     """
     if nocase is None or not any(w.startswith(COLLATION_PREFIX) for w in warnings):
         return None
     other = nocase.try_execute(sql)
+    if isinstance(other, QueryError):
+        return Drop(
+            "verify",
+            "case_insensitive_collation",
+            "SQL Server's default collation ignores case and under such a collation this "
+            f"gold fails ({other.kind}: {other.message})",
+        )
     if (
         isinstance(other, QueryResult)
         and compare(result, other, profile, order_matters=order_matters).match

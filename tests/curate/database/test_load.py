@@ -128,8 +128,50 @@ def test_cli_prints_the_reader_url_and_refuses_a_non_url(pg_cdm, omop_db, tmp_pa
     )
     assert done.exit_code == 0, done.output
     assert "widened to text: person_source_value" in done.output
+    assert "nocase       cdm_nocase" in done.output  # the collation check's twin
     line = [x for x in done.output.splitlines() if x.startswith("reader")][0]
     reader = line.split()[1]
     assert reader.startswith(f"postgresql://{READER_ROLE}:")
     with psycopg.connect(reader) as pg:
         assert pg.execute("SELECT length(person_source_value) FROM cdm.person").fetchone()[0] == 80
+
+
+def test_the_case_insensitive_twin_reads_the_same_rows_ignoring_case(pg_cdm):
+    """Schema cdm_nocase: every table as a view, text under a case-insensitive collation,
+    readable by the reader and by nobody's writes."""
+    with psycopg.connect(pg_cdm.reader_url) as pg:
+        tables = {
+            r[0]
+            for r in pg.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = 'cdm'"
+            )
+        }
+        views = {
+            r[0]
+            for r in pg.execute(
+                "SELECT table_name FROM information_schema.views WHERE table_schema = 'cdm_nocase'"
+            )
+        }
+        assert views == tables
+        plain = pg.execute(
+            "SELECT count(*), count(DISTINCT concept_class_id) FROM cdm.concept "
+            "WHERE vocabulary_id = 'snomed'"
+        ).fetchone()
+        twin = pg.execute(
+            "SELECT count(*), count(DISTINCT upper(concept_class_id)) FROM cdm_nocase.concept "
+            "WHERE vocabulary_id = 'snomed'"
+        ).fetchone()
+        snomed = pg.execute(
+            "SELECT count(*), count(DISTINCT upper(concept_class_id)) FROM cdm.concept "
+            "WHERE vocabulary_id = 'SNOMED'"
+        ).fetchone()
+        assert plain[0] == 0 and twin == snomed and twin[0] > 0
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            pg.execute("CREATE VIEW cdm_nocase.x AS SELECT 1")
+        pg.rollback()
+    with psycopg.connect(pg_cdm.admin_url) as pg:
+        (text_columns,) = pg.execute(
+            "SELECT count(*) FROM information_schema.columns WHERE table_schema = 'cdm_nocase' "
+            "AND collation_name = 'nocase'"
+        ).fetchone()
+    assert text_columns > 20

@@ -35,6 +35,14 @@ function on the tree and has an executed case on both engines in the tests:
     NULL))[1]`` (``ASC`` for ``arg_min``; ties broken arbitrarily on both engines).
 ``any_value``
     PostgreSQL 15 has no ``ANY_VALUE``: ``MIN`` is one of the values.
+``interval_expression``
+    DuckDB's ``INTERVAL (n) DAY`` of an expression: sqlglot writes ``INTERVAL DAY`` (the
+    count lost, a syntax error); it is ``(n) * INTERVAL '1 DAY'``.
+``printf_float``
+    ``printf('%.6g' | '%.Ne', x)`` (curation's text of a SQL Server FLOAT) has no
+    PostgreSQL function: ``%.Ne`` is ``to_char(x, '9.<N nines>EEEE')``, which formats the
+    DOUBLE with C's ``%e``; ``%.6g`` is built from ``%.5e`` as C's ``%g`` does (fixed
+    notation for exponents -4 to 5, trailing zeros dropped).
 ``duckdb_functions``
     ``mean`` is ``AVG``, ``make_date`` is ``MAKE_DATE`` (sqlglot writes a function
     PostgreSQL lacks), ``format('{} to {}', ...)`` uses ``%s``.
@@ -51,6 +59,7 @@ DuckDB and NUMERIC in PostgreSQL: the same value to 12 significant digits).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from sqlglot import exp
@@ -222,6 +231,59 @@ def any_value(tree: exp.Expr) -> exp.Expr:
     return tree
 
 
+def interval_expression(tree: exp.Expr) -> exp.Expr:
+    for node in list(tree.find_all(exp.Interval)):
+        count, unit = node.this, node.args.get("unit")
+        if count is None or unit is None or isinstance(count, exp.Literal):
+            continue
+        one = exp.Interval(this=exp.Literal.string("1"), unit=unit.copy())
+        node.replace(exp.paren(exp.Mul(this=exp.paren(count.unnest().copy()), expression=one)))
+    return tree
+
+
+_E_FORMAT = re.compile(r"%\.(\d{1,2})e")
+#: C's %.6g from S, C's %.5e of the value (``1.23457e+03``), E its exponent and D its digits.
+_G6 = (
+    "CASE WHEN {E} < -4 OR {E} >= 6 THEN REGEXP_REPLACE(SPLIT_PART({S}, 'e', 1), "
+    "'\\.?0+$', '') || 'e' || SPLIT_PART({S}, 'e', 2) ELSE "
+    "CASE WHEN LEFT({S}, 1) = '-' THEN '-' ELSE '' END || REGEXP_REPLACE(CASE WHEN {E} >= 0 "
+    "THEN LEFT({D}, {E} + 1) || '.' || SUBSTR({D}, {E} + 2) "
+    "ELSE '0.' || REPEAT('0', -{E} - 1) || {D} END, '\\.?0*$', '') END"
+)
+
+
+def _to_char_e(value: exp.Expression, digits: int) -> exp.Expression:
+    double = exp.cast(value.copy(), exp.DataType.build("DOUBLE PRECISION"))
+    pattern = exp.Literal.string("9." + "9" * digits + "EEEE")
+    return exp.Trim(this=exp.Anonymous(this="TO_CHAR", expressions=[double, pattern]))
+
+
+def _printf_g6(value: exp.Expression) -> exp.Expression:
+    text = _to_char_e(value, 5).sql("postgres")
+    parts = {
+        "S": text,
+        "E": f"CAST(SPLIT_PART({text}, 'e', 2) AS INT)",
+        "D": f"REPLACE(REPLACE(SPLIT_PART({text}, 'e', 1), '-', ''), '.', '')",
+    }
+    (select,) = parse_statements("SELECT " + _G6.format(**parts), "postgres")
+    assert isinstance(select, exp.Select)
+    return exp.paren(select.expressions[0])
+
+
+def printf_float(tree: exp.Expr) -> exp.Expr:
+    for node in list(tree.find_all(exp.Anonymous)):
+        if node.name.lower() != "printf" or len(node.expressions) != 2:
+            continue
+        fmt, value = node.expressions
+        if not (isinstance(fmt, exp.Literal) and fmt.is_string):
+            continue
+        if fmt.this == "%.6g":
+            node.replace(_printf_g6(value))
+        elif (found := _E_FORMAT.fullmatch(fmt.this)) is not None:
+            node.replace(_to_char_e(value, int(found.group(1))))
+    return tree
+
+
 def duckdb_functions(tree: exp.Expr) -> exp.Expr:
     for node in list(tree.find_all(exp.Anonymous)):
         if node.name.lower() == "mean":
@@ -247,6 +309,8 @@ RULES: dict[str, Rule] = {
     "arg_max_min": arg_max_min,
     "any_value": any_value,
     "duckdb_functions": duckdb_functions,
+    "interval_expression": interval_expression,
+    "printf_float": printf_float,
     "round_numeric": round_numeric,
     "integer_division": integer_division,
     "derived_table_alias": derived_table_alias,

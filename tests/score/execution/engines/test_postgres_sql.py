@@ -69,6 +69,19 @@ CASES = {
         "format('{} of {}', 1, 2) AS f FROM cdm.person",
         False,
     ),
+    "interval_expression": (
+        "SELECT CAST(min(observation_period_start_date) + INTERVAL (count(*) // 100) DAY "
+        "AS DATE) AS d, min(observation_period_start_date) - INTERVAL (1 + 1) MONTH AS m "
+        "FROM cdm.observation_period",
+        False,  # sqlglot writes INTERVAL DAY, the count lost
+    ),
+    "printf_float": (
+        "SELECT printf('%.6g', CAST(year_of_birth AS DOUBLE) / 7) AS g, "
+        "printf('%.7e', year_of_birth / 3e7) AS e1, printf('%.15e', -year_of_birth * 1e20) "
+        "AS e2, printf('%.16e', CAST(person_id AS DOUBLE) / 9) AS e3 FROM cdm.person "
+        "ORDER BY person_id LIMIT 50",
+        False,
+    ),
     "string_contains": (
         "SELECT count(*) FROM cdm.concept WHERE contains(concept_name, 'in')",
         False,
@@ -143,3 +156,51 @@ def test_unreadable_duckdb_sql_is_a_parse_error(pg):
 def test_transpiled_sql_still_meets_the_guard(pg):
     outcome = pg.try_execute("SELECT * FROM read_csv('/etc/passwd')", dialect="duckdb")
     assert isinstance(outcome, QueryError) and outcome.kind == "guard_rejected"
+
+
+#: Values C's %g and %e round or switch notation on (and random ones, seeded).
+_PRINTF_VALUES = [
+    0.0,
+    1.0,
+    -1.0,
+    0.1,
+    123456.0,
+    1234567.0,
+    999999.5,
+    9999995.0,
+    0.0001,
+    0.00001234567,
+    1e-5,
+    12.5,
+    -0.000123456789,
+    1e16,
+    2.5e-300,
+    1 / 3,
+    1e100,
+    0.000099999996,
+    999999.4,
+    -55.55555,
+]
+
+
+@pytest.mark.parametrize("fmt", ["%.6g", "%.7e", "%.15e", "%.16e"])
+def test_printf_float_is_c_printf(fmt, pg):
+    """printf_float's PostgreSQL text is C's printf (Python's % formats the same way)."""
+    import random
+
+    rng = random.Random(7)
+    values = _PRINTF_VALUES + [rng.uniform(-1, 1) * 10 ** rng.randint(-9, 12) for _ in range(60)]
+    rows = " UNION ALL ".join(
+        f"SELECT {i} AS i, CAST({v!r} AS DOUBLE) AS x" for i, v in enumerate(values)
+    )
+    sql = f"SELECT i, printf('{fmt}', x) AS t FROM ({rows}) AS v ORDER BY i"
+    got = [t for _, t in pg.execute(transpile_to_postgres(sql)).rows()]
+    assert got == [fmt % v for v in values]
+
+
+def test_integer_division_truncates_toward_zero_as_sql_server(executor, pg):
+    """SQL Server's integer division truncates toward zero; DuckDB's ``//`` does and so
+    does the rule's DIV on PostgreSQL (never floor: -7 // 2 is -3)."""
+    sql = "SELECT -7 // 2 AS a, 7 // -2 AS b, CAST(-9 AS BIGINT) // 4 AS c, 9 // 4 AS d"
+    assert executor.execute(sql).rows() == [(-3, -3, -2, 2)]
+    assert pg.execute(transpile_to_postgres(sql)).rows() == [(-3, -3, -2, 2)]
