@@ -32,6 +32,8 @@ BASE_VALUES = 6
 #: how many concepts a gold's filter on the vocabulary may add
 CONCEPTS_PER_FILTER = 12
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
+#: the longest span of days a gold's constant gives (a century)
+MAX_SPAN = 36525
 #: pseudo-columns of a pool: the day spans and the per-person row counts a gold names
 SPANS = ("*", "span")
 COUNTS = ("*", "count")
@@ -168,9 +170,11 @@ def gold_constants(golds: Iterable[str], *, today: dt.date) -> tuple[Pools, set[
                                 ]
                     continue
                 ints = [v for v in values if isinstance(v, int) and 0 <= v <= 1000]
-                if ints and side.find(exp.DateDiff, exp.Sub) is not None:
-                    # a span of days (DATE_DIFF(...) >= 13): spans on either side of it
-                    pools[SPANS] += [d for v in ints for d in (v - 1, v, v + 1) if d >= 0]
+                days = [v for v in values if isinstance(v, int) and 0 <= v <= MAX_SPAN]
+                if days and side.find(exp.DateDiff, exp.Sub) is not None:
+                    # a span of days (DATE_DIFF(...) >= 13, or 18250 for fifty years of an
+                    # observation period): spans on either side of it
+                    pools[SPANS] += [d for v in days for d in (v - 1, v, v + 1) if d >= 0]
                 if ints and side.find(exp.Count) is not None:
                     # HAVING COUNT(*) > 20: as many rows per person, and one fewer or more
                     pools[COUNTS] += [d for v in ints for d in (v - 1, v, v + 1) if 0 < d <= 40]

@@ -197,3 +197,29 @@ def test_a_named_span_sets_dates_that_far_apart_and_a_named_count_reaches_eras()
             concepts.setdefault(e["person_id"], set()).add(e["drug_concept_id"])
         five += any(len(c) >= 5 for c in concepts.values())
     assert one_day >= 3 and five >= 1
+
+
+def test_a_long_span_reaches_the_observation_periods() -> None:
+    """Observation periods of at least fifty years (18,250 days): some variants have one
+    exactly that long, and a day shorter or longer."""
+    pools, _, _ = value_pool.gold_constants(
+        [
+            "SELECT COUNT(*) FROM cdm.observation_period op WHERE DATE_DIFF('DAY', "
+            "op.observation_period_start_date, op.observation_period_end_date) >= 18250"
+        ],
+        today=TODAY,
+    )
+    assert {18249, 18250, 18251} <= set(pools[value_pool.SPANS])
+    focus = {value_pool.SPANS: pools[value_pool.SPANS]}
+    base = {
+        ("observation_period", "observation_period_start_date"): [dt.date(1960, 1, 1)],
+        ("observation_period", "observation_period_end_date"): [dt.date(2020, 1, 1)],
+    }
+    lengths = set()
+    for n in range(20):
+        rows = variant_rows(base, ["person", "observation_period"], f"4:{n}", focus)
+        lengths |= {
+            (r["observation_period_end_date"] - r["observation_period_start_date"]).days
+            for r in rows["observation_period"]
+        }
+    assert {18249, 18250, 18251} <= lengths
