@@ -209,6 +209,14 @@ def _covers(key: Key, alias: str, on: list[exp.Expr], found: dict[str, Source]) 
     return all(ref in bound for ref in key)
 
 
+def _met_by(key: Key, alias: str, on: list[exp.Expr], found: dict[str, Source]) -> bool:
+    """Whether the join condition ``on`` fixes every column of ``key`` (of the rows so
+    far) to a constant or to a column of the joined ``alias``."""
+    fixed, equal = _facts(on, found)
+    bound = fixed | {a for a, b in equal if b[0] == alias} | {b for a, b in equal if a[0] == alias}
+    return all(ref in bound for ref in key)
+
+
 def row_keys(select: exp.Select, depth: int = 0) -> list[Key]:
     """Unique keys of the rows ``select`` reads (its FROM and JOINs, after WHERE), as
     sets of source columns; [] if none is known."""
@@ -233,8 +241,8 @@ def row_keys(select: exp.Select, depth: int = 0) -> list[Key]:
         left = (join.side or "").upper() == "LEFT"
         if not left:
             inner_on += on
-            if any(all(_covers(frozenset([r]), r[0], on, found) for r in k) for k in keys):
-                merged += theirs
+            if any(_met_by(k, alias, on, found) for k in keys):
+                merged += theirs  # each joined row meets at most one row
         keys = sorted(set(merged), key=lambda k: (len(k), sorted(k)))[:_MAX_KEYS]
     where = select.args.get("where")
     fixed, _ = _facts(_conjuncts(where.this if where else None) + inner_on, found)

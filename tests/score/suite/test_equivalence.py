@@ -391,3 +391,14 @@ def test_new_rules_return_the_golds_rows_on_the_embedded_database(omop_db):
                 named.add(n.equivalent)
                 assert _rows(con, n.sql) == _rows(con, gold), (n.equivalent, n.sql)
     assert {"unused_output", "fk_join_total", "unique_rows"} <= named
+
+
+def test_a_join_on_columns_of_earlier_tables_keeps_no_key_of_the_joined_one():
+    """``JOIN v ON p.person_id = l.location_id``: the condition ties two earlier tables,
+    not the joined visits to one row: every visit meets every row that passes it."""
+    sql = (
+        "SELECT v.visit_occurrence_id FROM cdm.person p "
+        "JOIN cdm.location l ON l.location_id = p.location_id "
+        "JOIN cdm.visit_occurrence v ON p.person_id = l.location_id"
+    )
+    assert rule("distinct", parse_one(sql, read="duckdb")) is None
