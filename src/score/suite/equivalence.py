@@ -317,9 +317,16 @@ def _unused_output(column: exp.Column) -> bool:
         if any(c.name == name for c in (select.args.get(key) or exp.Null()).find_all(exp.Column)):
             return False
     for reader, alias in readers:
-        if any(
-            isinstance(e.unalias(), exp.Star) or e.unalias().is_star for e in reader.expressions
-        ) or any(j.args.get("using") for j in reader.args.get("joins") or []):
+        if (
+            any(
+                isinstance(e.unalias(), exp.Star) or e.unalias().is_star for e in reader.expressions
+            )
+            or any(
+                j.args.get("using") or j.args.get("method")  # USING, NATURAL: joined by name
+                for j in reader.args.get("joins") or []
+            )
+            or reader.find(exp.Columns) is not None
+        ):  # COLUMNS('regex') reads by name
             return False
         for c in _own_columns(reader, select):
             if c.name == name and c.table in ("", alias):

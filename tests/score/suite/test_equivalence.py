@@ -359,6 +359,10 @@ def test_a_swap_in_an_output_no_reader_uses():
         # DISTINCT counts every output
         "WITH f AS (SELECT DISTINCT person_id AS person_id, year_of_birth AS y "
         "FROM cdm.person) SELECT COUNT(*) FROM f",
+        # a NATURAL join, or DuckDB's COLUMNS(), reads columns by their names
+        "WITH f AS (SELECT year_of_birth AS y FROM cdm.person) "
+        "SELECT COUNT(*) FROM cdm.person p NATURAL JOIN f",
+        "WITH f AS (SELECT year_of_birth AS y FROM cdm.person) SELECT COLUMNS('y') FROM f",
         # the CTE's own ORDER BY reads the output (with LIMIT it picks the rows)
         "WITH f AS (SELECT year_of_birth AS y, person_id AS k FROM cdm.person ORDER BY k "
         "LIMIT 3) SELECT SUM(y) FROM f",
