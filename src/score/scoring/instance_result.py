@@ -7,7 +7,8 @@ are ``schemas/results.schema.json``'s, which :mod:`score.statistics.metrics` rea
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+import copy
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from score.inputs.predictions import Prediction
@@ -64,7 +65,15 @@ class InstanceResult:
         self.outcome, self.reason = decision.outcome, decision.reason
 
     def to_record(self) -> dict[str, Any]:
-        """The ``results.jsonl`` line of this instance, as a JSON object."""
-        record = asdict(self)
+        """The ``results.jsonl`` line of this instance, as a JSON object of its own
+        (its dicts copied; ``dataclasses.asdict`` copied every cell of the preview one
+        call at a time, a tenth of a second per 2,000 instances)."""
+        record = {name: getattr(self, name) for name in _FIELDS}
         record["outcome"] = None if self.outcome is None else self.outcome.value
+        record["timings"] = dict(self.timings)
+        if self.preview is not None:
+            record["preview"] = copy.deepcopy(self.preview)
         return record
+
+
+_FIELDS = tuple(f.name for f in fields(InstanceResult))

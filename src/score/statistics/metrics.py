@@ -190,31 +190,39 @@ def components(records: Sequence[Mapping[str, Any]]) -> dict[str, np.ndarray]:
     >>> components([record("q1", "correct"), record("q2", "gold_error")])["answerable"]
     array([1., 0.])
     """
-    cols: dict[str, list[float]] = {name: [] for name in COMPONENTS}
-    for rec in records:
-        scored = is_scored(rec)
-        answerable = scored and rec["answerable"]
-        unanswerable = scored and not rec["answerable"]
-        abstained = rec["outcome"] == Outcome.ABSTAINED
-        item = item_score(rec)
-        values = {
-            "scored": scored,
-            "answerable": answerable,
-            "unanswerable": unanswerable,
-            "correct": answerable and rec["outcome"] == Outcome.CORRECT,
-            "base_correct": answerable and base_correct(rec),
-            "plus": item == 1,
-            "minus": item == -1,
-            "abstained_answerable": answerable and abstained,
-            "abstained_unanswerable": unanswerable and abstained,
-            "cut_off": scored and rec["outcome"] == Outcome.CUT_OFF,
-            "format_failure": scored and rec["outcome"] == Outcome.FORMAT_FAILURE,
-            "lf_known": answerable and rec["lf_match"] is not None,
-            "lf": answerable and rec["lf_match"] is True,
-        }
-        for name, value in values.items():
-            cols[name].append(float(value))
-    return {name: np.asarray(values, dtype=float) for name, values in cols.items()}
+    rows = np.array([component_row(rec) for rec in records], dtype=float)
+    columns = np.ascontiguousarray(rows.reshape(len(records), len(COMPONENTS)).T)
+    return dict(zip(COMPONENTS, columns, strict=True))
+
+
+def component_row(rec: Mapping[str, Any]) -> tuple[bool, ...]:
+    """One record's :data:`COMPONENTS`, in that order (a tuple, not a dict: a summary
+    builds these for every record of every group twice).
+
+    >>> component_row(record("q1", "abstained", answerable=False))[:4]
+    (True, False, True, False)
+    """
+    outcome = rec["outcome"]
+    scored = outcome not in EXCLUDED
+    answerable = scored and rec["answerable"]
+    unanswerable = scored and not rec["answerable"]
+    abstained = outcome == Outcome.ABSTAINED
+    item = item_score(rec)
+    return (
+        scored,
+        answerable,
+        unanswerable,
+        answerable and outcome == Outcome.CORRECT,
+        answerable and base_correct(rec),
+        item == 1,
+        item == -1,
+        answerable and abstained,
+        unanswerable and abstained,
+        scored and outcome == Outcome.CUT_OFF,
+        scored and outcome == Outcome.FORMAT_FAILURE,
+        answerable and rec["lf_match"] is not None,
+        answerable and rec["lf_match"] is True,
+    )
 
 
 @dataclass(frozen=True)

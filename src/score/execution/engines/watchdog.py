@@ -2,8 +2,12 @@
 
 A thread per query (``threading.Timer``) cost about half a millisecond to start, as
 much as a small OMOP query takes to run; a :class:`Watchdog` sleeps until the nearest
-deadline and is started on first use.  What it interrupts is a :class:`RunState`: a
-connection (anything with an ``interrupt()`` method) only while its query runs.
+deadline and is started on first use.  Arming it wakes its thread only when the new
+deadline comes before the thread's next wake-up: queries under one time limit arrive
+with ever later deadlines, so the thread wakes about once per time limit, not once
+per query (each wake-up took the interpreter lock from the query's own thread).
+What it interrupts is a :class:`RunState`: a connection (anything with an
+``interrupt()`` method) only while its query runs.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ class Watchdog:
         self._deadlines: dict[RunState, float] = {}
         self._thread: threading.Thread | None = None
         self._closed = False
+        self._wake_at = 0.0  # when the thread wakes next, unless notified sooner
 
     def arm(self, state: RunState, deadline: float) -> None:
         with self._cond:
@@ -56,7 +61,8 @@ class Watchdog:
                     target=self._loop, name="sqlgold-timeout", daemon=True
                 )
                 self._thread.start()
-            self._cond.notify()
+            elif deadline < self._wake_at:
+                self._cond.notify()
 
     def disarm(self, state: RunState) -> None:
         with self._cond:
@@ -75,5 +81,6 @@ class Watchdog:
                 for state in due:
                     del self._deadlines[state]
                     state.interrupt()
-                wait = min(self._deadlines.values(), default=now + 60.0) - now
-                self._cond.wait(timeout=max(wait, 0.001))
+                wait = max(min(self._deadlines.values(), default=now + 60.0) - now, 0.001)
+                self._wake_at = now + wait
+                self._cond.wait(timeout=wait)
