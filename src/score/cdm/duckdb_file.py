@@ -86,6 +86,13 @@ def find_cdm_schema(con: duckdb.DuckDBPyConnection, catalog: str, schema: str | 
     )
 
 
+def use_cdm_schema(con: duckdb.DuckDBPyConnection, schema: str | None) -> None:
+    """Make the CDM schema of ``con``'s database (``schema``, or the only one with a
+    ``person`` table) the one unqualified names read."""
+    catalog = con.execute("SELECT current_database()").fetchall()[0][0]
+    con.execute(f"USE {quote(catalog)}.{quote(find_cdm_schema(con, catalog, schema))}")
+
+
 def cdm_tables_in(con: duckdb.DuckDBPyConnection, catalog: str, schema: str) -> dict[str, str]:
     """CDM table name -> the real (case-preserved) table or view name in ``schema``."""
     rows = con.execute(

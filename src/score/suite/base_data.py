@@ -13,7 +13,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from score.cdm.duckdb_file import find_cdm_schema, quote
+from score.cdm.duckdb_file import use_cdm_schema
 from score.suite import value_pool
 from score.suite.suite_file import VOCABULARY_TABLES
 
@@ -44,8 +44,7 @@ def read_base(
     task id -> focus) of the base database at ``base_db``."""
     con = duckdb.connect(str(base_db), read_only=True)
     try:
-        catalog = con.execute("SELECT current_database()").fetchall()[0][0]
-        con.execute(f"USE {quote(catalog)}.{quote(find_cdm_schema(con, catalog, schema))}")
+        use_cdm_schema(con, schema)
         tables = [
             t
             for (t,) in con.execute(

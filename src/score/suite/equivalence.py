@@ -54,6 +54,7 @@ from score.cdm.schema import CDM_REQUIRED
 from score.suite.row_guarantees import (
     base_column,
     column_names,
+    conjuncts,
     never_null,
     output_keys,
     owner,
@@ -193,26 +194,16 @@ def _key_of(table: str) -> str | None:
     return "concept_id" if table == "concept" else primary_key(table)
 
 
-def _conjuncts(node: exp.Expr | None) -> list[exp.Expr]:
-    if node is None:
-        return []
-    if isinstance(node, exp.And):
-        return _conjuncts(node.this) + _conjuncts(node.expression)
-    if isinstance(node, exp.Paren):
-        return _conjuncts(node.this)
-    return [node]
-
-
 def _null_rejected(join: exp.Join) -> bool:
     select = join.parent
     if not isinstance(select, exp.Select) or not isinstance(join.this, exp.Table):
         return False
     joined = join.this.alias_or_name
     where = select.args.get("where")
-    conditions = _conjuncts(where.this if where is not None else None)
+    conditions = conjuncts(where.this if where is not None else None)
     for other in select.args.get("joins") or []:
         if other is not join and not other.side and (other.kind or "").upper() in ("", "INNER"):
-            conditions += _conjuncts(other.args.get("on"))
+            conditions += conjuncts(other.args.get("on"))
     return any(_compares_column_of(c, joined) for c in conditions)
 
 

@@ -159,13 +159,14 @@ def _projection(select: exp.Select, name: str) -> exp.Expr | None:
     return hits[0] if len(hits) == 1 else None
 
 
-def _conjuncts(node: exp.Expr | None) -> list[exp.Expr]:
+def conjuncts(node: exp.Expr | None) -> list[exp.Expr]:
+    """The AND-ed parts of a condition (parentheses looked through)."""
     if node is None:
         return []
     if isinstance(node, exp.And):
-        return _conjuncts(node.this) + _conjuncts(node.expression)
+        return conjuncts(node.this) + conjuncts(node.expression)
     if isinstance(node, exp.Paren):
-        return _conjuncts(node.this)
+        return conjuncts(node.this)
     return [node]
 
 
@@ -232,7 +233,7 @@ def row_keys(select: exp.Select, depth: int = 0) -> list[Key]:
         if alias not in found:
             return []
         theirs = _source_keys(alias, found[alias][0], depth)
-        on = _conjuncts(join.args.get("on"))
+        on = conjuncts(join.args.get("on"))
         if join.args.get("using"):
             return []
         merged = [a | b for a, b in product(keys, theirs)]
@@ -245,7 +246,7 @@ def row_keys(select: exp.Select, depth: int = 0) -> list[Key]:
                 merged += theirs  # each joined row meets at most one row
         keys = sorted(set(merged), key=lambda k: (len(k), sorted(k)))[:_MAX_KEYS]
     where = select.args.get("where")
-    fixed, _ = _facts(_conjuncts(where.this if where else None) + inner_on, found)
+    fixed, _ = _facts(conjuncts(where.this if where else None) + inner_on, found)
     return sorted({frozenset(k - fixed) for k in keys}, key=lambda k: (len(k), sorted(k)))
 
 
@@ -305,9 +306,9 @@ def output_keys(
             c
             for j in select.args.get("joins") or []
             if (j.side or "").upper() != "LEFT"
-            for c in _conjuncts(j.args.get("on"))
+            for c in conjuncts(j.args.get("on"))
         ]
-        _, equal = _facts(_conjuncts(where.this if where else None) + inner_on, found)
+        _, equal = _facts(conjuncts(where.this if where else None) + inner_on, found)
         for key in row_keys(select, depth):
             names = [_output_of(ref, by_ref, equal) for ref in key]
             if all(names):

@@ -25,7 +25,7 @@ import duckdb
 from sqlglot import exp, parse_one
 from sqlglot.errors import SqlglotError
 
-from score.cdm.duckdb_file import find_cdm_schema, quote
+from score.cdm.duckdb_file import quote, use_cdm_schema
 from score.suite.row_guarantees import owner, sources
 from score.suite.suite_file import VOCABULARY_TABLES
 
@@ -105,8 +105,7 @@ def vocabulary_bound(
         return out
     con = duckdb.connect(str(base_db), read_only=True)
     try:
-        catalog = con.execute("SELECT current_database()").fetchall()[0][0]
-        con.execute(f"USE {quote(catalog)}.{quote(find_cdm_schema(con, catalog, schema))}")
+        use_cdm_schema(con, schema)
         for i, change in changes.items():
             if change is None:
                 continue
