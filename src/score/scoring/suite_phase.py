@@ -25,9 +25,11 @@ fingerprints is refused (:class:`~score.suite.suite_file.SuiteError` naming it).
 from __future__ import annotations
 
 import contextlib
+import os
 import tempfile
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Generator, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -47,11 +49,15 @@ from score.suite.suite_file import (
     read_suite,
     variant_database,
 )
+from score.suite.vocabulary_bound import reads_only_vocabulary
 
 #: The schema a variant's tables are in.
 VARIANT_SCHEMA = "cdm"
 #: The folder of the gold cache's folder holding the variants' DuckDB databases.
 SUITE_DATABASES = "suites"
+
+#: The most query processes one variant's predictions are shared among (one job).
+MAX_LANES = 4
 
 
 def suite_meta(suite: Suite) -> dict[str, Any]:
@@ -115,9 +121,17 @@ def verdict(
     }
 
 
-def without_variants(record: dict[str, Any], drops: dict[str, str]) -> dict[str, Any] | None:
+def without_variants(
+    record: dict[str, Any],
+    drops: dict[str, str],
+    dialect: str | None = None,
+    *,
+    run_executed: bool = False,
+) -> dict[str, Any] | None:
     """The suite verdict of an instance the variants do not judge, else None (it runs
-    on them)."""
+    on them).  ``dialect``: what its ``sql`` is written in (None: DuckDB's);
+    ``run_executed``: its ``executed_sql`` is DuckDB SQL (a DuckDB base database), read
+    instead."""
     if not record["answerable"]:
         return verdict(
             record["base_correct"],
@@ -134,6 +148,13 @@ def without_variants(record: dict[str, Any], drops: dict[str, str]) -> dict[str,
         )
     if not record.get("sql"):
         return verdict(True, "no SQL to run on the variants: judged on the base database only")
+    executed = record.get("executed_sql") if run_executed else None
+    if reads_only_vocabulary(executed or record["sql"], None if executed else dialect):
+        return verdict(
+            True,
+            "reads vocabulary tables only, which every variant holds row for row as the "
+            "base database does: judged on the base database",
+        )
     return None
 
 
@@ -153,9 +174,11 @@ def open_variant(
     suite: Suite, variant: Variant, settings: ExecutorSettings, databases: Path
 ) -> Executor:
     """The executor of one variant, its database made in ``databases`` on first use and
-    its fingerprint checked against the manifest's.  A database made earlier that is not
+    its fingerprint checked against the manifest's; DuckDB runs each of its queries on one
+    thread (see :func:`variant_lanes`).  A database made earlier that is not
     the manifest's (changed in the cache) is made again from the data once; a fresh one
     that is not is an error naming the variant."""
+    settings = replace(settings, threads=1)  # tens of rows a table: one thread is faster
     for attempt in (1, 2):
         path = variant_database(suite, variant, databases)
         executor = Executor(path, VARIANT_SCHEMA, settings)
@@ -176,6 +199,19 @@ def open_variant(
     )
 
 
+def variant_lanes(settings: ExecutorSettings) -> int:
+    """How many query processes share a variant's predictions when one job scores: as
+    many as the threads DuckDB gives a query on the base database (``threads``, else one
+    per core), at most :data:`MAX_LANES`.  A variant's tables hold tens of rows and each
+    of its processes runs DuckDB on one thread, so the suite uses the cores a base
+    query does, and a query runs faster than on several threads.
+
+    >>> variant_lanes(ExecutorSettings(threads=1)), variant_lanes(ExecutorSettings(threads=64))
+    (1, 4)
+    """
+    return max(1, min(settings.threads or os.cpu_count() or 1, MAX_LANES))
+
+
 @dataclass
 class SuiteRun:
     """How the variants are run: the executor settings and the predictions' dialect
@@ -192,6 +228,28 @@ class SuiteRun:
     gold_executions: int = 0  # gold queries run on the variants (the rest were cached)
 
 
+def opened_in_turn(
+    open_one: Callable[[Variant], Executor], variants: Sequence[Variant]
+) -> Generator[tuple[Variant, Executor], None, None]:
+    """Each variant with its executor, in order; the next one is opened (its query
+    process started, its database made if need be and its fingerprint checked) while
+    the caller works with this one.  Every executor opened is closed, however the caller
+    stops."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        ahead = pool.submit(open_one, variants[0]) if variants else None
+        try:
+            for k, variant in enumerate(variants):
+                assert ahead is not None
+                executor = ahead.result()
+                ahead = pool.submit(open_one, variants[k + 1]) if k + 1 < len(variants) else None
+                with executor:
+                    yield variant, executor
+        finally:
+            if ahead is not None:
+                with contextlib.suppress(Exception):
+                    ahead.result().close()
+
+
 def judge_with_suite(
     records: Iterable[dict[str, Any]],
     tasks: dict[str, dict[str, Any]],
@@ -205,10 +263,11 @@ def judge_with_suite(
     Instances of one task with the same SQL (its languages, a prior's ``SELECT 0``) run
     once per variant and share the verdict."""
     pairs: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    drops = dict(suite.drops)
     for record in records:
         if record.get("suite") is not None:
             continue
-        decided = without_variants(record, dict(suite.drops))
+        decided = without_variants(record, drops, run.dialect, run_executed=run.run_executed)
         if decided is not None:
             settle(record, decided)
         else:
@@ -223,28 +282,36 @@ def judge_with_suite(
             databases = Path(stack.enter_context(tempfile.TemporaryDirectory()))
         else:
             databases = Path(run.cache_dir) / SUITE_DATABASES
-        for number, variant in enumerate(suite.variants, start=1):
+        opened = stack.enter_context(
+            contextlib.closing(
+                opened_in_turn(
+                    lambda v: open_variant(suite, v, run.settings, databases),
+                    suite.variants if checks else (),
+                )
+            )
+        )
+        for number, (variant, executor) in enumerate(opened, start=1):
             todo = [i for i in range(len(checks)) if i not in told]
             if not todo:
                 break
-            with open_variant(suite, variant, run.settings, databases) as executor:
-                gold = GoldCache(run.cache_dir, executor)
-                found_all = variant_pass(
-                    [Check(tasks[checks[i][0]], checks[i][1], executed[i]) for i in todo],
-                    executor,
-                    gold,
-                    run.profile,
-                    run.dialect,
-                    jobs=run.jobs,
-                )
-                for i, found in zip(todo, found_all, strict=True):
-                    if found.kind == "same":
-                        matched[i] = matched.get(i, 0) + 1
-                    elif found.kind == "gold_failed":
-                        gold_failed.setdefault(i, []).append(variant.name)
-                    else:
-                        told[i] = (variant.name, found.reason)
-                run.gold_executions += gold.executions
+            gold = GoldCache(run.cache_dir, executor)
+            found_all = variant_pass(
+                [Check(tasks[checks[i][0]], checks[i][1], executed[i]) for i in todo],
+                executor,
+                gold,
+                run.profile,
+                run.dialect,
+                jobs=run.jobs,
+                lanes=variant_lanes(run.settings),
+            )
+            for i, found in zip(todo, found_all, strict=True):
+                if found.kind == "same":
+                    matched[i] = matched.get(i, 0) + 1
+                elif found.kind == "gold_failed":
+                    gold_failed.setdefault(i, []).append(variant.name)
+                else:
+                    told[i] = (variant.name, found.reason)
+            run.gold_executions += gold.executions
             if progress:
                 progress(number, len(suite.variants))
     for i, pair in enumerate(checks):

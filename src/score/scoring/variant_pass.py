@@ -4,9 +4,10 @@ pass per variant, one variant's executor open at a time).
 
 With ``jobs`` > 1 that many predictions run at once, each in its own query process.
 With one job the gold results come first (from the cache, else run), then the
-predictions go to one query process through a
-:class:`~score.execution.executor.QueryStream`, each sent before the previous result is
-read, so the query process goes from one to the next while this process compares.
+predictions are shared among ``lanes`` query processes (every ``lanes``-th to one), each
+fed through a :class:`~score.execution.executor.QueryStream`: each prediction is sent
+before the previous result is read, so a query process goes from one to the next while
+this process compares.  Which process ran a prediction changes nothing of its verdict.
 A prediction stopped at the time limit or by its memory runs once more, alone, in a
 fresh process (it may have lost to the machine, not to its own cost).
 
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import deque
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -166,8 +168,10 @@ def variant_pass(
     dialect: str | None,
     *,
     jobs: int = 1,
+    lanes: int = 1,
 ) -> list[OnVariant]:
-    """Each check's verdict on the variant ``executor`` opens, in order."""
+    """Each check's verdict on the variant ``executor`` opens, in order (``lanes``: the
+    query processes one job shares the predictions among)."""
     if jobs > 1:
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             return list(pool.map(lambda c: _one(c, executor, gold, profile, dialect), checks))
@@ -183,35 +187,76 @@ def variant_pass(
             found[i] = judged(check, result, result, profile)
         else:
             expected[i] = result
-    got = _streamed(checks, list(expected), executor, dialect)
-    open_orders: dict[str, bool] = {}
-    for i, result in got.items():
-        check = checks[i]
+
+    def judge(i: int, result: QueryResult | QueryError) -> OnVariant | None:
         if isinstance(result, QueryError) and result.kind in RETRIED_KINDS:
+            return None  # run again below, alone
+        return judged(checks[i], expected[i], result, profile)
+
+    got = _in_lanes(checks, list(expected), executor, dialect, lanes, judge)
+    open_orders: dict[str, bool] = {}
+    for i, (result, verdict) in got.items():
+        check = checks[i]
+        if verdict is None:
             result = run_one(executor, check, dialect, fresh=True)
-        verdict = judged(check, expected[i], result, profile)
+            verdict = judged(check, expected[i], result, profile)
         found[i] = settle_order(check, verdict, expected[i], result, executor, profile, open_orders)
     return [found[i] for i in range(len(checks))]
 
 
+#: A prediction's result on the variant, with its verdict (None: to be run again).
+Judged = dict[int, tuple[QueryResult | QueryError, OnVariant | None]]
+
+
+def _in_lanes(
+    checks: list[Check],
+    order: list[int],
+    executor: Executor,
+    dialect: str | None,
+    lanes: int,
+    judge: Callable[[int, QueryResult | QueryError], OnVariant | None],
+) -> Judged:
+    """The predictions ``order`` names, shared among ``lanes`` query processes (each a
+    thread's stream of every ``lanes``-th one), each judged by its thread as it comes."""
+    lanes = max(1, min(lanes, len(order)))
+    if lanes == 1:
+        return _streamed(checks, order, executor, dialect, judge)
+    with ThreadPoolExecutor(max_workers=lanes) as pool:
+        parts = pool.map(
+            lambda lane: _streamed(checks, order[lane::lanes], executor, dialect, judge),
+            range(lanes),
+        )
+        got: Judged = {}
+        for part in parts:
+            got.update(part)
+    return got
+
+
 def _streamed(
-    checks: list[Check], order: list[int], executor: Executor, dialect: str | None
-) -> dict[int, QueryResult | QueryError]:
+    checks: list[Check],
+    order: list[int],
+    executor: Executor,
+    dialect: str | None,
+    judge: Callable[[int, QueryResult | QueryError], OnVariant | None],
+) -> Judged:
     """The predictions ``order`` names, run one after the other by one query process,
-    each sent while the one before runs."""
-    got: dict[int, QueryResult | QueryError] = {}
+    each sent while the one before runs, and judged while the next runs."""
+    got: Judged = {}
     timeout = executor.settings.timeout_seconds
+
+    def take(j: int) -> None:
+        result = _receive(stream)
+        got[j] = (result, judge(j, result))
+
     with executor.stream() as stream:
         sent: deque[int] = deque()
         for i in order:
             stream.send(request(checks[i], timeout, dialect))
             sent.append(i)
             while len(sent) > SENT_AHEAD:
-                j = sent.popleft()
-                got[j] = _receive(stream)
+                take(sent.popleft())
         while sent:
-            j = sent.popleft()
-            got[j] = _receive(stream)
+            take(sent.popleft())
     return got
 
 

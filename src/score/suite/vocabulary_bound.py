@@ -26,23 +26,42 @@ from sqlglot import exp, parse_one
 from sqlglot.errors import SqlglotError
 
 from score.cdm.duckdb_file import quote, use_cdm_schema
+from score.cdm.schema import CDM_TABLES
 from score.suite.row_guarantees import owner, sources
 from score.suite.suite_file import VOCABULARY_TABLES
 
+#: The CDM's tables a variant generates: a query that names none of them in its text is
+#: parsed to see whether it reads the vocabulary only (one that does is not).
+_GENERATED = tuple(sorted(set(CDM_TABLES) - set(VOCABULARY_TABLES)))
 
-def reads_only_vocabulary(sql: str) -> bool:
-    """Whether a query reads vocabulary tables only.
+
+def reads_only_vocabulary(sql: str, dialect: str | None = None) -> bool:
+    """Whether a query (written for ``dialect``, default DuckDB's) reads vocabulary
+    tables only: it names at least one table, and every table it names is a vocabulary
+    table, unqualified or in the ``cdm`` schema (as a variant holds it).  Every variant
+    returns such a query's result on the base database's own vocabulary rows.
 
     >>> reads_only_vocabulary("SELECT concept_name FROM cdm.concept WHERE concept_id = 1")
     True
     >>> reads_only_vocabulary("SELECT COUNT(*) FROM cdm.person")
     False
+    >>> reads_only_vocabulary("SELECT 1 FROM other.concept"), reads_only_vocabulary("SELECT 1")
+    (False, False)
     """
+    text = sql.lower()
+    if any(name in text for name in _GENERATED):
+        return False
     try:
-        tables = {t.name for t in parse_one(sql, read="duckdb").find_all(exp.Table)}
+        tables = list(parse_one(sql, read=dialect or "duckdb").find_all(exp.Table))
     except SqlglotError:
         return False
-    return bool(tables) and tables <= set(VOCABULARY_TABLES)
+    return bool(tables) and all(
+        isinstance(t.this, exp.Identifier)
+        and t.name.lower() in VOCABULARY_TABLES
+        and not t.catalog
+        and t.db.lower() in ("", "cdm")
+        for t in tables
+    )
 
 
 def like_change(gold_sql: str, neighbour_sql: str) -> tuple[str, str, str, str] | None:

@@ -343,3 +343,53 @@ def test_a_gold_that_fails_on_a_variant_leaves_it_out_and_a_failing_prediction_d
             found = variant_pass(checks, ex, GoldCache(None, ex), "sqlgold", None, jobs=jobs)
             assert [f.kind for f in found] == ["gold_failed", "differs", "same"], found
             assert found[1].reason.startswith("the prediction failed: ")
+
+
+def records_without_times(out: Path) -> list[dict]:
+    records = read_run(out)["records"]
+    for r in records:
+        r.pop("timings", None)
+    return records
+
+
+@pytest.mark.parametrize("lanes", [1, 3])
+def test_the_verdicts_are_the_same_however_many_query_processes_share_a_variant(
+    omop_db, made_suite, suite_run, tmp_path, monkeypatch, lanes
+):
+    # one job shares a variant's predictions among as many processes as DuckDB has
+    # threads on the base database (two here); one, or three, judge the same
+    from score.scoring import suite_phase
+
+    monkeypatch.setattr(suite_phase, "variant_lanes", lambda settings: lanes)
+    out = tmp_path / "run"
+    score(omop_db, made_suite.folder, tasks_of(made_suite), out, suite_run[1])
+    assert records_without_times(out) == records_without_times(suite_run[0])
+
+
+def test_each_variant_is_opened_while_the_one_before_is_judged_and_every_one_is_closed(
+    made_suite, tmp_path
+):
+    from score.execution.settings import ExecutorSettings
+    from score.scoring.suite_phase import open_variant, opened_in_turn
+
+    suite = read_suite(made_suite.folder)
+    opened = []
+
+    def open_one(variant):
+        opened.append(open_variant(suite, variant, ExecutorSettings(), tmp_path))
+        return opened[-1]
+
+    turns = opened_in_turn(open_one, suite.variants)
+    variant, executor = next(turns)
+    assert variant.name == "v1-even" and executor.fingerprint == suite.variants[0].fingerprint
+    assert executor.execute("SELECT count(*) FROM cdm.person").rows() == [(565,)]
+    turns.close()  # the caller stops after the first: the one opened ahead is closed too
+    assert len(opened) == 2
+    for ex in opened:
+        with pytest.raises(RuntimeError, match="closed"):
+            ex.execute("SELECT 1")
+    names = [v.name for v, _ in opened_in_turn(open_one, suite.variants)]
+    assert names == ["v1-even", "v2-thirds", "v3-genders"]
+    for ex in opened[2:]:
+        with pytest.raises(RuntimeError, match="closed"):
+            ex.execute("SELECT 1")

@@ -58,3 +58,30 @@ def test_the_summary_lists_what_only_the_suite_caught_and_the_dropped_tasks():
         {"task_id": "q1", "language": "en", "variant": "v1", "reason": "differs"}
     ]
     assert s["n_caught"] == 1 and s["dropped_scored"] == ["q2"] and s["n_gold_failed"] == 1
+
+
+def test_an_answer_that_reads_the_vocabulary_only_is_judged_on_the_base_database():
+    # every variant holds the base database's vocabulary row for row: it returns there
+    # what it returned on the base database, so it runs on none of them
+    concept = "SELECT concept_name FROM cdm.concept WHERE concept_id = 8507"
+    judged = without_variants(marked("correct", sql=concept), {})
+    assert judged is not None and judged["correct"] and judged["variants_matched"] == 0
+    assert "vocabulary tables only" in judged["reason"]
+    # on a DuckDB base database the DuckDB SQL it became is what is read
+    ran = marked("correct", sql=concept, executed_sql="SELECT count(*) FROM cdm.person")
+    assert without_variants(ran, {}, run_executed=True) is None
+    assert without_variants(ran, {}) is not None  # its text, when that SQL is not DuckDB's
+    for sql in (
+        "SELECT COUNT(*) FROM cdm.person",
+        "SELECT c.concept_name FROM cdm.concept c "
+        "JOIN cdm.condition_occurrence co ON co.condition_concept_id = c.concept_id",
+        "WITH person AS (SELECT * FROM cdm.concept) SELECT * FROM person",
+        "SELECT 1",  # no table: nothing says what it reads
+        "SELECT concept_id FROM other.concept",  # not the vocabulary a variant holds
+        "SELECT * FROM read_parquet('concept.parquet')",
+        "SELECT concept_id FROM cdm.source_to_concept_map",  # variants do not share it
+    ):
+        assert without_variants(marked("correct", sql=sql), {}) is None, sql
+    # PostgreSQL SQL is read as PostgreSQL
+    pg = marked("correct", sql="SELECT concept_name::text FROM cdm.concept LIMIT 1")
+    assert without_variants(pg, {}, "postgres") is not None
