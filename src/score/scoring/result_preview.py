@@ -23,6 +23,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from score.comparison.cells import OutOfRange, python_list
 from score.comparison.profiles.base import Verdict
 from score.comparison.result_diff import diff_results
@@ -44,10 +47,11 @@ def cell(value: Any) -> str:
     return text if len(text) <= CELL else text[: CELL - 1] + "…"
 
 
-def _side(result: QueryResult, rows: int) -> dict[str, Any]:
+def _side(result: QueryResult, rows: int, *, order_matters: bool = True) -> dict[str, Any]:
     """The first ``rows`` rows of the first :data:`COLUMNS` columns (a wider result says
-    how many columns it has)."""
-    table = result.table.slice(0, rows)
+    how many columns it has); where order does not matter, the first in sorted order
+    (:func:`_first_sorted`), not in the order the engine happened to return."""
+    table = result.table.slice(0, rows) if order_matters else _first_sorted(result.table, rows)
     if table.num_columns > COLUMNS:
         table = table.select(list(range(COLUMNS)))
     columns = [python_list(table.column(i)) for i in range(table.num_columns)]
@@ -59,6 +63,27 @@ def _side(result: QueryResult, rows: int) -> dict[str, Any]:
     if result.num_columns > COLUMNS:
         side["total_columns"] = result.num_columns
     return side
+
+
+def _first_sorted(table: pa.Table, rows: int) -> pa.Table:
+    """The first ``rows`` rows of ``table`` sorted on every column (NULLs last), so an
+    unordered result previews the same rows however the engine ordered it; a table too
+    large to sort here (over :data:`DIFF_MAX_ROWS`) or with values Arrow cannot sort is
+    cut as it is.
+
+    >>> _first_sorted(pa.table({"a": [3, None, 1], "b": ["x", "y", "z"]}), 2).to_pydict()
+    {'a': [1, 3], 'b': ['z', 'x']}
+    """
+    if table.num_rows <= 1 or table.num_rows > DIFF_MAX_ROWS or table.num_columns == 0:
+        return table.slice(0, rows)
+    names = [f"c{i}" for i in range(table.num_columns)]  # a result may repeat a name
+    keys = [(name, "ascending", "at_end") for name in names]
+    try:
+        named = table.rename_columns(names)
+        order = pc.sort_indices(named, sort_keys=keys)
+    except (pa.ArrowNotImplementedError, pa.ArrowInvalid, pa.ArrowTypeError):
+        return table.slice(0, rows)
+    return table.take(order[:rows])
 
 
 def result_preview(
@@ -75,9 +100,9 @@ def result_preview(
     diff then does not compare the pair again)."""
     out: dict[str, Any] = {}
     if gold is not None:
-        out["gold"] = _side(gold, rows)
+        out["gold"] = _side(gold, rows, order_matters=order_matters)
     if predicted is not None:
-        out["predicted"] = _side(predicted, rows)
+        out["predicted"] = _side(predicted, rows, order_matters=order_matters)
     small = (
         gold is not None
         and predicted is not None
