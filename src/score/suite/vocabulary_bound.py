@@ -27,7 +27,7 @@ from sqlglot.errors import SqlglotError
 
 from score.cdm.duckdb_file import quote, use_cdm_schema
 from score.cdm.schema import CDM_TABLES
-from score.suite.row_guarantees import owner, sources
+from score.suite.row_guarantees import Source, conjuncts, owner, sources
 from score.suite.suite_file import VOCABULARY_TABLES
 
 #: The CDM's tables a variant generates: a query that names none of them in its text is
@@ -106,6 +106,19 @@ def like_change(gold_sql: str, neighbour_sql: str) -> tuple[str, str, str, str] 
     return table, text, node.expression.name, other.expression.name
 
 
+def _same_rows(con: duckdb.DuckDBPyConnection, change: FilterChange) -> bool:
+    """Whether the two filters of ``change`` keep the same rows of the base vocabulary."""
+    table, alias, gold, near = change
+    try:
+        differ = con.execute(
+            f"SELECT count(*) FROM {quote(table)} AS {quote(alias)} "
+            f"WHERE coalesce(({gold}), false) <> coalesce(({near}), false)"
+        ).fetchall()[0][0]
+    except duckdb.Error:
+        return False
+    return differ == 0
+
+
 def _replace_pattern(tree: exp.Expr, node: exp.Expr, pattern: exp.Expr) -> None:
     for candidate in tree.find_all(type(node)):
         if candidate == node:
@@ -120,7 +133,8 @@ def vocabulary_bound(
     database's vocabulary (see the module's docstring)."""
     out = [reads_only_vocabulary(n) for _, n in pairs]
     changes = {i: like_change(g, n) for i, (g, n) in enumerate(pairs) if not out[i]}
-    if not any(changes.values()):
+    filters = {i: filter_change(*pairs[i]) for i, c in changes.items() if c is None}
+    if not any(changes.values()) and not any(filters.values()):
         return out
     con = duckdb.connect(str(base_db), read_only=True)
     try:
@@ -138,6 +152,147 @@ def vocabulary_bound(
             except duckdb.Error:
                 continue
             out[i] = differ == 0
+        for i, found in filters.items():
+            if found is not None:
+                out[i] = _same_rows(con, found)
     finally:
         con.close()
     return out
+
+
+#: A vocabulary table's filter, as a gold and its neighbour write it:
+#: (table, alias, the gold's filter, the neighbour's filter), each SQL over ``alias``.
+FilterChange = tuple[str, str, str, str]
+
+
+def filter_change(gold_sql: str, neighbour_sql: str) -> FilterChange | None:
+    """The filter on one vocabulary table that is all a neighbour changed, else None.
+
+    The two queries must differ inside one SELECT only, and there only in the
+    conditions that read one vocabulary table alone: its WHERE conjuncts (the table on
+    no nullable side; an inner join's ON counts as WHERE) or the ON conjuncts of its own
+    LEFT JOIN.  Those conditions only choose which of the table's rows the rest of the
+    query sees, so if they choose the same rows of the base vocabulary, which every
+    variant keeps, no variant can tell the two apart.
+
+    >>> query = ("SELECT COUNT(*) FROM cdm.drug_exposure d JOIN cdm.concept c "
+    ...          "ON c.concept_id = d.drug_concept_id WHERE {}c.concept_class_id = 'Clinical Drug'")
+    >>> table, alias, gold, near = filter_change(
+    ...     query.format("c.vocabulary_id = 'RxNorm' AND "), query.format(""))
+    >>> print(table, alias, gold, near, sep="\\n")
+    concept
+    c
+    (c.concept_class_id = 'Clinical Drug') AND (c.vocabulary_id = 'RxNorm')
+    (c.concept_class_id = 'Clinical Drug')
+    """
+    try:
+        gold = parse_one(gold_sql, read="duckdb")
+        near = parse_one(neighbour_sql, read="duckdb")
+    except SqlglotError:
+        return None
+    pair = _first_difference(gold, near)
+    if pair is None:
+        return None
+    steps, node = 0, pair[0]  # type: int, exp.Expr | None
+    while node is not None and not isinstance(node, exp.Select):
+        node, steps = node.parent, steps + 1
+    other: exp.Expr | None = pair[1] if pair[1] is not None else pair[2]
+    for _ in range(steps if pair[1] is not None else steps - 1):
+        other = other.parent if other is not None else None
+    if not isinstance(node, exp.Select) or not isinstance(other, exp.Select):
+        return None
+    if _without_filters(node) != _without_filters(other):
+        return None
+    found = sources(node)
+    mine, theirs = _filters(node, found), _filters(other, found)
+    if found is None or mine is None or theirs is None:
+        return None
+    changed = [k for k in mine.keys() | theirs.keys() if mine.get(k, []) != theirs.get(k, [])]
+    if len(changed) != 1 or changed[0][1] is None:
+        return None
+    alias = changed[0][1]
+    table = found[alias][0]
+    if not isinstance(table, str) or table not in VOCABULARY_TABLES:
+        return None
+    both = [
+        " AND ".join(f"({c})" for c in side.get(changed[0], [])) or "TRUE"
+        for side in (mine, theirs)
+    ]
+    return table, alias, both[0], both[1]
+
+
+def _first_difference(
+    a: exp.Expr, b: exp.Expr
+) -> tuple[exp.Expr, exp.Expr | None, exp.Expr] | None:
+    """(the smallest subtree of ``a`` where ``b`` differs, its counterpart in ``b`` or None
+    if ``b`` has nothing there, the node of ``b`` that holds that place) by walking both
+    trees together; None if they are the same."""
+    if a == b:
+        return None
+    if type(a) is not type(b):
+        return (a, b, b)
+    diffs: list[tuple[object, object]] = []
+    for key in a.args.keys() | b.args.keys():
+        x, y = a.args.get(key), b.args.get(key)
+        if isinstance(x, list) and isinstance(y, list) and len(x) == len(y):
+            diffs += [(p, q) for p, q in zip(x, y, strict=True) if p != q]
+        elif x != y:
+            diffs.append((x, y))
+    if len(diffs) != 1:
+        return (a, b, b)
+    x, y = diffs[0]
+    if isinstance(x, exp.Expr) and isinstance(y, exp.Expr):
+        return _first_difference(x, y)
+    if isinstance(x, exp.Expr) and y is None:
+        return (x, None, b)
+    return (a, b, b)
+
+
+def _without_filters(select: exp.Select) -> str:
+    """``select`` with its WHERE and its joins' ON conditions left out."""
+    copy = select.copy()
+    copy.set("where", None)
+    for join in copy.args.get("joins") or []:
+        join.set("on", None)
+    return copy.sql(dialect="duckdb")
+
+
+def _filters(
+    select: exp.Select, found: dict[str, Source] | None
+) -> dict[tuple[str, str | None], list[str]] | None:
+    """The conditions of ``select`` by (where they are, the one alias they read, None for
+    any other): the WHERE with inner joins' ONs, and each LEFT JOIN's ON."""
+    if found is None:
+        return None
+    places: list[tuple[str, exp.Expr | None, str | None]] = [
+        ("where", select.args["where"].this if select.args.get("where") else None, None)
+    ]
+    for i, join in enumerate(select.args.get("joins") or []):
+        side = (join.side or "").upper()
+        own = join.this.alias_or_name if isinstance(join.this, exp.Table | exp.Subquery) else None
+        places.append(
+            ("where", join.args.get("on"), None)
+            if not side
+            else (f"on{i}", join.args.get("on"), own)
+        )
+    out: dict[tuple[str, str | None], list[str]] = {}
+    for place, condition, own in places:
+        for part in conjuncts(condition):
+            alias = _one_alias(part, found)
+            if alias is not None and place == "where" and found[alias][1]:
+                alias = None  # a WHERE on a nullable side: not the table's own filter
+            if alias is not None and own is not None and alias != own:
+                alias = None  # a LEFT JOIN's ON on the preserved side
+            out.setdefault((place, alias), []).append(part.sql(dialect="duckdb"))
+    return {k: sorted(v) for k, v in out.items()}
+
+
+def _one_alias(condition: exp.Expr, found: dict[str, Source]) -> str | None:
+    """The one source a condition reads, if it reads one and holds no query, aggregate
+    or window."""
+    if condition.find(exp.Select, exp.Subquery, exp.AggFunc, exp.Window):
+        return None
+    aliases = {owner(c, found) for c in condition.find_all(exp.Column)}
+    if len(aliases) != 1 or None in aliases:
+        return None
+    return aliases.pop()
