@@ -193,6 +193,7 @@ def verify_gold(
         order_matters=order_matters,
         profile=options.profile,
         order_keys=run.order_keys,
+        deterministic=options.rules.deterministic,
     )
     return drop or run.result, open_warnings
 

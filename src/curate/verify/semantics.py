@@ -64,6 +64,7 @@ def collation_drop(
     order_matters: bool,
     profile: str,
     order_keys: QueryResult | None = None,
+    deterministic: bool = True,
 ) -> Drop | None:
     """Drop a SQL Server gold whose result depends on case-sensitive text handling.
 
@@ -73,8 +74,10 @@ def collation_drop(
     same rows and, if its order matters, the same order, except among rows tied on
     ``order_keys`` (the ORDER BY key values of each row of ``result``, from its order
     probe; None: every row in its place).  Tied rows in another order are no case
-    difference: the determinism rules judge them.  A gold that cannot run there is
-    dropped with the error; the reason says whether rows or their order differ.
+    difference, but they are a second run whose order of ties differs: rule
+    ``deterministic`` drops the gold, as for two runs that differ, unless that rule is
+    off (``deterministic`` False).  A gold that cannot run there is dropped with the
+    error; the reason says whether rows or their order differ, and where.
     """
     if nocase is None or not collation_warned(warnings):
         return None
@@ -99,8 +102,17 @@ def collation_drop(
             "make the text comparison or grouping independent of case",
         )
     in_order = compare_in_order(result, other, order_keys, profile)
-    if in_order.match:
-        return None  # only rows its ORDER BY ties came in another order
+    if in_order.match:  # only rows its ORDER BY ties came in another order
+        if not deterministic:
+            return None
+        where = first_moved(result, other, None, "in that run")
+        return Drop(
+            "verify",
+            "deterministic",
+            "two runs differ in the order of rows tied on the ORDER BY keys (the second "
+            f"under a case-insensitive collation, with the same rows: {where}); add a "
+            "tie-breaker to the ORDER BY",
+        )
     where = first_moved(result, other, order_keys, "under that collation") or in_order.reason
     if order_keys is not None and len(tie_groups(order_keys)) < order_keys.num_rows:
         where += ", rows its ORDER BY ties taken in any order"

@@ -1,8 +1,9 @@
 """The collation check on the embedded DuckDB database judges row order as the
 determinism check does: rows the gold's own ORDER BY ties may come in another order
-under NOCASE (that is no case difference); rows sorted or grouped otherwise because
-case is ignored still drop the gold (rule ``case_insensitive_collation``), in curation
-and in ``sqlgold verify`` alike."""
+under NOCASE (that is no case difference, but a second run whose ties fall otherwise:
+rule ``deterministic``, off with the determinism check); rows sorted or grouped
+otherwise because case is ignored still drop the gold (rule
+``case_insensitive_collation``), in curation and in ``sqlgold verify`` alike."""
 
 from __future__ import annotations
 
@@ -70,15 +71,16 @@ def test_the_planted_gold_s_tied_rows_do_come_in_another_order_under_nocase(exec
 
 
 def test_tied_rows_in_another_order_are_no_case_difference(executor):
+    """They are a second run whose ties fall otherwise: the determinism rule's drop."""
     verdict = verdict_of(TIED, executor)
-    assert verdict.rule != RULE, verdict.reason
-    # the order of tied rows is the determinism check's business
-    assert verdict.status == "kept" or verdict.rule == "deterministic", verdict.reason
+    assert (verdict.stage, verdict.rule) == ("verify", "deterministic"), verdict.reason
+    assert "order of rows tied on the ORDER BY keys" in verdict.reason
+    assert "under a case-insensitive collation, with the same rows" in verdict.reason
 
 
 def test_ties_are_told_apart_without_the_determinism_check(executor):
     """The order probe runs for the collation check's keys even when no reference rule
-    needs it."""
+    needs it; with the determinism check off, tied rows' order is nobody's business."""
     no_second_run = ReferenceRules(deterministic=False)
     assert verdict_of(TIED, executor, rules=no_second_run).status == "kept"
 
@@ -110,8 +112,8 @@ def test_verify_judges_the_gold_as_curation_does(omop_db):
         return CliRunner().invoke(main, ["verify", "--db", str(omop_db), "--gold", gold])
 
     tied = verify(TIED)
-    assert tied.exit_code == 0, tied.output
-    assert RULE not in tied.output
+    assert tied.exit_code == FOUND_DIFFERENT, tied.output
+    assert "verify/deterministic" in tied.output and RULE not in tied.output
     for gold in (SORTED_BY_CASE, MERGED_BY_CASE):
         dropped = verify(gold)
         assert dropped.exit_code == FOUND_DIFFERENT, dropped.output
