@@ -45,7 +45,7 @@ from curate.verify.identical_results import RULE as IDENTICAL_RULE
 from curate.verify.identical_results import ResultPrint, over_limit
 from curate.verify.nocase import NocaseExecutor, open_nocase
 from curate.verify.reference_rules import ReferenceRules
-from curate.verify.semantics import collation_drop, unresolved, unresolved_drop
+from curate.verify.semantics import collation_drop, collation_warned, unresolved, unresolved_drop
 from score.comparison.order_matters import ordered_result
 from score.comparison.result_hash import result_sha256
 from score.execution.executor import Executor, ExecutorSettings
@@ -173,25 +173,29 @@ def verify_gold(
     drop = unresolved_drop(open_warnings) if options.unresolved_semantics else None
     if drop:
         return drop, open_warnings
-    result = run_gold(
+    collation_checked = ctx.nocase is not None and collation_warned(gold.warnings)
+    run = run_gold(
         gold.sql,
         ctx.executor,
         options.rules,
         order_matters=order_matters,
         profile=options.profile,
         tree=tree,
+        keys_wanted=collation_checked and order_matters,  # its tied rows, for the check
     )
-    if isinstance(result, Drop):
-        return result, open_warnings
+    if isinstance(run, Drop):
+        return run, open_warnings
     drop = collation_drop(
         gold.sql,
         gold.warnings,
-        result,
+        run.result,
         ctx.nocase,
         order_matters=order_matters,
         profile=options.profile,
+        order_keys=run.order_keys,
+        deterministic=options.rules.deterministic,
     )
-    return drop or result, open_warnings
+    return drop or run.result, open_warnings
 
 
 def _parsed(sql: str) -> exp.Expression | None:

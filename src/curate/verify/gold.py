@@ -25,6 +25,7 @@ from curate.verify.reference_rules import (
     check_result_rules,
     may_vary,
     order_probe,
+    probe_keys,
     split_probe,
 )
 from score.comparison.compare import compare
@@ -42,6 +43,17 @@ class Drop:
     reason: str
 
 
+@dataclass(frozen=True)
+class GoldRun:
+    """A gold that met the reference rules: its result and, where its order probe ran,
+    the ORDER BY key values of each of its rows (``order_keys``, row for row; None
+    otherwise).  Neighbouring rows with equal keys are tied: their order is the
+    determinism rules' question, not another check's (:mod:`curate.verify.tied_rows`)."""
+
+    result: QueryResult
+    order_keys: QueryResult | None = None
+
+
 def run_gold(
     sql: str,
     executor: Executor,
@@ -50,8 +62,9 @@ def run_gold(
     order_matters: bool,
     profile: str,
     tree: exp.Expression | None = None,
-) -> QueryResult | Drop:
-    """The gold's result if it meets every reference rule, else the Drop saying why.
+    keys_wanted: bool = False,
+) -> GoldRun | Drop:
+    """The gold's run if it meets every reference rule, else the Drop saying why.
 
     One execution serves every check that can share it.  A gold with a top-level ORDER BY
     runs once with its ORDER BY keys appended (and one row past its LIMIT n, if any):
@@ -61,7 +74,8 @@ def run_gold(
     :func:`~curate.verify.reference_rules.may_vary` names in the tree, and for an order
     that matters and that the first run does not show to be total (rows that differ
     tied on every ORDER BY key).  ``tree`` is the gold already parsed (the guard's tree
-    of ``sql``).
+    of ``sql``).  ``keys_wanted`` runs the order probe (in place of the gold, no more
+    executions) even where no rule needs it, for its ORDER BY keys.
     """
     try:
         tree = tree if tree is not None else check_statement(sql)
@@ -71,15 +85,19 @@ def run_gold(
     if failure:
         return Drop("verify", failure.rule, failure.reason)
     order_checked = rules.deterministic and order_matters
-    probe = order_probe(tree) if rules.no_ties_at_limit or order_checked else None
-    if probe is not None and probe.n is None and not order_checked:
-        probe = None  # no LIMIT to check, no order to show total: the gold as it is
+    keyed = order_checked or keys_wanted
+    probe = order_probe(tree) if rules.no_ties_at_limit or keyed else None
+    if probe is not None and probe.n is None and not keyed:
+        probe = None  # no LIMIT to check, no order to show total or keys: the gold as it is
     first: QueryResult | QueryError | None = None
+    keys: QueryResult | None = None  # the ORDER BY keys of each row of first
     cut, order_open = False, True  # the LIMIT cuts through ties; the order is not total
     if probe is not None:
         probed = executor.try_execute(probe.query.sql("duckdb"))
         if isinstance(probed, QueryResult):
             first, cut, order_open = split_probe(probed, probe)
+            keys = probe_keys(probed, probe)
+            keys = QueryResult(keys.columns, keys.types, keys.table.slice(0, first.num_rows))
     if first is None:
         first = executor.try_execute(sql)
     if isinstance(first, QueryError):
@@ -106,7 +124,7 @@ def run_gold(
             f"ORDER BY ... LIMIT {n} cuts through rows tied on the ORDER BY keys "
             "(add a tie-breaker)",
         )
-    return first
+    return GoldRun(first, keys)
 
 
 def _second_run_needed(tree: exp.Expression, order_matters: bool, order_open: bool) -> bool:

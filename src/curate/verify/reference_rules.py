@@ -274,18 +274,25 @@ def order_probe(tree: exp.Expression) -> LimitProbe | None:
     return LimitProbe(_with_keys(tree.copy(), keys), None, len(keys))
 
 
+def probe_keys(result: QueryResult, probe: LimitProbe) -> QueryResult:
+    """The ORDER BY key values of each row of a probe's result (every row it returned,
+    the one past the LIMIT too): its appended columns, or whole rows when none was."""
+    width = result.num_columns - probe.extra
+    if not probe.extra:
+        return result
+    return QueryResult(
+        result.columns[width:],
+        result.types[width:],
+        result.table.select(list(range(width, result.num_columns))),
+    )
+
+
 def split_probe(result: QueryResult, probe: LimitProbe) -> tuple[QueryResult, bool, bool]:
     """The gold's own result (its first n rows, its columns); whether the LIMIT cuts
     through ties; and whether its order is open: two rows of it that differ are tied
     on the ORDER BY keys (with DISTINCT and a LIMIT, whole rows are the keys: open)."""
     width = result.num_columns - probe.extra
-    keys = QueryResult(
-        result.columns[width:] or result.columns,
-        result.types[width:] or result.types,
-        result.table.select(list(range(width, result.num_columns)))
-        if probe.extra
-        else result.table,
-    )
+    keys = probe_keys(result, probe)
     table = result.table.select(list(range(width)))
     if probe.n is not None:
         table = table.slice(0, probe.n)
@@ -298,7 +305,7 @@ def _order_open(own: QueryResult, keys: QueryResult) -> bool:
     """Whether two neighbouring rows of ``own`` differ but have equal ORDER BY keys."""
     rows, key_rows = own.rows(), keys.rows()
     return any(
-        all(map(_same_key, key_rows[i - 1], key_rows[i])) and rows[i - 1] != rows[i]
+        all(map(same_key, key_rows[i - 1], key_rows[i])) and rows[i - 1] != rows[i]
         for i in range(1, len(rows))
     )
 
@@ -366,13 +373,13 @@ def may_vary(tree: exp.Expression, *, order_matters: bool = True) -> str | None:
 def cuts_ties(probe_result: QueryResult, n: int) -> bool:
     """Whether rows n and n + 1 of a :func:`tie_probe` result have equal keys."""
     rows = probe_result.rows()
-    return len(rows) > n and all(map(_same_key, rows[n - 1], rows[n]))
+    return len(rows) > n and all(map(same_key, rows[n - 1], rows[n]))
 
 
-def _same_key(a: object, b: object) -> bool:
+def same_key(a: object, b: object) -> bool:
     """Equal as ORDER BY keys: DuckDB sorts NaN as one value, so NaN ties with NaN.
 
-    >>> _same_key(float("nan"), float("nan")), _same_key(1.0, 1), _same_key(None, 0)
+    >>> same_key(float("nan"), float("nan")), same_key(1.0, 1), same_key(None, 0)
     (True, True, False)
     """
     if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):

@@ -9,7 +9,7 @@ import pytest
 
 from curate.pipeline import CurationOptions, curate_record, curation_context
 from curate.sources.records import SourceRecord, UnanswerableBecause
-from curate.verify.reference_rules import order_probe, split_probe
+from curate.verify.reference_rules import ReferenceRules, order_probe, split_probe
 from score.comparison.result_hash import result_sha256
 from score.execution.executor import Executor
 from score.execution.guard import check_statement
@@ -164,3 +164,29 @@ def test_split_probe_tells_a_cut_tie_from_an_open_order(rows, cut, open_):
 )
 def test_order_probe_is_only_made_where_the_keys_can_be_appended(gold):
     assert order_probe(check_statement(gold)) is None
+
+
+@pytest.mark.parametrize(
+    ("deterministic", "runs", "status"), [(True, 3, "dropped"), (False, 2, "kept")]
+)
+def test_the_collation_check_s_keys_cost_no_execution(
+    executor, requests, deterministic, runs, status
+):
+    """A SQL Server gold that groups text and orders by a number that ties: its order
+    probe (run in place of the gold, also when no reference rule needs it) gives the
+    collation check its tie groups; the check adds only its own run under NOCASE (where
+    the tied rows come in another order: rule deterministic, when it is on)."""
+    record = SourceRecord(
+        id="r1",
+        question="A question.",
+        gold_sql="SELECT gender_source_value AS g, year_of_birth AS y, COUNT(*) AS n "
+        "FROM cdm.person GROUP BY gender_source_value, year_of_birth ORDER BY y",
+        gold_dialect="tsql",
+    )
+    options = CurationOptions(rules=ReferenceRules(deterministic=deterministic))
+    with curation_context(executor, options) as ctx:
+        _, verdict = curate_record(record, ctx)
+    assert verdict.status == status, verdict.reason
+    assert len(requests) == runs, requests
+    assert "_tie_k0" in requests[0]  # the probe is the first run, its keys appended
+    assert "_tie_k0" not in requests[-1]  # the gold itself, run under NOCASE

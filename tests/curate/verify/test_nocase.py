@@ -7,9 +7,11 @@ import pytest
 
 from curate.pipeline import CurationOptions, curation_context
 from curate.verify.nocase import NocaseExecutor, case_insensitive_searches, nocase_available
+from curate.verify.reference_rules import ReferenceRules
 from score.comparison.result_hash import result_sha256
 from score.execution.executor import Executor
 from score.execution.result import QueryResult
+from tests.curate.verify.test_collation_check import SORTED_BY_CASE, TIED, verdict_of
 
 #: DuckDB SQL whose result depends on case: each must give DuckDB NOCASE's result on
 #: PostgreSQL's twin (and the case-sensitive one on the plain schema).
@@ -21,6 +23,13 @@ CASE_DEPENDENT = [
     "SELECT count(DISTINCT lower(domain_id)) AS d, count(DISTINCT domain_id) AS e "
     "FROM cdm.concept WHERE domain_id IN ('condition', 'Drug')",
 ]
+
+#: SQL Server that groups 'M' with 'm' (the twin's views carry the collation: a VALUES
+#: list's text has none there, so CDM text is grouped).
+MERGED = (
+    "SELECT g, COUNT(*) AS n FROM (SELECT gender_source_value AS g FROM cdm.person "
+    "UNION ALL SELECT LOWER(gender_source_value) FROM cdm.person) AS t GROUP BY g"
+)
 
 
 def test_searches_leave_the_nondeterministic_collation():
@@ -70,3 +79,21 @@ def test_curation_refuses_an_executor_that_would_run_duckdb_sql_untranslated(pg_
         with pytest.raises(ValueError, match="sql_dialect='duckdb'"):
             with curation_context(bare):
                 pass
+
+
+def test_the_twin_leaves_rows_tied_on_the_order_to_the_determinism_check(pg):
+    """As on DuckDB (tests/curate/verify/test_collation_check.py): rows the gold's ORDER
+    BY ties come in another order on the twin (no case difference: the determinism
+    rule's); text sorted or grouped otherwise without case still drops the gold."""
+    nocase = NocaseExecutor(pg)
+    try:
+        plain, twin = pg.execute(TIED).rows(), nocase.try_execute(TIED)
+    finally:
+        nocase.close()
+    assert isinstance(twin, QueryResult) and plain != twin.rows()  # the premise, here
+    assert sorted(plain) == sorted(twin.rows())
+    assert verdict_of(TIED, pg).rule == "deterministic"  # a second run, ties otherwise
+    assert verdict_of(TIED, pg, rules=ReferenceRules(deterministic=False)).status == "kept"
+    for gold, said in ((SORTED_BY_CASE, "same rows in another order"), (MERGED, "other rows")):
+        verdict = verdict_of(gold, pg)
+        assert verdict.rule == "case_insensitive_collation" and said in verdict.reason

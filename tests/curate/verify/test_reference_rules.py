@@ -33,7 +33,8 @@ NUMBER_TYPES = [
 
 
 def gold(sql: str, executor):
-    return run_gold(sql, executor, ReferenceRules(), order_matters=False, profile="sqlgold")
+    run = run_gold(sql, executor, ReferenceRules(), order_matters=False, profile="sqlgold")
+    return run if isinstance(run, Drop) else run.result
 
 
 @pytest.mark.parametrize(("dtype", "value"), NUMBER_TYPES)
