@@ -23,6 +23,7 @@ from curate.verify.reference_rules import (
     ReferenceRules,
     check_query_rules,
     check_result_rules,
+    first_open_tie,
     may_vary,
     order_probe,
     probe_keys,
@@ -109,6 +110,22 @@ def run_gold(
         drop = window_ties_drop(tree, first, executor, order_matters=order_matters, profile=profile)
         if drop:
             return drop
+    if cut and rules.no_ties_at_limit:  # shown by the first run: no second run decides it
+        return Drop(
+            "verify",
+            "no_ties_at_limit",
+            f"ORDER BY ... LIMIT {probe.n} cuts through rows tied on the ORDER BY keys "
+            "(add a tie-breaker)",
+        )
+    tied = first_open_tie(first, keys) if order_checked and keys is not None else None
+    if tied is not None:
+        return Drop(
+            "verify",
+            "deterministic",
+            f"its ORDER BY leaves rows that differ tied (rows {tied} and {tied + 1} have the "
+            "same ORDER BY keys): their order is the query plan's, two runs may differ and "
+            "a right answer may order them otherwise; add a tie-breaker to the ORDER BY",
+        )
     if rules.deterministic and _second_run_needed(tree, order_matters, order_open or cut):
         second = executor.try_execute(sql)
         if isinstance(second, QueryError):
@@ -116,14 +133,6 @@ def run_gold(
         verdict = compare(first, second, profile, order_matters=order_matters)
         if not verdict.match:
             return Drop("verify", "deterministic", f"two runs differ: {verdict.reason}")
-    if cut and rules.no_ties_at_limit:
-        n = probe.n
-        return Drop(
-            "verify",
-            "no_ties_at_limit",
-            f"ORDER BY ... LIMIT {n} cuts through rows tied on the ORDER BY keys "
-            "(add a tie-breaker)",
-        )
     return GoldRun(first, keys)
 
 

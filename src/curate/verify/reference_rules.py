@@ -303,11 +303,22 @@ def split_probe(result: QueryResult, probe: LimitProbe) -> tuple[QueryResult, bo
 
 def _order_open(own: QueryResult, keys: QueryResult) -> bool:
     """Whether two neighbouring rows of ``own`` differ but have equal ORDER BY keys."""
+    return first_open_tie(own, keys) is not None
+
+
+def first_open_tie(own: QueryResult, keys: QueryResult) -> int | None:
+    """The first row (from 0) of ``own`` that differs from the row before it but has
+    the same ORDER BY keys (``keys``, row for row), None if there is none.
+
+    >>> r = QueryResult.from_rows(["who", "n"], [("a", 3), ("b", 2), ("c", 2)])
+    >>> first_open_tie(r, QueryResult.from_rows(["n"], [(3,), (2,), (2,)]))
+    2
+    """
     rows, key_rows = own.rows(), keys.rows()
-    return any(
-        all(map(same_key, key_rows[i - 1], key_rows[i])) and rows[i - 1] != rows[i]
-        for i in range(1, len(rows))
-    )
+    for i in range(1, min(len(rows), len(key_rows))):
+        if all(map(same_key, key_rows[i - 1], key_rows[i])) and rows[i - 1] != rows[i]:
+            return i
+    return None
 
 
 _ARBITRARY = frozenset(
