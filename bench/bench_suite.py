@@ -302,6 +302,8 @@ def markdown(figures: dict) -> str:
             )
         )
         lines.append("")
+    for name, when in sorted(figures.get("measured_earlier", {}).items()):
+        lines.append(f"{name}: measured earlier ({when}), not in the run that wrote this page.")
     lines.append(f"Machine: {figures['machine']}.")
     return "\n".join(lines) + "\n"
 
@@ -336,7 +338,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tasks", type=Path, default=TASKS)
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--out", type=Path, default=ROOT / "bench" / "suite.json")
-    p.add_argument("--no-text2omop", action="store_true", help="skip figure 5")
+    p.add_argument(
+        "--no-text2omop",
+        action="store_true",
+        help="skip figure 5 (TEXT-TO-OMOP), keeping its earlier figures in --out",
+    )
     p.add_argument("--runs", type=int, default=3, help="timed scorings of figure 4")
     p.add_argument(
         "--scoring-only",
@@ -364,6 +370,16 @@ def main(argv: list[str] | None = None) -> int:
             log("building TEXT-TO-OMOP's suite")
             tasks = text2omop_tasks(args.db, work)
             figures["sets"]["TEXT-TO-OMOP test"] = build(tasks, args.db, work / "t2o", args.jobs)
+        elif args.no_text2omop:
+            log("TEXT-TO-OMOP skipped (--no-text2omop): its figures of --out are kept")
+            earlier = json.loads(args.out.read_text(encoding="utf-8")) if args.out.is_file() else {}
+            if "TEXT-TO-OMOP test" in earlier.get("sets", {}):
+                figures["sets"]["TEXT-TO-OMOP test"] = earlier["sets"]["TEXT-TO-OMOP test"]
+                figures["measured_earlier"] = {
+                    "TEXT-TO-OMOP test": earlier.get("measured_earlier", {}).get(
+                        "TEXT-TO-OMOP test", "an earlier run of bench_suite.py"
+                    )
+                }
         else:
             log(f"TEXT-TO-OMOP skipped ({TEXT2OMOP} absent)")
     args.out.write_text(json.dumps(figures, indent=2, sort_keys=True) + "\n", encoding="utf-8")
