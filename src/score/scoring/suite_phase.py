@@ -209,7 +209,15 @@ def variant_lanes(settings: ExecutorSettings) -> int:
     >>> variant_lanes(ExecutorSettings(threads=1)), variant_lanes(ExecutorSettings(threads=64))
     (1, 4)
     """
-    return max(1, min(settings.threads or os.cpu_count() or 1, MAX_LANES))
+    return max(1, min(settings.threads or _usable_cores(), MAX_LANES))
+
+
+def _usable_cores() -> int:
+    """The cores this process may run on (a container's or ``taskset``'s share)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        return os.cpu_count() or 1
 
 
 @dataclass
