@@ -5,13 +5,15 @@ The base scoring (:mod:`score.scoring.pipeline`) leaves each record with
 ``base_correct`` (its verdict on the base database) and ``suite`` None (not yet
 judged).  :func:`judge_with_suite` then settles every such record:
 
-* an instance not right on the base database, an unanswerable one (nothing to run) and
+* an instance not right on the base database, an unanswerable one (nothing to run),
   one of a task the suite drops (its gold and reference answer disagree on a variant, or
-  its gold fails on one: :attr:`score.suite.suite_file.Suite.drops`) are judged by the
+  its gold fails on one: :attr:`score.suite.suite_file.Suite.drops`) and one that reads
+  vocabulary tables only (every variant holds the base's, row for row) are judged by the
   base database alone; the record says which and why;
-* the others run variant by variant (variant-major: one executor is open at a time,
-  whatever the number of variants, and closed before the next opens), each with the
-  same comparator profile and order rule as on the base database.  The first variant
+* the others run variant by variant (variant-major: at most two variants' executors are
+  open, whatever the number of variants: the one in use and the next, opened ahead by
+  :func:`opened_in_turn`), each with the same comparator profile and order rule as on
+  the base database.  The first variant
   on which the prediction's result differs from the gold's (or the prediction fails)
   tells them apart: the instance becomes ``mismatch``, with that variant named, and runs
   on no later variant.  A gold that fails on a variant leaves that variant out of the

@@ -1,6 +1,6 @@
 """One pass over one variant of a test suite: each prediction still to judge runs there
 and its result is compared with its gold's (:mod:`score.scoring.suite_phase` makes one
-pass per variant, one variant's executor open at a time).
+pass per variant, the next variant's executor opened while this one is used).
 
 With ``jobs`` > 1 that many predictions run at once, each in its own query process.
 With one job the gold results come first (from the cache, else run), then the
