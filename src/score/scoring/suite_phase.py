@@ -7,9 +7,9 @@ judged).  :func:`judge_with_suite` then settles every such record:
 
 * an instance not right on the base database, an unanswerable one (nothing to run),
   one of a task the suite drops (its gold and reference answer disagree on a variant, or
-  its gold fails on one: :attr:`score.suite.suite_file.Suite.drops`) and one that reads
-  vocabulary tables only (every variant holds the base's, row for row) are judged by the
-  base database alone; the record says which and why;
+  its gold fails on one: :attr:`score.suite.suite_file.Suite.drops`) and one that, like
+  its gold, reads vocabulary tables only (every variant holds the base's, row for row)
+  are judged by the base database alone; the record says which and why;
 * the others run variant by variant (variant-major: at most two variants' executors are
   open, whatever the number of variants: the one in use and the next, opened ahead by
   :func:`opened_in_turn`), each with the same comparator profile and order rule as on
@@ -129,11 +129,15 @@ def without_variants(
     dialect: str | None = None,
     *,
     run_executed: bool = False,
+    gold_reads_vocabulary_only: bool = False,
 ) -> dict[str, Any] | None:
     """The suite verdict of an instance the variants do not judge, else None (it runs
     on them).  ``dialect``: what its ``sql`` is written in (None: DuckDB's);
     ``run_executed``: its ``executed_sql`` is DuckDB SQL (a DuckDB base database), read
-    instead."""
+    instead; ``gold_reads_vocabulary_only``: its task's gold reads vocabulary tables only
+    (an answer that does too returns on every variant what it returned on the base
+    database, and so does the gold; an answer reading only the vocabulary for a gold
+    that reads clinical rows is exactly what a variant can tell apart)."""
     if not record["answerable"]:
         return verdict(
             record["base_correct"],
@@ -151,11 +155,13 @@ def without_variants(
     if not record.get("sql"):
         return verdict(True, "no SQL to run on the variants: judged on the base database only")
     executed = record.get("executed_sql") if run_executed else None
-    if reads_only_vocabulary(executed or record["sql"], None if executed else dialect):
+    if gold_reads_vocabulary_only and reads_only_vocabulary(
+        executed or record["sql"], None if executed else dialect
+    ):
         return verdict(
             True,
-            "reads vocabulary tables only, which every variant holds row for row as the "
-            "base database does: judged on the base database",
+            "it and its gold read vocabulary tables only, which every variant holds row "
+            "for row as the base database does: judged on the base database",
         )
     return None
 
@@ -274,10 +280,21 @@ def judge_with_suite(
     once per variant and share the verdict."""
     pairs: dict[tuple[str, str], list[dict[str, Any]]] = {}
     drops = dict(suite.drops)
+    vocabulary_golds: dict[str, bool] = {}
     for record in records:
         if record.get("suite") is not None:
             continue
-        decided = without_variants(record, drops, run.dialect, run_executed=run.run_executed)
+        tid = record["task_id"]
+        if tid not in vocabulary_golds:
+            gold_sql = (tasks.get(tid) or {}).get("gold_sql")
+            vocabulary_golds[tid] = isinstance(gold_sql, str) and reads_only_vocabulary(gold_sql)
+        decided = without_variants(
+            record,
+            drops,
+            run.dialect,
+            run_executed=run.run_executed,
+            gold_reads_vocabulary_only=vocabulary_golds[tid],
+        )
         if decided is not None:
             settle(record, decided)
         else:

@@ -393,3 +393,26 @@ def test_each_variant_is_opened_while_the_one_before_is_judged_and_every_one_is_
     for ex in opened[2:]:
         with pytest.raises(RuntimeError, match="closed"):
             ex.execute("SELECT 1")
+
+
+def test_an_answer_reading_only_the_vocabulary_is_run_where_its_gold_reads_clinical_rows(
+    omop_db, made_suite, suite_run, tmp_path
+):
+    # it returns the gold's count on the base database by coincidence; the gold's count
+    # changes on a variant and the vocabulary's rows do not: the suite must still see it
+    out = tmp_path / "run"
+    preds = write_predictions(
+        tmp_path / "preds.jsonl",
+        {("s-count", "en"): "SELECT 1130 AS n FROM cdm.vocabulary LIMIT 1"},
+    )
+    with Executor(omop_db) as ex:
+        run_scoring(
+            tasks_of(made_suite),
+            preds,
+            out,
+            ex,
+            ScoringOptions(split="all", cache_dir=suite_run[1], suite=made_suite.folder),
+        )
+    record = by_key(out)[("s-count", "en")]
+    assert record["base_correct"] is True and record["outcome"] == "mismatch"
+    assert record["suite"]["told_apart_by"] == "v1-even"

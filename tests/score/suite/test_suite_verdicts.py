@@ -61,16 +61,20 @@ def test_the_summary_lists_what_only_the_suite_caught_and_the_dropped_tasks():
 
 
 def test_an_answer_that_reads_the_vocabulary_only_is_judged_on_the_base_database():
-    # every variant holds the base database's vocabulary row for row: it returns there
-    # what it returned on the base database, so it runs on none of them
+    # every variant holds the base database's vocabulary row for row: where the gold
+    # reads it only too, both return there what they returned on the base database
     concept = "SELECT concept_name FROM cdm.concept WHERE concept_id = 8507"
-    judged = without_variants(marked("correct", sql=concept), {})
+    only = {"gold_reads_vocabulary_only": True}
+    judged = without_variants(marked("correct", sql=concept), {}, **only)
     assert judged is not None and judged["correct"] and judged["variants_matched"] == 0
     assert "vocabulary tables only" in judged["reason"]
+    # a gold that reads clinical rows changes on a variant, such an answer does not:
+    # exactly the coincidence a variant tells apart
+    assert without_variants(marked("correct", sql=concept), {}) is None
     # on a DuckDB base database the DuckDB SQL it became is what is read
     ran = marked("correct", sql=concept, executed_sql="SELECT count(*) FROM cdm.person")
-    assert without_variants(ran, {}, run_executed=True) is None
-    assert without_variants(ran, {}) is not None  # its text, when that SQL is not DuckDB's
+    assert without_variants(ran, {}, run_executed=True, **only) is None
+    assert without_variants(ran, {}, **only) is not None  # its text, not DuckDB's SQL
     for sql in (
         "SELECT COUNT(*) FROM cdm.person",
         "SELECT c.concept_name FROM cdm.concept c "
@@ -81,7 +85,7 @@ def test_an_answer_that_reads_the_vocabulary_only_is_judged_on_the_base_database
         "SELECT * FROM read_parquet('concept.parquet')",
         "SELECT concept_id FROM cdm.source_to_concept_map",  # variants do not share it
     ):
-        assert without_variants(marked("correct", sql=sql), {}) is None, sql
+        assert without_variants(marked("correct", sql=sql), {}, **only) is None, sql
     # PostgreSQL SQL is read as PostgreSQL
     pg = marked("correct", sql="SELECT concept_name::text FROM cdm.concept LIMIT 1")
-    assert without_variants(pg, {}, "postgres") is not None
+    assert without_variants(pg, {}, "postgres", **only) is not None
