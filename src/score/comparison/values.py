@@ -231,15 +231,26 @@ def _canon(v: Any) -> Any:
     return (type(v).__name__, str(v))
 
 
+#: The longest string a reason shows whole.
+SHOWN_CHARACTERS = 200
+
+
 def show(v: Any) -> str:
     """A cell as a reason shows it: strings quoted, NULL as NULL, dates in ISO form.
 
+    A long string is cut (a hostile answer's 100 MB cell once made a 100 MB reason, and
+    a review page no browser could open).
+
     >>> show(None), show("a"), show(9.999), show(dt.date(2020, 1, 2))
     ('NULL', "'a'", '9.999', '2020-01-02')
+    >>> show("x" * 1000)[-24:]
+    "x'... (1,000 characters)"
     """
     if v is None:
         return "NULL"
     if isinstance(v, str):
+        if len(v) > SHOWN_CHARACTERS:
+            return f"{v[:SHOWN_CHARACTERS]!r}... ({len(v):,} characters)"
         return repr(v)
     if isinstance(v, float | int | decimal.Decimal):
         return str(v)

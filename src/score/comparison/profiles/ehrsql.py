@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 
 from score.comparison.profiles.base import Flags, Verdict
 from score.comparison.python_values import python_values, timestamp_parts
-from score.comparison.values import round_like_python
+from score.comparison.values import round_like_python, show
 from score.execution.result import QueryResult
 
 PEER = "EHRSQL process_answer"
@@ -79,9 +79,14 @@ def compare_ehrsql(gold: QueryResult, pred: QueryResult, flags: Flags) -> Verdic
     for i, (a, b) in enumerate(zip(g, p, strict=False)):
         if a != b:
             return Verdict(
-                False, f"{PEER}: sorted row {i + 1} differs: predicted {list(b)} vs gold {list(a)}"
+                False, f"{PEER}: sorted row {i + 1} differs: predicted {_row(b)} vs gold {_row(a)}"
             )
     return Verdict(False, f"{PEER}: predicted has {len(p)} sorted row(s) in view, gold {len(g)}")
+
+
+def _row(row: tuple) -> str:
+    """A row of cell texts as a reason shows it (a long text cut, :func:`show`)."""
+    return "[" + ", ".join(show(v) if isinstance(v, str) else repr(v) for v in row) + "]"
 
 
 def _texts(arr: pa.ChunkedArray, duckdb_type: str) -> pa.Array:
