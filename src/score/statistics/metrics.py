@@ -203,7 +203,7 @@ def component_row(rec: Mapping[str, Any]) -> tuple[bool, ...]:
     (True, False, True, False)
     """
     outcome = rec["outcome"]
-    scored = outcome not in EXCLUDED
+    scored = is_scored(rec)
     answerable = scored and rec["answerable"]
     unanswerable = scored and not rec["answerable"]
     abstained = outcome == Outcome.ABSTAINED
