@@ -48,6 +48,7 @@ from curate.verify.reference_rules import ReferenceRules
 from curate.verify.semantics import collation_drop, collation_warned, unresolved, unresolved_drop
 from score.comparison.order_matters import ordered_result
 from score.comparison.result_hash import result_sha256
+from score.errors import DatabaseError
 from score.execution.executor import Executor, ExecutorSettings
 from score.execution.guard import check_statement
 from score.execution.result import QueryError, QueryResult
@@ -232,11 +233,15 @@ def curate_record(
     its reading when it was read ahead (:mod:`curate.read_ahead`).
 
     No record can end a run: any exception while curating it becomes a drop (stage
-    ``internal``, the exception's type and message, and the stage it happened in).
+    ``internal``, the exception's type and message, and the stage it happened in).  A
+    database that went away (:class:`~score.errors.DatabaseError`) is no record's: it ends
+    the run.
     """
     stage = _Stage()
     try:
         return _curate(record, ctx, stage, ahead)
+    except DatabaseError:  # the database went away: no record's drop, the run's error
+        raise
     except Exception as error:  # noqa: BLE001 - one record's failure is that record's drop
         where = getattr(error, "sqlgold_stage", stage.name)  # set by read_gold
         return _dropped(record.id, internal_drop(error, where), [])
@@ -424,6 +429,8 @@ def curate_records(
                     outcomes.append(outcome)
                     if progress:
                         progress(record)
+            except DatabaseError:
+                raise
             except Exception as error:  # noqa: BLE001 - a worker died: drop what it held
                 for record in records[len(outcomes) :]:
                     outcomes.append(_dropped(record.id, internal_drop(error, "worker"), []))

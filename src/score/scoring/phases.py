@@ -18,6 +18,7 @@ from typing import Any
 
 from score.comparison.compare import compare
 from score.comparison.profiles.base import Verdict
+from score.errors import DatabaseError
 from score.execution.executor import Executor
 from score.execution.result import QueryError, QueryResult
 from score.inputs.predictions import Prediction
@@ -71,7 +72,11 @@ class Pending:
         self.result.settle(decided)
 
     def fail(self, e: Exception) -> None:
-        """A failure of sqlgold's own code: the instance's outcome, nothing left to do."""
+        """A failure of sqlgold's own code: the instance's outcome, nothing left to do.
+        A database that went away is no instance's outcome: it ends the run (every
+        instance after it would fail alike), and ``--resume`` goes on once it is back."""
+        if isinstance(e, DatabaseError):
+            raise e
         self.predicted = self.prepared = None
         self.csv_to_read = False
         self.settle(decision.for_failure(e))

@@ -147,6 +147,14 @@ class RunLane:
         out.set_result(read_csv_phase(pending, self._ctx))
 
     def _finish(self, flight: InFlight, stream: QueryStream) -> None:
+        try:
+            self._finish_flight(flight, stream)
+        except BaseException as e:  # the database went away: the caller waits for this one
+            if not flight.out.done():
+                flight.out.set_exception(e)
+            raise
+
+    def _finish_flight(self, flight: InFlight, stream: QueryStream) -> None:
         pending, ctx = flight.pending, self._ctx
         reply, pending.prepared = pending.prepared, None
         assert reply is not None and pending.prediction is not None

@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 import pytest
 
+from score.errors import DatabaseError
 from score.execution.executor import Executor, ExecutorSettings
 from score.execution.result import QueryError
 from score.scoring.run import ScoringOptions, run_scoring
@@ -37,6 +38,17 @@ class Abort:
     def handle(self, session: Any) -> None:
         os.write(2, (ABORTED + "\n  what():  std::bad_alloc\n").encode())
         os.abort()
+
+
+@dataclass(frozen=True)
+class LoseTheDatabase:
+    """A request that finds the database gone, as a Spark query meeting a stopped
+    SparkContext does."""
+
+    timed: ClassVar[bool] = False
+
+    def handle(self, session: Any) -> None:
+        raise DatabaseError("the server went away", path="sc://nowhere:1")
 
 
 def _join_replacements(ex: Executor) -> None:
@@ -176,3 +188,16 @@ def test_threads_losing_processes_at_once_each_get_a_process(omop_db: Path):
             done = list(pool.map(lane, range(3)))
         assert done == [("timeout", [(n,)]) for n in range(3)]
         assert ex.workers_replaced == 3
+
+
+def test_a_database_gone_is_the_callers_error_not_a_query_outcome(omop_db: Path):
+    """A database that went away mid-run (a Spark server whose context stopped) is raised
+    as a DatabaseError, never recorded as the outcome of the query that met it; the
+    process that met it is not used again."""
+    with Executor(omop_db, settings=ExecutorSettings()) as ex:
+        with pytest.raises(DatabaseError) as caught:
+            ex.call(LoseTheDatabase())
+        assert caught.value.message == "the server went away"
+        assert caught.value.path == "sc://nowhere:1"
+        assert ex.execute("SELECT 2 AS n").rows() == [(2,)]
+        assert ex.workers_started == 2

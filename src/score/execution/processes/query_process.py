@@ -196,6 +196,9 @@ class Worker:
             self._lost()
         if kind == "error":
             raise value
+        if kind == "lost":  # the database went away: the run's error, not a query's outcome
+            _, text, path = value
+            raise DatabaseError(text, path=path or database_label(self.spec.db_path))
         return value
 
     def _lost(self) -> None:

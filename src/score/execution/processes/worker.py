@@ -13,7 +13,9 @@ or its parent goes away, or until its engine's connection cannot be trusted for 
 (``broken``): that reply is marked the last, and the process ends after it.  Whatever
 a request raises becomes its reply (a :class:`~score.execution.result.QueryError`), so nothing a
 query does ends the process except what cannot be caught, and that is the supervisor's
-to handle.  A process that ran short of memory, or whose address space or resident
+to handle; a :class:`~score.errors.DatabaseError` (the database went away: a Spark server
+whose context stopped) is the last reply, and the caller raises it as the run's error.
+A process that ran short of memory, or whose address space or resident
 set grew past a share of the memory limit (:func:`worn`), ends after its reply the same
 way, so every query runs in a process in the state of a new one, give or take that
 share.  What it prints goes to a file (:mod:`score.execution.processes.query_process`).
@@ -34,7 +36,7 @@ from multiprocessing import connection, reduction
 from pathlib import Path
 from typing import Any
 
-from score.errors import SqlgoldError
+from score.errors import DatabaseError, SqlgoldError
 from score.execution.engines import open_engine
 from score.execution.guard import silence_sqlglot
 from score.execution.processes.messages import Session, time_limit
@@ -119,6 +121,10 @@ def serve(conn: connection.Connection, spec: WorkerSpec, output: str | None = No
             reply: tuple[str, Any] = ("ok", request.handle(session))
         except QueryError as e:
             reply = ("error", e)
+        except DatabaseError as e:  # the database went away (a server that stopped): no
+            # query's outcome, the caller's error; this process ends after saying so
+            _send(conn, ("lost", _portable_error(e), True))
+            break
         except MemoryError:
             reply = ("error", QueryError("runtime_error", "out of memory (the memory limit)"))
         except RecursionError:
