@@ -8,6 +8,7 @@ import pytest
 
 from score.cdm.duckdb_file import describe_database
 from score.errors import DatabaseError
+from score.execution.engines.base import Limits
 from score.execution.executor import Executor, ExecutorSettings
 from score.execution.result import QueryError
 from tests.score.execution.engines.awkward_values import AWKWARD, duckdb_digest
@@ -127,6 +128,68 @@ def test_timeout_interrupts_the_spark_job(spark_url: str):
         assert ex.workers_replaced == 0 and ex.workers_started == 1
         assert ex.execute("SELECT count(*) AS n FROM cdm.location").rows() == [(20,)]
         assert ex.workers_started == 1
+
+
+def test_the_session_is_pinned_with_small_scan_batches(spark_url: str):
+    """A killed task stops where it checks (once per scan batch): the session reads
+    Parquet and ORC in small batches, so a stopped runaway join frees the server soon."""
+    from score.execution.engines.spark import SESSION_CONF, SparkEngine
+
+    engine = SparkEngine(spark_url, None, ExecutorSettings())
+    try:
+        for key, value in SESSION_CONF.items():
+            assert engine._spark.conf.get(key) == value, key
+        assert int(SESSION_CONF["spark.sql.parquet.columnarReaderBatchSize"]) <= 64
+    finally:
+        engine.close()
+
+
+def test_a_stopped_spark_context_is_the_runs_error_not_a_query_outcome():
+    """What a stopped SparkContext (or a server gone) says is raised as a DatabaseError
+    naming the server; a query's own error stays a QueryError."""
+    from score.execution.engines import spark as engine_module
+
+    class Frame:
+        def __init__(self, error: Exception) -> None:
+            self.error = error
+
+        def limit(self, n: int) -> Frame:
+            return self
+
+        def toArrow(self):  # noqa: N802 - pyspark's name
+            raise self.error
+
+    class Session:
+        def __init__(self, error: Exception) -> None:
+            self.error = error
+
+        def addTag(self, tag: str) -> None:  # noqa: N802
+            pass
+
+        def removeTag(self, tag: str) -> None:  # noqa: N802
+            pass
+
+        def sql(self, text: str) -> Frame:
+            return Frame(self.error)
+
+    def engine_raising(error: Exception):
+        engine = object.__new__(engine_module.SparkEngine)
+        engine.url, engine.broken, engine._spark = "sc://cdm:15002", False, Session(error)
+        return engine
+
+    limits = Limits(None, 10, 2**20, 10.0)
+    stopped = RuntimeError(
+        "(java.lang.IllegalStateException) Cannot call methods on a stopped SparkContext."
+    )
+    engine = engine_raising(stopped)
+    with pytest.raises(DatabaseError) as e:
+        engine._fetch("SELECT 1", limits)
+    assert "SparkContext has stopped" in e.value.message and e.value.path == "sc://cdm:15002"
+    assert engine.broken
+    engine = engine_raising(RuntimeError("[DIVIDE_BY_ZERO] Division by zero."))
+    with pytest.raises(QueryError):
+        engine._fetch("SELECT 1", limits)
+    assert not engine.broken
 
 
 def test_errors_are_classified(spark_executor: Executor):
