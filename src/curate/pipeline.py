@@ -40,7 +40,7 @@ from curate.task_record import task_record
 from curate.template_cache import TemplateCache
 from curate.tiers import classify_tier, extract_features
 from curate.transpile.to_duckdb import Transpiled
-from curate.verify.gold import Drop, check_answer, check_unanswerable, run_gold
+from curate.verify.gold import Drop, check_answer, check_unanswerable, internal_drop, run_gold
 from curate.verify.identical_results import RULE as IDENTICAL_RULE
 from curate.verify.identical_results import ResultPrint, over_limit
 from curate.verify.nocase import NocaseExecutor, open_nocase
@@ -211,19 +211,6 @@ class _Stage:
     """The stage a record is in, so an unexpected error can say where it happened."""
 
     name = "ohdsi"
-
-
-def internal_drop(error: BaseException, stage: str) -> Drop:
-    """An unexpected exception as a drop: stage ``internal``, the exception's type as rule.
-
-    >>> internal_drop(ValueError("bad\\nvalue"), "verify")
-    Drop(stage='internal', rule='ValueError', reason='ValueError while in stage verify: bad value')
-    """
-    kind = type(error).__name__
-    message = " ".join(str(error).split())
-    if len(message) > 500:
-        message = message[:497] + "..."
-    return Drop("internal", kind, f"{kind} while in stage {stage}: {message}")
 
 
 def curate_record(

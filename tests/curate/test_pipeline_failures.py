@@ -9,7 +9,7 @@ import pytest
 from curate import gold_reading, pipeline
 from curate.curation import curate_to_files
 from curate.sources import load as importers
-from score.errors import SqlgoldError
+from score.errors import DatabaseError, SqlgoldError
 
 RECORDS = [
     {
@@ -104,3 +104,19 @@ def test_a_failing_importer_is_a_problem_not_the_end_of_the_run(
             "line": None,
         }
     ]
+
+
+def test_a_database_gone_is_no_records_drop_but_the_runs_error(
+    executor, source, tmp_path, monkeypatch
+):
+    """A database that went away (a Spark server whose SparkContext stopped) would fail
+    every record after it: the run ends with that error, and writes no task file."""
+
+    def gone(*args, **kwargs):
+        raise DatabaseError("the Spark server stopped answering", path="sc://cdm:15002")
+
+    monkeypatch.setattr(pipeline, "run_gold", gone)
+    out = tmp_path / "tiny_tasks.jsonl"
+    with pytest.raises(DatabaseError, match="stopped answering"):
+        curate_to_files(source, "jsonl", executor, out=out)
+    assert not out.exists()

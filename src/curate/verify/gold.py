@@ -44,6 +44,19 @@ class Drop:
     reason: str
 
 
+def internal_drop(error: BaseException, stage: str) -> Drop:
+    """An unexpected exception as a drop: stage ``internal``, the exception's type as rule.
+
+    >>> internal_drop(ValueError("bad\\nvalue"), "verify")
+    Drop(stage='internal', rule='ValueError', reason='ValueError while in stage verify: bad value')
+    """
+    kind = type(error).__name__
+    message = " ".join(str(error).split())
+    if len(message) > 500:
+        message = message[:497] + "..."
+    return Drop("internal", kind, f"{kind} while in stage {stage}: {message}")
+
+
 @dataclass(frozen=True)
 class GoldRun:
     """A gold that met the reference rules: its result and, where its order probe ran,
