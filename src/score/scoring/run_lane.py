@@ -149,7 +149,8 @@ class RunLane:
     def _finish(self, flight: InFlight, stream: QueryStream) -> None:
         try:
             self._finish_flight(flight, stream)
-        except BaseException as e:  # the database went away: the caller waits for this one
+        except BaseException as e:  # one that ends the run (a database gone, Ctrl-C): the
+            # caller waits for this instance, so it is told first
             if not flight.out.done():
                 flight.out.set_exception(e)
             raise

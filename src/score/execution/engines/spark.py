@@ -253,14 +253,7 @@ def server_gone(e: BaseException) -> str | None:
             "driver's memory stops it): restart the server, then run the command again "
             "(score run --resume keeps what was scored)"
         )
-    code = getattr(e, "code", None)
-    status = None
-    if callable(code):
-        try:
-            status = getattr(code(), "name", None)
-        except Exception:  # noqa: BLE001 - not a gRPC error after all
-            status = None
-    if status == "UNAVAILABLE":
+    if _grpc_status(e) == "UNAVAILABLE":
         return f"the Spark server stopped answering ({error_line(e)})"
     return None
 
@@ -286,16 +279,27 @@ def error_line(e: BaseException) -> str:
     >>> error_line(ValueError("bad\\nmore"))
     'bad'
     """
-    code, details = getattr(e, "code", None), getattr(e, "details", None)
-    if callable(code) and callable(details):
+    status, details = _grpc_status(e), getattr(e, "details", None)
+    if status is not None and callable(details):
         try:
-            status = getattr(code(), "name", str(code()))
             said = (details() or "").strip().splitlines()
         except Exception:  # noqa: BLE001 - not a gRPC error after all
             pass
         else:
-            return f"{status}: {said[0]}" if said else str(status)
+            return f"{status}: {said[0]}" if said else status
     return first_line(e)
+
+
+def _grpc_status(e: BaseException) -> str | None:
+    """The gRPC status of ``e`` (``UNAVAILABLE``, ...), None if it is no gRPC error."""
+    code = getattr(e, "code", None)
+    if not callable(code):
+        return None
+    try:
+        found = code()
+    except Exception:  # noqa: BLE001 - not a gRPC error after all
+        return None
+    return getattr(found, "name", str(found))
 
 
 def describe_spark(url: str, schema: str | None = None, *, recompute: bool = False) -> ServerInfo:
