@@ -342,6 +342,26 @@ _ARBITRARY = frozenset(
     }
 )
 _UNORDERED_LISTS = (exp.GroupConcat, exp.ArrayAgg, exp.List)
+_DRAWS = frozenset({"random", "rand", "uuid", "gen_random_uuid", "newid"})
+
+
+def draws_at_random(tree: exp.Expression) -> str | None:
+    """The first call in ``tree`` that draws a new random value at every run, or None.
+
+    Such a gold varies by construction: a second run need not be made to show it (and
+    could coincide by chance: two counts of ``random() < 0.5`` over 1,000 rows are equal
+    about once in forty).
+
+    >>> import sqlglot
+    >>> draws_at_random(sqlglot.parse_one("SELECT count(*) FROM t WHERE random() < 0.5"))
+    'RANDOM()'
+    >>> draws_at_random(sqlglot.parse_one("SELECT count(*) FROM t"))
+    """
+    for node in tree.walk():
+        name = node.name if isinstance(node, exp.Anonymous) else None
+        if isinstance(node, exp.Rand | exp.Uuid) or (name and name.lower() in _DRAWS):
+            return node.sql("duckdb")
+    return None
 
 
 def may_vary(tree: exp.Expression, *, order_matters: bool = True) -> str | None:
