@@ -17,6 +17,7 @@ from curate.sources import AUTO_DIALECT, READ_DIALECT
 from curate.sources.dialect import candidates
 from curate.sources.records import SourceRecord
 from curate.transpile.to_duckdb import Transpiled, TranspileError, transpile
+from curate.tree_garbage import collected_at_end
 from curate.verify.gold import Drop
 
 
@@ -72,7 +73,15 @@ def read_gold(
     """Stages ohdsi and transpile of a record's gold: render notes, the rendered record and
     the gold as DuckDB SQL, or the drop saying why not (:mod:`curate.template_cache` writes
     records of a template's shape from its first reading).  An unexpected exception leaves
-    with the stage it happened in (``error.sqlgold_stage``)."""
+    with the stage it happened in (``error.sqlgold_stage``).  Its sqlglot trees are freed by
+    one garbage collection at the end (:mod:`curate.tree_garbage`)."""
+    with collected_at_end():
+        return _read_gold(record)
+
+
+def _read_gold(
+    record: SourceRecord,
+) -> tuple[tuple[str, ...], SourceRecord | None, Transpiled | Drop]:
     try:
         rendered, notes = render_record(record)
     except RenderError as e:

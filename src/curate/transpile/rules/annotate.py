@@ -85,7 +85,7 @@ def annotate(
     at all, :class:`CannotAnnotate` is raised and ``tree`` is left as it was.
     """
     nodes = list(tree.walk())
-    copy = tree.copy()
+    copy = _bare_copy(tree, nodes)
     # tag the copy's nodes (a copy walks in the original's order): qualify moves and
     # replaces nodes, and the tags say which original node a surviving one stands for
     for number, node in enumerate(copy.walk()):
@@ -114,6 +114,26 @@ def annotate(
     for select in tree.find_all(exp.Select):
         _type_repeated_keys(select)
     return tree
+
+
+def _bare_copy(tree: exp.Expression, nodes: list[exp.Expression]) -> exp.Expression:
+    """A copy of ``tree`` (whose nodes are ``nodes``) without its nodes' comments and
+    metadata (the parser's line and column of each token).
+
+    Neither changes a type, and sqlglot deep-copies each node's metadata dict with
+    :func:`copy.deepcopy`, which took half of the copy's time: they are set aside on the
+    original for the copy and put back.
+    """
+    kept = [(n, n._meta, n.comments) for n in nodes if n._meta is not None or n.comments]
+    for node, _, _ in kept:
+        node._meta = None
+        node.comments = None
+    try:
+        return tree.copy()
+    finally:
+        for node, meta, comments in kept:
+            node._meta = meta
+            node.comments = comments
 
 
 def _type_repeated_keys(select: exp.Select) -> None:
