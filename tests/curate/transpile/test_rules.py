@@ -8,12 +8,13 @@ import json
 from pathlib import Path
 
 import pytest
-from sqlglot import parse_one
+from sqlglot import exp, parse_one
 from sqlglot.errors import SqlglotError
 
 import curate.transpile.rules.annotate as annotate_module
 from curate.transpile.rules import KNOWN_LIMITS, RULES, apply_rules, rules_for
 from curate.transpile.rules.annotate import CannotAnnotate, annotate
+from curate.transpile.rules.base import Nodes, children_first
 from curate.transpile.rules.convert import read_styled
 from curate.transpile.rules.date_strings import is_iso, read_datetime
 from curate.transpile.rules.strings import like_to_regex
@@ -85,6 +86,25 @@ def test_annotation_runs_once_per_query(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setattr(annotate_module, "annotate_types", counting)
     transpile(TYPICAL)
     assert len(calls) == 1
+
+
+@pytest.mark.parametrize(
+    "kinds",
+    [None, (exp.Literal,), (exp.Func,), (exp.Binary, exp.Cast), (exp.Window,), (exp.Anonymous,)],
+)
+def test_a_rule_is_offered_its_classes_children_first(kinds) -> None:
+    """The index by class offers what a test of every node, children first, would."""
+    tree = parse_one(TYPICAL, read="tsql")
+    expected = [n for n in children_first(tree) if kinds is None or isinstance(n, kinds)]
+    assert [id(n) for n in Nodes(tree).of(kinds)] == [id(n) for n in expected]
+
+
+def test_annotation_leaves_the_trees_positions_and_comments() -> None:
+    tree = parse_one("SELECT /* why */ year_of_birth / 2 AS half FROM person", read="tsql")
+    before = [(dict(n.meta), n.comments) for n in tree.walk()]
+    annotate(tree, "tsql")
+    assert [(dict(n.meta), n.comments) for n in tree.walk()] == before
+    assert any(meta.get("line") for meta, _ in before) and any(c for _, c in before)
 
 
 def test_pretty_output_is_the_same_query() -> None:

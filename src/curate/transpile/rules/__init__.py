@@ -27,10 +27,10 @@ from curate.transpile.rules.base import (
     ALL_READS,
     ORACLE,
     TSQL_POSTGRES,
+    Nodes,
     Rule,
     TranspileError,
     apply_rule,
-    children_first,
 )
 from curate.transpile.rules.tsql_dialect import META_KEY
 
@@ -389,7 +389,7 @@ def apply_rules(
     nodes = None  # the tree's nodes, children first, while no rule has changed it
     for rule in rules_for(read, phase):
         if nodes is None:
-            nodes = children_first(tree)
+            nodes = Nodes(tree)
         try:
             tree, changed = apply_rule(rule.fn, tree, nodes)
         except TranspileError as error:
