@@ -14,6 +14,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
+from sqlglot.tokens import Token
 
 from score.errors import SqlgoldError
 
@@ -65,14 +66,16 @@ class SingleQueryError(SqlgoldError):
 # Statements.
 
 
-def _statements(sql: str, dialect: str) -> list[tuple[str, list[str]]]:
-    """Each statement's text and its first two words (upper case), split by tokens."""
+def _statements(sql: str, dialect: str) -> list[tuple[str, list[str], list[Token]]]:
+    """Each statement's text, its first two words (upper case) and its tokens, split by
+    tokens."""
     try:
         tokens = Dialect.get_or_raise(dialect).tokenize(sql)
     except TokenError as e:
         raise SingleQueryError(PARSE_ERROR, f"cannot tokenize: {e}") from None
-    out: list[tuple[str, list[str]]] = []
+    out: list[tuple[str, list[str], list[Token]]] = []
     start = 0  # where the current statement's text begins
+    first = 0  # its first token
     words: list[str] = []
     for i, tok in enumerate(tokens):
         is_go = (
@@ -82,12 +85,12 @@ def _statements(sql: str, dialect: str) -> list[tuple[str, list[str]]]:
         )
         if tok.token_type == sqlglot.TokenType.SEMICOLON or is_go:
             if words:
-                out.append((sql[start : tok.start].strip(), words))
-            start, words = tok.end + 1, []
+                out.append((sql[start : tok.start].strip(), words, tokens[first:i]))
+            start, first, words = tok.end + 1, i + 1, []
         elif len(words) < 2:
             words.append(tok.text.upper())
     if words:
-        out.append((sql[start:].strip(), words))
+        out.append((sql[start:].strip(), words, tokens[first:]))
     return out
 
 
@@ -97,20 +100,22 @@ def split_statements(sql: str, dialect: str = "tsql") -> list[str]:
     >>> split_statements("SELECT ';' AS x; SELECT 2\\nGO\\nSELECT 3")
     ["SELECT ';' AS x", 'SELECT 2', 'SELECT 3']
     """
-    return [text for text, _ in _statements(sql, dialect)]
+    return [text for text, _, _ in _statements(sql, dialect)]
 
 
 def parse_statements(sql: str, dialect: str = "tsql") -> list[tuple[str, exp.Expr]]:
-    """Each statement of a script, as written and parsed on its own (an IF takes only its own)."""
+    """Each statement of a script, as written and parsed on its own (an IF takes only its
+    own), from the script's one tokenization."""
+    reader = Dialect.get_or_raise(dialect)
     statements: list[tuple[str, exp.Expr]] = []
-    for text, words in _statements(sql, dialect):
+    for text, words, tokens in _statements(sql, dialect):
         words = words + ["", ""]
         if words[0] in _CONTROL_WORDS or (
             words[0] == "BEGIN" and words[1] not in ("TRAN", "TRANSACTION")
         ):
             raise SingleQueryError(CONTROL_FLOW, f"control flow: {short(text)}")
         try:
-            parsed = sqlglot.parse(text, read=dialect)
+            parsed = reader.parser().parse(tokens, sql)
         except ParseError as e:
             detail = e.errors[0] if e.errors else {}
             where = f" (line {detail['line']})" if detail.get("line") else ""

@@ -245,6 +245,14 @@ def test_unsound_scripts_are_dropped_with_a_named_reason(script: str) -> None:
     assert err.value.stage == "ohdsi" and err.value.message
 
 
+def test_a_parse_error_names_the_line_of_the_script() -> None:
+    """The script is tokenized once: a statement's line is counted from the script's top."""
+    with pytest.raises(SingleQueryError) as err:
+        to_single_query("SELECT 1 AS a;\n\nSELECT a,\n  FROM (;")
+    assert err.value.reason == sq.PARSE_ERROR
+    assert "'SELECT a, FROM (' (line 4)" in err.value.message
+
+
 def test_statements_split_at_semicolons_and_go_lines_only() -> None:
     script = "SELECT 'a;b' AS x -- ; not here\n;\nSELECT 2 AS go_on\nGO\n/* GO */ SELECT 3"
     assert split_statements(script) == [
