@@ -15,6 +15,7 @@ import pyarrow as pa
 
 from score.cdm.duckdb_file import use_cdm_schema
 from score.suite import value_pool
+from score.suite.query_runs import today_of
 from score.suite.suite_file import VOCABULARY_TABLES
 
 
@@ -62,14 +63,18 @@ def read_base(
         ]
         base = value_pool.base_pools(con, filled)
         gold, concepts, filters = value_pool.gold_constants(
-            [t["gold_sql"] for t in answerable], today=today
+            [t["gold_sql"] for t in answerable],
+            today=today,
+            todays=[today_of(t) for t in answerable],
         )
         related = value_pool.related_concepts(con, concepts, filters)
         known = {r[0] for r in con.execute("SELECT concept_id FROM concept").fetchall()}
         domains = value_pool.concept_domains(con, base)
         pools = value_pool.merged_pools(base, gold, domains, related, known)
         focus = {
-            t["id"]: value_pool.focus_of(con, t["gold_sql"], today, base, domains, known)
+            t["id"]: value_pool.focus_of(
+                con, t["gold_sql"], today_of(t) or today, base, domains, known
+            )
             for t in answerable
         }
         schemas = {

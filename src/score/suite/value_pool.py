@@ -24,6 +24,7 @@ from sqlglot import exp, parse_one
 from sqlglot.errors import SqlglotError
 
 from score.cdm.schema import CDM_COLUMN_TYPES, CDM_TABLES
+from score.execution.fixed_today import pin_today, uses_current_time
 
 Pools = dict[tuple[str, str], list[Any]]
 
@@ -66,6 +67,66 @@ def _literal_value(node: exp.Expr) -> Any:
         return int(node.name)
     except ValueError:
         return float(node.name)
+
+
+#: What a constant relative to today may be made of (no column, table or other call).
+_DATE_ARITHMETIC = (
+    exp.Literal,
+    exp.Cast,
+    exp.DataType,
+    exp.DataTypeParam,
+    exp.Interval,
+    exp.Var,
+    exp.Add,
+    exp.Sub,
+    exp.Mul,
+    exp.Paren,
+    exp.Neg,
+    exp.DateTrunc,
+    exp.TimestampTrunc,
+    exp.DateAdd,
+    exp.DateSub,
+)
+
+
+def today_relative(node: exp.Expr, today: dt.date) -> str | None:
+    """The day a constant relative to today stands for (``CURRENT_DATE - INTERVAL '3'
+    MONTHS``, ``DATE_TRUNC('MONTH', now())``), as ``YYYY-MM-DD``, with ``today`` the day
+    the gold runs with; None for anything else.
+
+    It is computed by an in-memory DuckDB that may read nothing, once the clock calls are
+    pinned (:func:`score.execution.fixed_today.pin_today`) and only date arithmetic is
+    left.
+
+    >>> from sqlglot import parse_one
+    >>> today_relative(parse_one("CURRENT_DATE - INTERVAL '3' MONTH"), dt.date(2026, 1, 1))
+    '2025-10-01'
+    >>> new_year_eve = parse_one("DATE_TRUNC('YEAR', now()) - INTERVAL '1' DAY")
+    >>> today_relative(new_year_eve, dt.date(2026, 5, 2))
+    '2025-12-31'
+    >>> today_relative(parse_one("x - INTERVAL '3' MONTH"), dt.date(2026, 1, 1))
+    """
+    if not uses_current_time(node):
+        return None
+    pinned, _ = pin_today(node, today)
+    if not all(isinstance(n, _DATE_ARITHMETIC) for n in pinned.walk()):
+        return None
+    con = duckdb.connect(config={"enable_external_access": False})
+    try:
+        row = con.execute(f"SELECT CAST(({pinned.sql('duckdb')}) AS DATE)").fetchone()
+    except duckdb.Error:
+        return None
+    finally:
+        con.close()
+    return row[0].isoformat() if row and isinstance(row[0], dt.date) else None
+
+
+def _constant(node: exp.Expr | None, today: dt.date) -> Any:
+    """A literal's value, or the day a constant relative to today stands for; else None."""
+    if node is None:
+        return None
+    value = _literal_value(node)
+    return value if value is not None else today_relative(node, today)
 
 
 def _near(value: Any, dtype: str) -> list[Any]:
@@ -114,20 +175,24 @@ def _is_age(side: exp.Expr) -> bool:
     )
 
 
-def gold_constants(golds: Iterable[str], *, today: dt.date) -> tuple[Pools, set[int], list[dict]]:
+def gold_constants(
+    golds: Iterable[str], *, today: dt.date, todays: Sequence[dt.date | None] = ()
+) -> tuple[Pools, set[int], list[dict]]:
     """What the golds compare columns with: (table, column) -> values (each with its
     neighbours), the concept ids they name, and their filters on the concept table
-    (column -> value) to look up in the vocabulary."""
+    (column -> value) to look up in the vocabulary.  ``todays`` is each gold's own
+    today where it has one (``today`` otherwise): what its current date stands for."""
     pools: Pools = defaultdict(list)
     concepts: set[int] = set()
     filters: list[dict] = []
-    for sql in golds:
+    for number, sql in enumerate(golds):
+        day = (todays[number] if number < len(todays) else None) or today
         try:
             tree = parse_one(sql, read="duckdb")
         except SqlglotError:
             continue
         tables = {t.alias_or_name: t.name for t in tree.find_all(exp.Table) if t.name in CDM_TABLES}
-        years = {today.year} | {
+        years = {day.year} | {
             int(lit.name[:4])
             for lit in tree.find_all(exp.Literal)
             if lit.is_string and _DATE.match(lit.name)
@@ -141,14 +206,14 @@ def gold_constants(golds: Iterable[str], *, today: dt.date) -> tuple[Pools, set[
                     pools[SPANS] += [int(days) - 1, int(days), int(days) + 1]
             if isinstance(node, _COMPARE):
                 for side, other in ((node.this, node.expression), (node.expression, node.this)):
-                    value = _literal_value(other)
+                    value = _constant(other, day)
                     if value is not None:
                         pairs.append((side, [value], False))
             elif isinstance(node, exp.In) and node.expressions:
                 values = [_literal_value(v) for v in node.expressions]
                 pairs.append((node.this, [v for v in values if v is not None], False))
             elif isinstance(node, exp.Between):
-                values = [_literal_value(node.args.get(k)) for k in ("low", "high")]
+                values = [_constant(node.args.get(k), day) for k in ("low", "high")]
                 pairs.append((node.this, [v for v in values if v is not None], False))
             elif isinstance(node, (exp.Like, exp.ILike)):
                 value = _literal_value(node.expression)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 
 import duckdb
+from sqlglot import parse_one
 
 from score.suite import value_pool
 from score.suite.distill import Distillation
@@ -38,6 +39,40 @@ def test_the_constants_of_a_gold_and_their_neighbours() -> None:
     like = pools[("concept", "concept_name")]
     assert "itis" in like and any(not v.endswith("itis") for v in like)
     assert {"column": "vocabulary_id", "value": "SNOMED", "like": False} in filters
+
+
+def test_a_day_relative_to_today_is_a_constant_of_the_golds_own_today() -> None:
+    """A window ending at the current date (TEXT-TO-OMOP's "in the last three months")
+    gives the day it starts on, computed with each gold's own today, and its neighbours."""
+    golds = [
+        "SELECT count(*) FROM cdm.drug_exposure de "
+        "WHERE de.drug_exposure_start_date >= CURRENT_DATE - INTERVAL '3' MONTH",
+        "SELECT count(*) FROM cdm.visit_occurrence v WHERE v.visit_start_date "
+        "BETWEEN DATE_TRUNC('YEAR', now()) - INTERVAL '1' DAY AND CURRENT_DATE",
+    ]
+    pools, _, _ = value_pool.gold_constants(golds, today=TODAY, todays=[None, dt.date(2025, 6, 30)])
+    assert pools[("drug_exposure", "drug_exposure_start_date")] == [
+        dt.date(2025, 10, 1),
+        dt.date(2025, 9, 30),
+        dt.date(2025, 10, 2),
+    ]
+    assert {dt.date(2024, 12, 31), dt.date(2025, 6, 30)} <= set(
+        pools[("visit_occurrence", "visit_start_date")]
+    )
+
+
+def test_only_date_arithmetic_is_computed() -> None:
+    """A constant that reads a table or calls anything but date arithmetic is not run."""
+    for sql in (
+        "CURRENT_DATE - (SELECT count(*) FROM cdm.person)",
+        "CURRENT_DATE - LENGTH(getenv('HOME'))",
+        "CAST(read_text('/etc/hostname') AS DATE) - CURRENT_DATE",
+        "v.visit_start_date - INTERVAL '1' DAY",
+    ):
+        assert value_pool.today_relative(parse_one(sql, read="duckdb"), TODAY) is None, sql
+    assert value_pool.today_relative(parse_one("CURRENT_DATE", read="duckdb"), TODAY) == (
+        "2026-01-01"
+    )
 
 
 def test_an_age_threshold_puts_birth_years_on_either_side() -> None:
