@@ -33,7 +33,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.stats import binomtest
 
 from score.scoring.outcomes import Outcome
 from score.statistics.metrics import (
@@ -197,6 +196,8 @@ def mcnemar_p(b: int, c: int) -> float:
             raise ValueError(f"discordant counts must be ints >= 0, not {count!r}")
     if b + c == 0:
         return 1.0
+    from scipy.stats import binomtest  # scipy.stats takes ~0.5 s to import: only here
+
     return float(binomtest(b, b + c, 0.5).pvalue)
 
 
