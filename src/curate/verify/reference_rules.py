@@ -321,7 +321,11 @@ def first_open_tie(own: QueryResult, keys: QueryResult) -> int | None:
     return None
 
 
-_ARBITRARY = frozenset(
+#: Calls that draw a new random value at every run.
+_DRAWS = frozenset({"random", "rand", "uuid", "gen_random_uuid", "newid"})
+#: Calls whose value two runs may not share: the random draws and those keeping one
+#: arbitrary value.
+_ARBITRARY = _DRAWS | frozenset(
     {
         "any_value",
         "arbitrary",
@@ -333,16 +337,17 @@ _ARBITRARY = frozenset(
         "argmin",
         "max_by",
         "min_by",
-        "random",
-        "rand",
-        "uuid",
-        "gen_random_uuid",
-        "newid",
         "setseed",
     }
 )
 _UNORDERED_LISTS = (exp.GroupConcat, exp.ArrayAgg, exp.List)
-_DRAWS = frozenset({"random", "rand", "uuid", "gen_random_uuid", "newid"})
+
+
+def _call_name(node: exp.Expression) -> str | None:
+    """A function call's name in lower case (as written, for one sqlglot does not know)."""
+    if isinstance(node, exp.Anonymous):
+        return node.name.lower()
+    return node.sql_name().lower() if isinstance(node, exp.Func) else None
 
 
 def draws_at_random(tree: exp.Expression) -> str | None:
@@ -358,8 +363,7 @@ def draws_at_random(tree: exp.Expression) -> str | None:
     >>> draws_at_random(sqlglot.parse_one("SELECT count(*) FROM t"))
     """
     for node in tree.walk():
-        name = node.name if isinstance(node, exp.Anonymous) else None
-        if isinstance(node, exp.Rand | exp.Uuid) or (name and name.lower() in _DRAWS):
+        if _call_name(node) in _DRAWS:
             return node.sql("duckdb")
     return None
 
@@ -394,9 +398,7 @@ def may_vary(tree: exp.Expression, *, order_matters: bool = True) -> str | None:
             and not node.find(exp.Order)
         ):
             return f"{node.sql('duckdb')} aggregates in no order"
-        if isinstance(node, exp.Func) and node.sql_name().lower() in _ARBITRARY:
-            return f"{node.sql('duckdb')} keeps an arbitrary value"
-        if isinstance(node, exp.Anonymous) and node.name.lower() in _ARBITRARY:
+        if _call_name(node) in _ARBITRARY:
             return f"{node.sql('duckdb')} keeps an arbitrary value"
     return None
 
