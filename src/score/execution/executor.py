@@ -152,6 +152,11 @@ class Executor:
         except (WorkerKilled, WorkerDied) as e:
             raise self._ended(e) from None
 
+    def start_workers(self, count: int) -> None:
+        """Have ``count`` query processes open before they are needed (``count`` threads
+        calling at once then wait for no process to start)."""
+        self._pool.start_idle(count)
+
     def stream(self) -> QueryStream:
         """Requests answered in order by one query process, each sent while the one
         before runs (:class:`QueryStream`)."""

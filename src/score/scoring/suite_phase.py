@@ -179,11 +179,11 @@ def settle(record: dict[str, Any], entry: dict[str, Any]) -> None:
 
 
 def open_variant(
-    suite: Suite, variant: Variant, settings: ExecutorSettings, databases: Path
+    suite: Suite, variant: Variant, settings: ExecutorSettings, databases: Path, lanes: int = 1
 ) -> Executor:
     """The executor of one variant, its database made in ``databases`` on first use and
-    its fingerprint checked against the manifest's; DuckDB runs each of its queries on one
-    thread (see :func:`variant_lanes`).  A database made earlier that is not
+    its fingerprint checked against the manifest's, with ``lanes`` query processes started;
+    DuckDB runs each of its queries on one thread (see :func:`variant_lanes`).  A database made earlier that is not
     the manifest's (changed in the cache) is made again from the data once; a fresh one
     that is not is an error naming the variant."""
     settings = replace(settings, threads=1)  # tens of rows a table: one thread is faster
@@ -192,6 +192,9 @@ def open_variant(
         executor = Executor(path, VARIANT_SCHEMA, settings)
         try:
             found = executor.fingerprint
+            if found == variant.fingerprint:
+                # one per lane, started here (ahead of the variant's turn), not by its pass
+                executor.start_workers(lanes)
         except BaseException:
             executor.close()
             raise
@@ -309,10 +312,13 @@ def judge_with_suite(
             databases = Path(stack.enter_context(tempfile.TemporaryDirectory()))
         else:
             databases = Path(run.cache_dir) / SUITE_DATABASES
+        lanes = variant_lanes(run.settings)
         opened = stack.enter_context(
             contextlib.closing(
                 opened_in_turn(
-                    lambda v: open_variant(suite, v, run.settings, databases),
+                    lambda v: open_variant(
+                        suite, v, run.settings, databases, lanes if run.jobs == 1 else run.jobs
+                    ),
                     suite.variants if checks else (),
                 )
             )
@@ -329,7 +335,7 @@ def judge_with_suite(
                 run.profile,
                 run.dialect,
                 jobs=run.jobs,
-                lanes=variant_lanes(run.settings),
+                lanes=lanes,
             )
             for i, found in zip(todo, found_all, strict=True):
                 if found.kind == "same":

@@ -253,6 +253,31 @@ def test_other_schema_names_map_to_cdm(omop_db: Path, tmp_path: Path):
         Executor(other, schema="nope")
 
 
+def test_every_name_of_a_cdm_table_reads_it_whatever_the_file_s_schema(
+    omop_db: Path, tmp_path: Path
+):
+    """``cdm.person``, ``person`` and ``main.person`` read the same table on a file whose
+    CDM schema is ``cdm`` (its tables found first, no view between) and on one whose
+    schema has another name (the views answer ``cdm.`` and ``main.``)."""
+    other = tmp_path / "other_schema.duckdb"
+    con = duckdb.connect(str(other))
+    con.execute(f"ATTACH '{omop_db}' AS src (READ_ONLY)")
+    con.execute("CREATE SCHEMA omop_cdm")
+    for table in ("person", "observation_period", "concept"):
+        con.execute(f"CREATE TABLE omop_cdm.{table} AS SELECT * FROM src.cdm.{table}")
+    con.close()
+    names = ("cdm.person", "person", "main.person", '"cdm"."PERSON"')
+    for path in (omop_db, other):
+        with Executor(path) as ex:
+            counts = {ex.execute(f"SELECT count(*) AS n FROM {name}").rows()[0] for name in names}
+            assert counts == {(1130,)}, path
+            joined = ex.execute(
+                "SELECT count(*) AS n FROM person p JOIN cdm.observation_period o "
+                "ON o.person_id = p.person_id"
+            ).rows()
+            assert joined[0][0] > 0
+
+
 def test_missing_database_file_is_a_clear_error(tmp_path: Path):
     with pytest.raises(DatabaseError, match="no database file"):
         Executor(tmp_path / "missing.duckdb")

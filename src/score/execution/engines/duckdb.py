@@ -1,8 +1,13 @@
 """The DuckDB engine: an OMOP CDM DuckDB file, read-only and sandboxed.
 
 The file is attached READ_ONLY to an in-memory database that exposes every CDM table
-present as a view ``cdm.<table>`` (and unqualified), whatever schema the file itself
-uses, so gold and predicted SQL always say ``cdm.person``.  Before any query runs:
+present as ``cdm.<table>``, ``main.<table>`` and ``<table>``, whatever schema the file
+itself uses, so gold and predicted SQL always say ``cdm.person``.  Each query's session
+searches the file's CDM schema first (:meth:`DuckDBEngine.session`), so ``person`` names
+the table itself, and so does ``cdm.person`` where that schema is named ``cdm``, as in
+every database ``db build`` and a test suite make; views (which DuckDB binds again at
+every query: a sixth of a small query's time) answer the other names.  Before any query
+runs:
 
 * spilling is off (``temp_directory = ''``): DuckDB allows reading its temp directory
   even with external access off, and no query needs to see a file of its own;
@@ -76,13 +81,7 @@ class DuckDBEngine:
                 raise DatabaseError(
                     f"schema {self.schema!r} has no person table", path=self.db_path
                 )
-            con.execute(f"CREATE SCHEMA {VIEW_SCHEMA}")
-            for cdm_name, real in sorted(self.tables.items()):
-                source = f"{SOURCE_ALIAS}.{quote(self.schema)}.{quote(real)}"
-                # cdm.<table> is the name gold SQL uses; the same view in the default
-                # schema lets a prediction that leaves out "cdm." read it too.
-                for target in (VIEW_SCHEMA, "main"):
-                    con.execute(f"CREATE VIEW {target}.{quote(cdm_name)} AS SELECT * FROM {source}")
+            con.execute(_views_sql(self.schema, self.tables))
             self.build_info = read_build_info(con, SOURCE_ALIAS)
             _lock_down(con)
         except BaseException:
@@ -91,6 +90,23 @@ class DuckDBEngine:
         self._con = con
         self._cur = con.cursor()
         self._watchdog = Watchdog()
+        # the file's CDM schema first, then the views (DuckDB finds a schema-qualified
+        # name such as cdm.person only in a schema the search path names)
+        views = "memory.main" if self.schema == VIEW_SCHEMA else f"memory.{VIEW_SCHEMA},memory.main"
+        path = f"{quote(SOURCE_ALIAS)}.{quote(self.schema)},{views}"
+        self._search_path = "SET search_path = '" + path.replace("'", "''") + "'"
+
+    def session(self) -> duckdb.DuckDBPyConnection:
+        """A cursor of its own for one query (a DuckDB session: whatever the query leaves
+        in it ends when it is closed) that finds a CDM table by its name in the file's
+        CDM schema before the views."""
+        cur = self._con.cursor()
+        try:
+            cur.execute(self._search_path)
+        except BaseException:
+            cur.close()
+            raise
+        return cur
 
     def close(self) -> None:
         self._watchdog.close()
@@ -175,7 +191,7 @@ class DuckDBEngine:
         DuckDB's parser checks it first (and its parse is what runs) unless ``check`` is
         off, which only tests of the deeper layers do; sqlglot's ``tree`` is not needed."""
         query: str | duckdb.Statement = self._statement(sql) if check else sql
-        cur = self._con.cursor()  # its own session: what it leaves ends with it
+        cur = self.session()  # what the query leaves in its session ends with it
         try:
             cur.execute("BEGIN TRANSACTION")
             try:
@@ -194,7 +210,7 @@ class DuckDBEngine:
         (:func:`score.execution.engines.plan_cost.duckdb_cost`); DuckDB's parser checks it
         is one SELECT first."""
         self._statement(sql)
-        cur = self._con.cursor()
+        cur = self.session()
         try:
             cur.execute("BEGIN TRANSACTION")
             try:
@@ -215,6 +231,31 @@ class DuckDBEngine:
         """A CSV file read by a fresh sandboxed DuckDB that may read ``folder`` and
         nothing else (:mod:`score.execution.engines.csv_reader`)."""
         return csv_reader.read_csv(path, folder, self.settings, limits, self._watchdog)
+
+
+def _views_sql(schema: str, tables: dict[str, str]) -> str:
+    """The views of the CDM tables ``tables`` (CDM name -> its name in the file) of the
+    file's ``schema``, created in one transaction: ``cdm.<table>``, the name gold SQL
+    uses (unless the file's schema is ``cdm`` itself, which each query's session searches
+    first), and ``main.<table>``, the same in the default schema.
+
+    >>> for statement in _views_sql("omop", {"person": "PERSON"}).split("; "):
+    ...     print(statement)
+    BEGIN
+    CREATE SCHEMA cdm
+    CREATE VIEW cdm."person" AS SELECT * FROM "omop"."omop"."PERSON"
+    CREATE VIEW main."person" AS SELECT * FROM "omop"."omop"."PERSON"
+    COMMIT
+    """
+    targets = ("main",) if schema == VIEW_SCHEMA else (VIEW_SCHEMA, "main")
+    statements = ["BEGIN", f"CREATE SCHEMA {VIEW_SCHEMA}"]
+    for cdm_name, real in sorted(tables.items()):
+        source = f"{quote(SOURCE_ALIAS)}.{quote(schema)}.{quote(real)}"
+        statements += [
+            f"CREATE VIEW {target}.{quote(cdm_name)} AS SELECT * FROM {source}"
+            for target in targets
+        ]
+    return "; ".join([*statements, "COMMIT"])
 
 
 def _statement_name(kind: str, sql: str) -> str:

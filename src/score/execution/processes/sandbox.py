@@ -116,6 +116,15 @@ class WorkerPool:
                 raise RuntimeError("the executor is closed")
         return self._start(lane)
 
+    def start_idle(self, count: int, lane: str = QUERY_LANE) -> None:
+        """Start workers of ``lane`` until ``count`` of them are alive, the new ones left
+        idle: ``count`` threads then each find one ready instead of waiting for a start."""
+        while True:
+            with self._lock:
+                if self._closed or self._lane_locked(lane).alive >= count:
+                    return
+            self.release(self._start(lane))
+
     def _replace(self, lane: str, gone: Worker) -> bool:
         """Close ``gone`` and start a worker of ``lane`` in its place, in the background;
         False (nothing done) once the pool is closed."""
