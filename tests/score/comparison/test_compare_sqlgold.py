@@ -378,3 +378,35 @@ def _compare_in_child() -> None:
     gold = r("VARCHAR", ("a",), ("b",))
     ok = match(gold, r("VARCHAR", ("b",), ("a",)))
     raise SystemExit(0 if ok else 1)
+
+
+IDENTICAL = [
+    (["a", "b"], [(1, "x"), (2, "y")]),
+    (["a", "b", "c"], [(1, 1, 1), (1, 1, 1), (2, 2, 2)]),  # columns of the same content
+    (["a", "b"], [(1, "x"), (1, "x")]),  # duplicate rows
+    (["d"], [(dt.date(2020, 1, 1),), (None,)]),
+    (["f", "g"], [(0.1, 0.1), (float("nan"), 2.0)]),  # NaN: left to the comparison proper
+    (["e"], []),
+]
+
+
+@pytest.mark.parametrize(("names", "rows"), IDENTICAL)
+@pytest.mark.parametrize("order_matters", [False, True])
+@pytest.mark.parametrize("condition_cols", [None, (0,)])
+def test_an_identical_result_gets_the_verdict_and_reason_of_the_mapping_search(
+    names, rows, order_matters, condition_cols
+):
+    """A prediction whose result is its gold's, column for column, skips the mapping
+    search (the usual right answer); its verdict and reason are the search's own."""
+    gold = QueryResult.from_rows(names, rows, ["INTEGER"] * len(names) if not rows else None)
+    pred = QueryResult.from_rows([n.upper() for n in names], rows, list(gold.types))
+    said = compare(gold, pred, order_matters=order_matters, condition_cols=condition_cols)
+    searched = compare_bijective(
+        gold,
+        pred,
+        Engine(RULES, Tolerance(rel=1e-6, abs=1e-9)),
+        order_matters=order_matters,
+        condition_cols=condition_cols,
+    )
+    assert (said.match, said.reason) == (searched.match, searched.reason)
+    assert said.match
