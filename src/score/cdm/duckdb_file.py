@@ -63,7 +63,6 @@ def list_schemas_with_person(con: duckdb.DuckDBPyConnection, catalog: str) -> li
 def find_cdm_schema(con: duckdb.DuckDBPyConnection, catalog: str, schema: str | None) -> str:
     """The schema of ``catalog`` holding the CDM tables: ``schema`` if given, else the
     only schema with a ``person`` table."""
-    candidates = list_schemas_with_person(con, catalog)
     if schema is not None:
         names = {
             r[0]
@@ -72,11 +71,13 @@ def find_cdm_schema(con: duckdb.DuckDBPyConnection, catalog: str, schema: str | 
             ).fetchall()
         }
         if schema not in names:
+            candidates = list_schemas_with_person(con, catalog)
             raise DatabaseError(
                 f"schema {schema!r} not found (schemas with a person table: "
                 f"{', '.join(candidates) or 'none'})"
             )
         return schema
+    candidates = list_schemas_with_person(con, catalog)
     if len(candidates) == 1:
         return candidates[0]
     if not candidates:
