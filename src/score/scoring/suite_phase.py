@@ -40,6 +40,7 @@ from score.files import file_sha256
 from score.inputs.predictions import PredictionSet
 from score.inputs.task_manifest import set_hash
 from score.scoring.gold_cache import GOLD_DIALECT, GoldCache
+from score.scoring.gold_pin import task_today
 from score.scoring.outcomes import Outcome
 from score.scoring.variant_pass import Check, variant_pass
 from score.suite.suite_file import (
@@ -269,6 +270,22 @@ def opened_in_turn(
                     ahead.result().close()
 
 
+def ahead_of_turn(
+    cache_dir: Path | None,
+    executor: Executor,
+    tasks: dict[str, dict[str, Any]],
+    checks: Iterable[tuple[str, str]],
+) -> GoldCache:
+    """The gold cache of a variant with the results its cache folder holds for the
+    golds of ``checks`` (task id, SQL) already read, none run: read while the variant
+    before is judged, not at the start of this one's turn."""
+    gold = GoldCache(cache_dir, executor)
+    for tid, _ in checks:
+        task = tasks[tid]
+        gold.known(task["gold_sql"], today=task_today(task))
+    return gold
+
+
 def judge_with_suite(
     records: Iterable[dict[str, Any]],
     tasks: dict[str, dict[str, Any]],
@@ -313,21 +330,29 @@ def judge_with_suite(
         else:
             databases = Path(run.cache_dir) / SUITE_DATABASES
         lanes = variant_lanes(run.settings)
-        opened = stack.enter_context(
-            contextlib.closing(
-                opened_in_turn(
-                    lambda v: open_variant(
-                        suite, v, run.settings, databases, lanes if run.jobs == 1 else run.jobs
-                    ),
-                    suite.variants if checks else (),
-                )
+        golds: dict[str, GoldCache] = {}
+
+        def open_one(variant: Variant) -> Executor:
+            """The variant's executor, opened ahead of its turn, its golds' results
+            read from the cache meanwhile too (in ``golds``)."""
+            executor = open_variant(
+                suite, variant, run.settings, databases, lanes if run.jobs == 1 else run.jobs
             )
+            try:
+                golds[variant.name] = ahead_of_turn(run.cache_dir, executor, tasks, checks)
+            except BaseException:
+                executor.close()
+                raise
+            return executor
+
+        opened = stack.enter_context(
+            contextlib.closing(opened_in_turn(open_one, suite.variants if checks else ()))
         )
         for number, (variant, executor) in enumerate(opened, start=1):
             todo = [i for i in range(len(checks)) if i not in told]
             if not todo:
                 break
-            gold = GoldCache(run.cache_dir, executor)
+            gold = golds.pop(variant.name)
             found_all = variant_pass(
                 [Check(tasks[checks[i][0]], checks[i][1], executed[i]) for i in todo],
                 executor,
