@@ -30,7 +30,7 @@ import contextlib
 import os
 import tempfile
 from collections.abc import Callable, Generator, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -42,7 +42,7 @@ from score.inputs.task_manifest import set_hash
 from score.scoring.gold_cache import GOLD_DIALECT, GoldCache
 from score.scoring.gold_pin import task_today
 from score.scoring.outcomes import Outcome
-from score.scoring.variant_pass import Check, variant_pass
+from score.scoring.variant_pass import Check, OnVariant, variant_pass
 from score.suite.suite_file import (
     MANIFEST,
     Suite,
@@ -183,10 +183,10 @@ def open_variant(
     suite: Suite, variant: Variant, settings: ExecutorSettings, databases: Path, lanes: int = 1
 ) -> Executor:
     """The executor of one variant, its database made in ``databases`` on first use and
-    its fingerprint checked against the manifest's, with ``lanes`` query processes started;
-    DuckDB runs each of its queries on one thread (see :func:`variant_lanes`).  A database made earlier that is not
-    the manifest's (changed in the cache) is made again from the data once; a fresh one
-    that is not is an error naming the variant."""
+    its fingerprint checked against the manifest's, with ``lanes`` query processes
+    started; DuckDB runs each of its queries on one thread (see :func:`variant_lanes`).
+    A database made earlier that is not the manifest's (changed in the cache) is made
+    again from the data once; a fresh one that is not is an error naming the variant."""
     settings = replace(settings, threads=1)  # tens of rows a table: one thread is faster
     for attempt in (1, 2):
         path = variant_database(suite, variant, databases)
@@ -249,25 +249,47 @@ class SuiteRun:
 
 
 def opened_in_turn(
-    open_one: Callable[[Variant], Executor], variants: Sequence[Variant]
-) -> Generator[tuple[Variant, Executor], None, None]:
-    """Each variant with its executor, in order; the next one is opened (its query
-    process started, its database made if need be and its fingerprint checked) while
-    the caller works with this one.  Every executor opened is closed, however the caller
-    stops."""
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        ahead = pool.submit(open_one, variants[0]) if variants else None
+    open_one: Callable[[Variant], Executor], variants: Sequence[Variant], width: int = 1
+) -> Generator[list[tuple[Variant, Executor]], None, None]:
+    """The variants in groups of ``width``, in order, each with its executor; the next
+    group is opened (its query processes started, databases made if need be and
+    fingerprints checked) while the caller works with this one.  Every executor opened
+    is closed, however the caller stops."""
+    width = max(1, width)
+    groups = [list(variants[k : k + width]) for k in range(0, len(variants), width)]
+    with ThreadPoolExecutor(max_workers=width) as pool:
+        ahead = [pool.submit(open_one, v) for v in groups[0]] if groups else []
         try:
-            for k, variant in enumerate(variants):
-                assert ahead is not None
-                executor = ahead.result()
-                ahead = pool.submit(open_one, variants[k + 1]) if k + 1 < len(variants) else None
-                with executor:
-                    yield variant, executor
+            for k, group in enumerate(groups):
+                opened = _all_opened(ahead)
+                ahead = (
+                    [pool.submit(open_one, v) for v in groups[k + 1]] if k + 1 < len(groups) else []
+                )
+                with contextlib.ExitStack() as stack:
+                    for executor in opened:
+                        stack.enter_context(executor)
+                    yield list(zip(group, opened, strict=True))
         finally:
-            if ahead is not None:
+            for future in ahead:
                 with contextlib.suppress(Exception):
-                    ahead.result().close()
+                    future.result().close()
+
+
+def _all_opened(futures: Sequence[Future[Executor]]) -> list[Executor]:
+    """The executors ``futures`` open; if one could not be opened, the others are closed
+    and its error is raised."""
+    opened: list[Executor] = []
+    error: BaseException | None = None
+    for future in futures:
+        try:
+            opened.append(future.result())
+        except BaseException as e:  # noqa: BLE001 - raised below, the others closed first
+            error = error or e
+    if error is not None:
+        for executor in opened:
+            executor.close()
+        raise error
+    return opened
 
 
 def ahead_of_turn(
@@ -329,15 +351,24 @@ def judge_with_suite(
             databases = Path(stack.enter_context(tempfile.TemporaryDirectory()))
         else:
             databases = Path(run.cache_dir) / SUITE_DATABASES
+        # one job: as many variants judged at once as the lanes a variant could have,
+        # each by one query process (a group smaller than that shares them); jobs:
+        # one variant at a time, its predictions shared among that many threads
         lanes = variant_lanes(run.settings)
+        width = lanes if run.jobs == 1 else 1
+        variants = list(suite.variants) if checks else []
+        groups = [variants[k : k + width] for k in range(0, len(variants), width)]
+        share = {  # the query processes each variant's predictions are shared among
+            v.name: max(1, lanes // len(group)) if run.jobs == 1 else run.jobs
+            for group in groups
+            for v in group
+        }
         golds: dict[str, GoldCache] = {}
 
         def open_one(variant: Variant) -> Executor:
             """The variant's executor, opened ahead of its turn, its golds' results
             read from the cache meanwhile too (in ``golds``)."""
-            executor = open_variant(
-                suite, variant, run.settings, databases, lanes if run.jobs == 1 else run.jobs
-            )
+            executor = open_variant(suite, variant, run.settings, databases, share[variant.name])
             try:
                 golds[variant.name] = ahead_of_turn(run.cache_dir, executor, tasks, checks)
             except BaseException:
@@ -345,33 +376,44 @@ def judge_with_suite(
                 raise
             return executor
 
-        opened = stack.enter_context(
-            contextlib.closing(opened_in_turn(open_one, suite.variants if checks else ()))
-        )
-        for number, (variant, executor) in enumerate(opened, start=1):
+        def judge_on(todo: list[int], variant: Variant, executor: Executor) -> list[OnVariant]:
+            gold = golds.pop(variant.name)
+            try:
+                return variant_pass(
+                    [Check(tasks[checks[i][0]], checks[i][1], executed[i]) for i in todo],
+                    executor,
+                    gold,
+                    run.profile,
+                    run.dialect,
+                    jobs=run.jobs,
+                    lanes=share[variant.name],
+                )
+            finally:
+                run.gold_executions += gold.executions
+
+        opened = stack.enter_context(contextlib.closing(opened_in_turn(open_one, variants, width)))
+        number = 0
+        for group in opened:
             todo = [i for i in range(len(checks)) if i not in told]
             if not todo:
                 break
-            gold = golds.pop(variant.name)
-            found_all = variant_pass(
-                [Check(tasks[checks[i][0]], checks[i][1], executed[i]) for i in todo],
-                executor,
-                gold,
-                run.profile,
-                run.dialect,
-                jobs=run.jobs,
-                lanes=lanes,
-            )
-            for i, found in zip(todo, found_all, strict=True):
-                if found.kind == "same":
-                    matched[i] = matched.get(i, 0) + 1
-                elif found.kind == "gold_failed":
-                    gold_failed.setdefault(i, []).append(variant.name)
-                else:
-                    told[i] = (variant.name, found.reason)
-            run.gold_executions += gold.executions
-            if progress:
-                progress(number, len(suite.variants))
+            with ThreadPoolExecutor(max_workers=len(group)) as pool:
+                passes = list(pool.map(judge_on, [todo] * len(group), *zip(*group, strict=True)))
+            # in the variants' order: a prediction told apart by one variant is judged
+            # by no later one (what a later variant of its group found is set aside)
+            for (variant, _), found_all in zip(group, passes, strict=True):
+                for i, found in zip(todo, found_all, strict=True):
+                    if i in told:
+                        continue
+                    if found.kind == "same":
+                        matched[i] = matched.get(i, 0) + 1
+                    elif found.kind == "gold_failed":
+                        gold_failed.setdefault(i, []).append(variant.name)
+                    else:
+                        told[i] = (variant.name, found.reason)
+                number += 1
+                if progress:
+                    progress(number, len(suite.variants))
     for i, pair in enumerate(checks):
         failed = gold_failed.get(i, [])
         if i in told:

@@ -45,7 +45,7 @@ def test_a_random_seed_set_does_not_seed_the_next_query(ex) -> None:
 
 def test_search_path_set_is_gone_for_the_next_query(ex) -> None:
     own = ex._run("SELECT current_setting('search_path') AS p").rows()
-    assert own == [('omop.cdm,memory.main',)]  # every query's own: the file's CDM schema first
+    assert own == [("omop.cdm,memory.main",)]  # every query's own: the file's CDM schema first
     ex._run("SET search_path = 'memory.main'")
     assert ex._run("SELECT current_setting('search_path') AS p").rows() == own
 

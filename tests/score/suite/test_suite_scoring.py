@@ -380,7 +380,7 @@ def test_each_variant_is_opened_while_the_one_before_is_judged_and_every_one_is_
         return opened[-1]
 
     turns = opened_in_turn(open_one, suite.variants)
-    variant, executor = next(turns)
+    [(variant, executor)] = next(turns)
     assert variant.name == "v1-even" and executor.fingerprint == suite.variants[0].fingerprint
     assert executor.execute("SELECT count(*) FROM cdm.person").rows() == [(565,)]
     turns.close()  # the caller stops after the first: the one opened ahead is closed too
@@ -388,9 +388,20 @@ def test_each_variant_is_opened_while_the_one_before_is_judged_and_every_one_is_
     for ex in opened:
         with pytest.raises(RuntimeError, match="closed"):
             ex.execute("SELECT 1")
-    names = [v.name for v, _ in opened_in_turn(open_one, suite.variants)]
-    assert names == ["v1-even", "v2-thirds", "v3-genders"]
+    names = [[v.name for v, _ in group] for group in opened_in_turn(open_one, suite.variants)]
+    assert names == [["v1-even"], ["v2-thirds"], ["v3-genders"]]
     for ex in opened[2:]:
+        with pytest.raises(RuntimeError, match="closed"):
+            ex.execute("SELECT 1")
+    # two at a time: the second pair (the last variant alone) opens while the first is used
+    del opened[:]
+    turns = opened_in_turn(open_one, suite.variants, width=2)
+    first = next(turns)
+    assert [v.name for v, _ in first] == ["v1-even", "v2-thirds"]
+    assert {ex.execute("SELECT count(*) FROM cdm.person").rows()[0] for _, ex in first}
+    assert [[v.name for v, _ in group] for group in turns] == [["v3-genders"]]
+    assert len(opened) == 3
+    for ex in opened:
         with pytest.raises(RuntimeError, match="closed"):
             ex.execute("SELECT 1")
 
