@@ -10,13 +10,15 @@ judged).  :func:`judge_with_suite` then settles every such record:
   its gold fails on one: :attr:`score.suite.suite_file.Suite.drops`) and one that, like
   its gold, reads vocabulary tables only (every variant holds the base's, row for row)
   are judged by the base database alone; the record says which and why;
-* the others run variant by variant (variant-major: at most two variants' executors are
-  open, whatever the number of variants: the one in use and the next, opened ahead by
-  :func:`opened_in_turn`), each with the same comparator profile and order rule as on
-  the base database.  The first variant
+* the others run on the variants in turns (variant-major: with one job, as many
+  variants at once as a variant would have lanes (:func:`variant_lanes`), each judged by
+  one query process; the next turn's executors are opened, and their golds' cached
+  results read, while this one's are used, by :func:`opened_in_turn`), each with the
+  same comparator profile and order rule as on the base database.  The first variant
   on which the prediction's result differs from the gold's (or the prediction fails)
-  tells them apart: the instance becomes ``mismatch``, with that variant named, and runs
-  on no later variant.  A gold that fails on a variant leaves that variant out of the
+  tells them apart: the instance becomes ``mismatch``, with that variant named, and is
+  judged by no later variant (what a later variant of the same turn found is set
+  aside).  A gold that fails on a variant leaves that variant out of the
   instance's verdict (named in the record).
 
 Gold results on a variant are cached like the base ones (:class:`GoldCache`, keyed by
