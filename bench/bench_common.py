@@ -166,7 +166,9 @@ def machine() -> dict[str, Any]:
 
 
 class RawDuckDB:
-    """The physical limit: plain DuckDB on the same file with the same cdm views."""
+    """The physical limit: plain DuckDB on the same file, naming the CDM tables as the
+    engine does (the file's CDM schema first on the search path, views for the other
+    names), so neither side pays for binding a view the other does not."""
 
     def __init__(self, db_path: str | Path, schema: str | None = None) -> None:
         settings = ExecutorSettings()
@@ -178,10 +180,14 @@ class RawDuckDB:
         self.schema = find_cdm_schema(con, "omop", schema)
         tables = cdm_tables_in(con, "omop", self.schema)
         con.execute("CREATE SCHEMA cdm")
+        targets = ("main",) if self.schema == "cdm" else ("cdm", "main")
         for name, real in sorted(tables.items()):
             source = f"omop.{quote(self.schema)}.{quote(real)}"
-            for target in ("cdm", "main"):
+            for target in targets:
                 con.execute(f"CREATE VIEW {target}.{quote(name)} AS SELECT * FROM {source}")
+        views = "memory.main" if self.schema == "cdm" else "memory.cdm,memory.main"
+        path = f"omop.{quote(self.schema)},{views}".replace("'", "''")
+        con.execute(f"SET search_path = '{path}'")
         self.con = con
 
     def run(self, sql: str) -> int:
