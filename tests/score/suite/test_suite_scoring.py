@@ -370,7 +370,8 @@ def test_each_variant_is_opened_while_the_one_before_is_judged_and_every_one_is_
     made_suite, tmp_path
 ):
     from score.execution.settings import ExecutorSettings
-    from score.scoring.suite_phase import open_variant, opened_in_turn
+    from score.scoring.suite_phase import open_variant
+    from score.scoring.variant_turns import opened_in_turn
 
     suite = read_suite(made_suite.folder)
     opened = []
