@@ -33,7 +33,9 @@ from score.cdm.schema import CDM_REQUIRED
 #: a column of one of a SELECT's sources: (alias, column name)
 Ref = tuple[str, str]
 Key = frozenset[Ref]
-#: primary keys the CDM's ``<table>_id`` naming does not show
+#: unique keys the CDM's ``<table>_id`` naming does not show: the vocabulary's primary
+#: keys, and ``death.person_id`` (CDM 5.4 describes DEATH as holding "up to one record"
+#: per person, though its DDL declares no key)
 _COMPOSITE_KEYS = {
     "concept_ancestor": ("ancestor_concept_id", "descendant_concept_id"),
     "concept_relationship": ("concept_id_1", "concept_id_2", "relationship_id"),
@@ -42,6 +44,7 @@ _COMPOSITE_KEYS = {
     "domain": ("domain_id",),
     "concept_class": ("concept_class_id",),
     "relationship": ("relationship_id",),
+    "death": ("person_id",),
 }
 #: at most this many keys are followed per SELECT (joins multiply them)
 _MAX_KEYS = 16
@@ -51,10 +54,10 @@ Source = tuple["str | exp.Select", bool]  # (CDM table or derived SELECT, nullab
 
 
 def table_keys(table: str) -> list[tuple[str, ...]]:
-    """A CDM table's unique keys (its primary key).
+    """A CDM table's unique keys (its primary key; death's person).
 
-    >>> table_keys("person"), table_keys("concept_ancestor")
-    ([('person_id',)], [('ancestor_concept_id', 'descendant_concept_id')])
+    >>> table_keys("person"), table_keys("concept_ancestor"), table_keys("death")
+    ([('person_id',)], [('ancestor_concept_id', 'descendant_concept_id')], [('person_id',)])
     """
     if table in _COMPOSITE_KEYS:
         return [_COMPOSITE_KEYS[table]]

@@ -126,7 +126,8 @@ def test_join_side(sql, expected):
             "set_semantics",
         ),
         (
-            "SELECT person_id FROM cdm.death UNION ALL SELECT person_id FROM cdm.visit_occurrence",
+            "SELECT person_id FROM cdm.condition_occurrence UNION ALL "
+            "SELECT person_id FROM cdm.visit_occurrence",
             0,
             None,
         ),
@@ -175,11 +176,38 @@ def test_count_distinct():
         _rule(
             "count_distinct",
             "SELECT COUNT(p.person_id) FROM cdm.person p "
-            "JOIN cdm.death d ON d.person_id = p.person_id",
+            "JOIN cdm.visit_occurrence v ON v.person_id = p.person_id",
             exp.Count,
         )
         is None
     )
+
+
+@pytest.mark.parametrize(
+    ("edit", "sql", "node", "expected"),
+    [
+        # CDM 5.4: DEATH holds up to one record per person
+        ("count_distinct", "SELECT COUNT(person_id) FROM cdm.death", exp.Count, "unique_count"),
+        (
+            "count_distinct",
+            "SELECT COUNT(p.person_id) FROM cdm.person p "
+            "JOIN cdm.death d ON d.person_id = p.person_id",
+            exp.Count,
+            "unique_count",
+        ),
+        (
+            "distinct",
+            "SELECT d.person_id, p.year_of_birth, d.death_date FROM cdm.death d "
+            "JOIN cdm.person p ON p.person_id = d.person_id",
+            exp.Select,
+            "unique_rows",
+        ),
+        # its cause is not a key
+        ("count_distinct", "SELECT COUNT(cause_concept_id) FROM cdm.death", exp.Count, None),
+    ],
+)
+def test_one_death_per_person(edit, sql, node, expected):
+    assert _rule(edit, sql, node) == expected
 
 
 def test_other_edits_are_never_named():
