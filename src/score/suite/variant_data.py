@@ -4,7 +4,8 @@ Made in foreign-key order from a seeded random generator: persons, each person's
 observation period (sometimes a second one after a gap, with no events), their visits,
 the events of each visit table, eras and deaths, each event inside its person's first
 observation period and after the start of its visit.  Rows are stored in a shuffled
-order, not in id order.  Each column takes its values from
+order, not in id order, and in half the variants their ids run in a shuffled order too
+(not the persons').  Each column takes its values from
 a *palette*: one to three values of its pool (:mod:`score.suite.value_pool`) chosen for
 this variant, so GROUP BY, DISTINCT and joins collide; a nullable column is NULL in a
 share of rows chosen for the variant.  The same pools, schemas and seed give the same
@@ -170,6 +171,8 @@ def variant_rows(
     counts = {
         t: rng.choice(((0, 1), (1, 2), (0, 1, 2, 3), (1,), (2, 3, 4))) for t, _, _ in EVENT_TABLES
     }
+    # eras of a person: now and then several (one era meeting two of another concept)
+    counts.update({t: rng.choice(((0, 1, 2), (0, 1, 2), (2, 3, 4))) for t, _, _ in ERA_TABLES})
     named_counts = tuple((focus or {}).get(COUNTS, ()))
     if named_counts:  # the per-person counts a gold compares with, for a table it reads
         per_person = [t for t, _, _ in (*EVENT_TABLES, *ERA_TABLES)]
@@ -246,7 +249,9 @@ def variant_rows(
         periods = [(first, last)]
         if rng.random() < SECOND_PERIOD:  # a later one, after a gap: no event in it
             later = last + dt.timedelta(days=rng.choice((30, 365)))
-            periods.append((later, later + dt.timedelta(days=rng.choice(spans))))
+            # as long as the first, now and then: a person twice among periods of one length
+            length = last - first if rng.random() < 0.3 else dt.timedelta(rng.choice(spans))
+            periods.append((later, later + length))
         if "observation_period" in wanted:
             for start, end in periods:
                 out["observation_period"].append(
@@ -319,12 +324,37 @@ def variant_rows(
                     palette,
                 )
             )
+    if rng.random() < 0.5:
+        _renumber(out, rng)
     for table in sorted(out):
         # rows stored out of id order: a query that leans on the order rows were written
         # in (a tie broken by nothing, or by a column constant in its partition) is told
         # apart from one that breaks the tie by the id
         rng.shuffle(out[table])
     return out
+
+
+def _renumber(out: dict[str, list[Row]], rng: random.Random) -> None:
+    """Give each table's rows (not persons') their ids in a shuffled order, visits'
+    references following: ids then run against the persons' order, so a tie broken by
+    the row's id is told apart from one broken by its person."""
+    visits: dict[int, int] = {}
+    for table in sorted(out):
+        key = f"{table}_id"
+        rows = out[table]
+        if table in ("person", "location") or not rows or key not in rows[0]:
+            continue
+        ids = [r[key] for r in rows]
+        shuffled = rng.sample(ids, len(ids))
+        if table == "visit_occurrence":
+            visits = dict(zip(ids, shuffled, strict=True))
+        for row, new_id in zip(rows, shuffled, strict=True):
+            row[key] = new_id
+    for table, rows in out.items():
+        if table != "visit_occurrence" and visits:
+            for row in rows:
+                if row.get("visit_occurrence_id") is not None:
+                    row["visit_occurrence_id"] = visits[row["visit_occurrence_id"]]
 
 
 def merge_rows(a: Mapping[str, list[Row]], b: Mapping[str, list[Row]]) -> dict[str, list[Row]]:

@@ -156,6 +156,42 @@ def test_variants_store_rows_out_of_id_order_and_some_persons_have_two_periods()
     assert shuffled > 10 and two > 10
 
 
+def test_ids_run_against_the_persons_in_some_variants_and_visits_follow() -> None:
+    pools = {
+        ("observation_period", "observation_period_start_date"): [dt.date(2010, 1, 1)],
+        ("observation_period", "observation_period_end_date"): [dt.date(2020, 1, 1)],
+        ("visit_occurrence", "visit_start_date"): [dt.date(2012, 3, 3)],
+        ("condition_occurrence", "condition_start_date"): [dt.date(2013, 1, 1)],
+        ("condition_era", "condition_era_start_date"): [dt.date(2013, 1, 1)],
+    }
+    tables = ["person", "observation_period", "visit_occurrence", "condition_occurrence"]
+    tables.append("condition_era")
+    against = same_length = 0
+    eras = set()
+    for n in range(30):
+        rows = variant_rows(pools, tables, f"0:{n}")
+        by_id = sorted(rows["observation_period"], key=lambda r: r["observation_period_id"])
+        persons = [r["person_id"] for r in by_id]
+        against += persons != sorted(persons)
+        visits = {v["visit_occurrence_id"]: v for v in rows["visit_occurrence"]}
+        assert len(visits) == len(rows["visit_occurrence"])  # ids stay unique
+        for row in rows["condition_occurrence"]:
+            if row["visit_occurrence_id"] is not None:  # the reference follows its visit
+                visit = visits[row["visit_occurrence_id"]]
+                assert visit["person_id"] == row["person_id"]
+                assert visit["visit_start_date"] <= row["condition_start_date"]
+        lengths: dict[int, list[dt.timedelta]] = {}
+        for r in rows["observation_period"]:
+            length = r["observation_period_end_date"] - r["observation_period_start_date"]
+            lengths.setdefault(r["person_id"], []).append(length)
+        same_length += any(len(v) == 2 and v[0] == v[1] for v in lengths.values())
+        per_person: dict[int, int] = {}
+        for r in rows["condition_era"]:
+            per_person[r["person_id"]] = per_person.get(r["person_id"], 0) + 1
+        eras |= set(per_person.values())
+    assert 5 < against < 25 and same_length > 3 and max(eras) >= 3
+
+
 def test_a_birth_date_a_gold_names_is_met() -> None:
     """``birth_datetime < '2020-01-01'``: persons born that day and the days beside it."""
     pools = {("person", "year_of_birth"): [1950]}
