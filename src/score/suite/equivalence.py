@@ -25,7 +25,8 @@ Rules (each conservative: anything it cannot see whole is not claimed):
   GROUP BY keys, a ROW_NUMBER() with its partition, carried through CTEs, derived
   tables and joins that match at most one row).
 * ``unique_count`` (COUNT <-> COUNT(DISTINCT)): the column counted is by itself a unique
-  key of the rows its SELECT reads.
+  key of the rows its SELECT reads, or equal to one wherever it is not NULL (``d.person_id``
+  of ``person p LEFT JOIN death d ON d.person_id = p.person_id``).
 * ``count_required`` (a column swapped inside ``COUNT``): both columns are required in a
   table that is not the nullable side of an outer join: each counts every row.
 * ``null_test_required`` (a column swapped inside ``IS NULL``): both are required columns
@@ -55,6 +56,7 @@ from score.suite.row_guarantees import (
     base_column,
     column_names,
     conjuncts,
+    equal_where_set,
     never_null,
     output_keys,
     owner,
@@ -252,7 +254,8 @@ def _counts_required(column: exp.Column, other: str) -> bool:
 
 
 def _counts_primary_key(count: exp.Count) -> bool:
-    """COUNT(x) and COUNT(DISTINCT x) where ``x`` alone is a unique key of the rows."""
+    """COUNT(x) and COUNT(DISTINCT x) where ``x`` alone is a unique key of the rows, or is
+    equal to one on every row where it is not NULL (the rows COUNT counts)."""
     inner = count.this
     if isinstance(inner, exp.Distinct) and len(inner.expressions) == 1:
         inner = inner.expressions[0]
@@ -263,7 +266,13 @@ def _counts_primary_key(count: exp.Count) -> bool:
     alias = owner(inner, found) if found else None
     if alias is None:
         return False
-    return any(key <= {(alias, inner.name)} for key in row_keys(select))
+    ref = (alias, inner.name)
+    keys = row_keys(select)
+    if any(key <= {ref} for key in keys):
+        return True
+    # a column equal to a one-column key wherever it is counted (not NULL)
+    same = equal_where_set(select, ref)
+    return any(len(key) == 1 and key <= same for key in keys)
 
 
 def _null_test_required(column: exp.Column, other: str) -> bool:

@@ -199,6 +199,36 @@ def _facts(
     return fixed, equal
 
 
+def equal_where_set(select: exp.Select, ref: Ref) -> set[Ref]:
+    """Columns of ``select``'s sources equal to ``ref`` on every row where ``ref`` is not
+    NULL: by a WHERE conjunct or an inner join's condition, or by the condition of the
+    LEFT JOIN that brings ``ref``'s own table (its rows without a match have ``ref``
+    NULL).
+
+    >>> from sqlglot import parse_one
+    >>> q = parse_one("SELECT COUNT(d.person_id) FROM cdm.person p "
+    ...               "LEFT JOIN cdm.death d ON d.person_id = p.person_id")
+    >>> equal_where_set(q, ("d", "person_id"))
+    {('p', 'person_id')}
+    >>> equal_where_set(q, ("p", "person_id"))  # a person without death has no match
+    set()
+    """
+    found = sources(select)
+    if found is None:
+        return set()
+    where = select.args.get("where")
+    conditions = conjuncts(where.this if where is not None else None)
+    for join in select.args.get("joins") or []:
+        side = (join.side or "").upper()
+        kind = (join.kind or "").upper()
+        if (not side and kind in ("", "INNER")) or (
+            side == "LEFT" and join.this.alias_or_name == ref[0]
+        ):
+            conditions += conjuncts(join.args.get("on"))
+    _, equal = _facts(conditions, found)
+    return {b for a, b in equal if a == ref} | {a for a, b in equal if b == ref}
+
+
 def _source_keys(alias: str, source: str | exp.Select, depth: int) -> list[Key]:
     if isinstance(source, str):
         return [frozenset((alias, c) for c in key) for key in table_keys(source)]

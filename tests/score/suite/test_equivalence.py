@@ -202,6 +202,30 @@ def test_count_distinct():
             exp.Select,
             "unique_rows",
         ),
+        # the death's person, NULL or the person's own id: counted once per person
+        (
+            "count_distinct",
+            "SELECT p.race_concept_id, COUNT(d.person_id) FROM cdm.person p "
+            "LEFT JOIN cdm.death d ON d.person_id = p.person_id GROUP BY p.race_concept_id",
+            exp.Count,
+            "unique_count",
+        ),
+        # a person's visits are many: their person is not counted once
+        (
+            "count_distinct",
+            "SELECT COUNT(v.person_id) FROM cdm.person p "
+            "LEFT JOIN cdm.visit_occurrence v ON v.person_id = p.person_id",
+            exp.Count,
+            None,
+        ),
+        # the preserved side of a LEFT JOIN is not equal to the other where it is unmatched
+        (
+            "count_distinct",
+            "SELECT COUNT(v.person_id) FROM cdm.visit_occurrence v "
+            "LEFT JOIN cdm.death d ON d.person_id = v.person_id",
+            exp.Count,
+            None,
+        ),
         # its cause is not a key
         ("count_distinct", "SELECT COUNT(cause_concept_id) FROM cdm.death", exp.Count, None),
     ],
