@@ -449,3 +449,87 @@ def test_a_join_on_columns_of_earlier_tables_keeps_no_key_of_the_joined_one():
         "JOIN cdm.visit_occurrence v ON p.person_id = l.location_id"
     )
     assert rule("distinct", parse_one(sql, read="duckdb")) is None
+
+
+_AVG_DAYS = (
+    "SELECT ROUND(AVG(CAST(DATE_DIFF('DAY', condition_start_date, condition_end_date) "
+    "AS DOUBLE)), 2) AS d FROM cdm.condition_occurrence"
+)
+
+
+def _named(sql: str, edit: str) -> set[str | None]:
+    return {n.equivalent for n in neighbours(sql) if n.edit == edit}
+
+
+@pytest.mark.parametrize(
+    ("sql", "edit", "expected"),
+    [
+        # AVG skips the rows whose end date is NULL: the test of it adds nothing
+        (f"{_AVG_DAYS} WHERE NOT condition_end_date IS NULL", "drop_where", {"null_ignored"}),
+        (
+            f"{_AVG_DAYS} WHERE condition_concept_id = 1 AND condition_end_date IS NOT NULL",
+            "drop_conjunct",
+            {"null_ignored", None},  # dropping the concept test is a near miss
+        ),
+        # the start date is required: testing it is no test
+        (
+            f"{_AVG_DAYS} WHERE condition_concept_id = 1 AND NOT condition_end_date IS NULL",
+            "column_swap",
+            {"null_ignored", None},
+        ),
+        # COUNT(*) counts the rows the test removes
+        (
+            "SELECT COUNT(*), AVG(condition_end_date - condition_start_date) "
+            "FROM cdm.condition_occurrence WHERE NOT condition_end_date IS NULL",
+            "drop_where",
+            {None},
+        ),
+        # a group whose end dates are all NULL would appear
+        (
+            "SELECT condition_concept_id, AVG(condition_end_date - condition_start_date) "
+            "FROM cdm.condition_occurrence WHERE NOT condition_end_date IS NULL "
+            "GROUP BY condition_concept_id",
+            "drop_where",
+            {None},
+        ),
+        # COALESCE gives a value where the end date is NULL
+        (
+            "SELECT AVG(COALESCE(condition_end_date, condition_start_date) - condition_start_date) "
+            "FROM cdm.condition_occurrence WHERE NOT condition_end_date IS NULL",
+            "drop_where",
+            {None},
+        ),
+        # a test that a NULL end date is there
+        (f"{_AVG_DAYS} WHERE condition_end_date IS NULL", "drop_where", {None}),
+    ],
+)
+def test_a_null_test_the_aggregates_make_redundant(sql, edit, expected):
+    assert _named(sql, edit) == expected
+
+
+@pytest.mark.parametrize(
+    ("swapped_for", "expected"),
+    [("drug_exposure_start_date", "null_ignored"), ("stop_reason", None)],
+)
+def test_a_null_test_swapped_for_a_nullable_column_is_a_near_miss(swapped_for, expected):
+    gold = parse_one(
+        "SELECT AVG(verbatim_end_date - drug_exposure_start_date) FROM cdm.drug_exposure "
+        "WHERE NOT verbatim_end_date IS NULL",
+        read="duckdb",
+    )
+    edited = gold.copy()
+    tested = [c for c in gold.find_all(exp.Column) if c.find_ancestor(exp.Where)][0]
+    column = [c for c in edited.find_all(exp.Column) if c.find_ancestor(exp.Where)][0]
+    new = exp.column(swapped_for)
+    column.replace(new)
+    # stop_reason may be NULL: testing it is another filter
+    assert rule("column_swap", tested, new) == expected
+
+
+def test_null_ignored_rewrites_return_the_golds_rows(omop_db):
+    con = duckdb.connect(str(omop_db), read_only=True)
+    gold = f"{_AVG_DAYS} WHERE condition_concept_id <> 0 AND NOT condition_end_date IS NULL"
+    named = [n for n in neighbours(gold) if n.equivalent == "null_ignored"]
+    assert len(named) >= 2
+    for n in named:
+        assert _rows(con, n.sql) == _rows(con, gold), n.sql
