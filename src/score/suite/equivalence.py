@@ -35,7 +35,9 @@ Rules (each conservative: anything it cannot see whole is not claimed):
   query that reads it uses that output column, so the rows it gives are the same.
 * ``null_ignored`` (a WHERE or a part of it dropped, or its column swapped for a required
   one): it held only ``x IS NOT NULL`` tests of a one-row aggregate SELECT whose every
-  aggregate skips the rows where ``x`` is NULL (:mod:`score.suite.null_filters`).
+  aggregate skips the rows where ``x`` is NULL; ``null_test_implied`` (the same edits of
+  ``x IS NOT NULL`` where another part of the WHERE compares ``x``, which a NULL fails
+  already): :mod:`score.suite.null_filters`.
 * ``ties_unseen`` (a window's last ORDER BY key swapped or flipped): the rows it orders
   among ties look alike in every output of the window's SELECT
   (:mod:`score.suite.window_ties`).
@@ -55,6 +57,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from score.cdm.schema import CDM_REQUIRED
+from score.suite.null_filters import null_filter_rule
 from score.suite.row_guarantees import (
     base_column,
     column_names,
@@ -66,7 +69,6 @@ from score.suite.row_guarantees import (
     row_keys,
     sources,
 )
-from score.suite.null_filters import null_tested, redundant_null_filters
 from score.suite.window_ties import unseen_tie_key
 
 _COMPARISONS = (
@@ -130,10 +132,10 @@ def rule(edit: str, node: exp.Expr, edited: exp.Expr | None = None) -> str | Non
             return "unused_output"
         if isinstance(node.parent, exp.Ordered) and unseen_tie_key(node.parent):
             return "ties_unseen"
-        if _null_filter_made_true(node, edited):
-            return "null_ignored"
-    elif edit in ("drop_where", "drop_conjunct") and _null_filter_dropped(node, edited):
-        return "null_ignored"
+        if named := null_filter_rule(edit, node, edited):
+            return named
+    elif edit in ("drop_where", "drop_conjunct"):
+        return null_filter_rule(edit, node, edited)
     elif edit == "order_flip" and isinstance(node, exp.Ordered):
         if unseen_tie_key(node):
             return "ties_unseen"
@@ -151,56 +153,6 @@ def rule(edit: str, node: exp.Expr, edited: exp.Expr | None = None) -> str | Non
         if _counts_primary_key(node):
             return "unique_count"
     return None
-
-
-def _where_select(condition: exp.Expr) -> exp.Select | None:
-    """The SELECT whose WHERE has ``condition`` among its AND-ed parts."""
-    node = condition
-    while isinstance(node.parent, (exp.And, exp.Paren)):
-        node = node.parent
-    where = node.parent
-    if isinstance(where, exp.Where) and isinstance(where.parent, exp.Select):
-        return where.parent
-    return None
-
-
-def _null_filter_dropped(node: exp.Expr, edited: exp.Expr | None) -> bool:
-    """A WHERE, or a part of one, dropped that holds only ``x IS NOT NULL`` tests its
-    SELECT's aggregates make redundant (:mod:`score.suite.null_filters`)."""
-    if isinstance(node, exp.Where):
-        select = node.parent
-        return isinstance(select, exp.Select) and redundant_null_filters(
-            select, conjuncts(node.this)
-        )
-    if not isinstance(node, exp.And) or not isinstance(edited, exp.And):
-        return False
-    # the part dropped is the one still under the edited AND (the other took its place)
-    dropped = node.this if edited.this is not None and edited.this.parent is edited else None
-    if dropped is None and edited.expression is not None and edited.expression.parent is edited:
-        dropped = node.expression
-    select = _where_select(node)
-    return dropped is not None and select is not None and (
-        redundant_null_filters(select, conjuncts(dropped))
-    )
-
-
-def _null_filter_made_true(column: exp.Column, edited: exp.Column) -> bool:
-    """``x IS NOT NULL`` become ``y IS NOT NULL`` with ``y`` never NULL: the filter is
-    gone, and the aggregates make it redundant."""
-    test = column.parent
-    condition = test.parent if isinstance(test, exp.Is) else None
-    if isinstance(condition, exp.Paren):
-        condition = condition.parent
-    if condition is None or null_tested(condition) is not column:
-        return False
-    select = _where_select(condition)
-    edited_select = edited.find_ancestor(exp.Select)
-    return (
-        select is not None
-        and edited_select is not None
-        and never_null(edited_select, edited)
-        and redundant_null_filters(select, [condition])
-    )
 
 
 def _tables(select: exp.Select) -> dict[str, tuple[str, bool]] | None:

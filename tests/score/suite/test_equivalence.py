@@ -501,9 +501,36 @@ def _named(sql: str, edit: str) -> set[str | None]:
         ),
         # a test that a NULL end date is there
         (f"{_AVG_DAYS} WHERE condition_end_date IS NULL", "drop_where", {None}),
+        # the WHERE compares the end date already: a NULL fails that comparison
+        (
+            "SELECT COUNT(*) FROM cdm.condition_occurrence WHERE NOT condition_end_date IS NULL "
+            "AND DATE_DIFF('DAY', condition_start_date, condition_end_date) <= 30",
+            "drop_conjunct",
+            {"null_test_implied", None},  # dropping the comparison is a near miss
+        ),
+        (
+            "SELECT COUNT(*) FROM cdm.condition_occurrence WHERE NOT condition_end_date IS NULL "
+            "AND condition_end_date > DATE '2015-01-01'",
+            "column_swap",
+            {"null_test_implied", None},
+        ),
+        # COALESCE compares a value where the end date is NULL
+        (
+            "SELECT COUNT(*) FROM cdm.condition_occurrence WHERE NOT condition_end_date IS NULL "
+            "AND COALESCE(condition_end_date, condition_start_date) > DATE '2015-01-01'",
+            "drop_conjunct",
+            {None},
+        ),
+        # an OR can be true with the end date NULL
+        (
+            "SELECT COUNT(*) FROM cdm.condition_occurrence WHERE NOT condition_end_date IS NULL "
+            "AND (condition_end_date > DATE '2015-01-01' OR condition_concept_id = 1)",
+            "drop_conjunct",
+            {None},
+        ),
     ],
 )
-def test_a_null_test_the_aggregates_make_redundant(sql, edit, expected):
+def test_a_null_test_the_aggregates_or_the_where_make_redundant(sql, edit, expected):
     assert _named(sql, edit) == expected
 
 
@@ -526,10 +553,16 @@ def test_a_null_test_swapped_for_a_nullable_column_is_a_near_miss(swapped_for, e
     assert rule("column_swap", tested, new) == expected
 
 
-def test_null_ignored_rewrites_return_the_golds_rows(omop_db):
+def test_null_test_rewrites_return_the_golds_rows(omop_db):
     con = duckdb.connect(str(omop_db), read_only=True)
     gold = f"{_AVG_DAYS} WHERE condition_concept_id <> 0 AND NOT condition_end_date IS NULL"
-    named = [n for n in neighbours(gold) if n.equivalent == "null_ignored"]
-    assert len(named) >= 2
-    for n in named:
-        assert _rows(con, n.sql) == _rows(con, gold), n.sql
+    implied = (
+        "SELECT COUNT(*) FROM cdm.condition_occurrence WHERE NOT condition_end_date IS NULL "
+        "AND DATE_DIFF('DAY', condition_start_date, condition_end_date) <= 30"
+    )
+    named = [(n, gold) for n in neighbours(gold) if n.equivalent == "null_ignored"]
+    named += [(n, implied) for n in neighbours(implied) if n.equivalent == "null_test_implied"]
+    assert {n.equivalent for n, _ in named} == {"null_ignored", "null_test_implied"}
+    assert len(named) >= 3
+    for n, its_gold in named:
+        assert _rows(con, n.sql) == _rows(con, its_gold), n.sql
