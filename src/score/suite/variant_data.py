@@ -3,13 +3,13 @@
 Made in foreign-key order from a seeded random generator: persons, each person's
 observation period (sometimes a second one after a gap, with no events), their visits,
 the events of each visit table, eras and deaths, each event inside its person's first
-observation period and after the start of its visit.  Rows are stored in a shuffled
-order, not in id order, and in half the variants their ids run in a shuffled order too
-(not the persons').  Each column takes its values from
-a *palette*: one to three values of its pool (:mod:`score.suite.value_pool`) chosen for
-this variant, so GROUP BY, DISTINCT and joins collide; a nullable column is NULL in a
-share of rows chosen for the variant.  The same pools, schemas and seed give the same
-rows.
+observation period and after the start of its visit, a death at the start of the last
+period or later, or on the day of one of the person's events.  Rows are stored in a
+shuffled order, not in id order, and in half the variants their ids run in a shuffled
+order too (not the persons').  Each column takes its values from a *palette*: one to
+three values of its pool (:mod:`score.suite.value_pool`) chosen for this variant, so
+GROUP BY, DISTINCT and joins collide; a nullable column is NULL in a share of rows
+chosen for the variant.  The same pools, schemas and seed give the same rows.
 """
 
 from __future__ import annotations
@@ -283,6 +283,7 @@ def variant_rows(
                 )
                 visits.append(visit)
                 out["visit_occurrence"].append(visit)
+        days: list[dt.date] = []  # the person's event days
         for table, start_col, end_col in EVENT_TABLES:
             if table not in wanted:
                 continue
@@ -305,6 +306,7 @@ def variant_rows(
                     )
                     row[end_col] = None if optional and rng.random() < 0.2 else end
                 out[table].append(_fill(table, row, palette))
+                days.append(start)
         for table, start_col, end_col in ERA_TABLES:
             if table not in wanted:
                 continue
@@ -317,12 +319,14 @@ def variant_rows(
         if "death" in wanted and rng.random() < 0.3:
             picked = when("death", "death_date") if anchored else None
             picked = picked or _day(palette.pick("death", "death_date", True))
+            died = max(picked, periods[-1][0])
+            if days and len(periods) == 1 and rng.random() < 0.5:
+                # the day of one of the person's events: an event on the day of death,
+                # and others after it (as real data has them), tell < from <= and a
+                # test of the death date from none
+                died = rng.choice(days)
             out["death"].append(
-                _fill(
-                    "death",
-                    {"person_id": person_id, "death_date": max(picked, periods[-1][0])},
-                    palette,
-                )
+                _fill("death", {"person_id": person_id, "death_date": died}, palette)
             )
     if rng.random() < 0.5:
         _renumber(out, rng)

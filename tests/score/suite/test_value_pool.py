@@ -192,6 +192,31 @@ def test_ids_run_against_the_persons_in_some_variants_and_visits_follow() -> Non
     assert 5 < against < 25 and same_length > 3 and max(eras) >= 3
 
 
+def test_some_deaths_fall_on_the_day_of_an_event_with_events_after() -> None:
+    pools = {
+        ("observation_period", "observation_period_start_date"): [dt.date(2010, 1, 1)],
+        ("observation_period", "observation_period_end_date"): [dt.date(2020, 1, 1)],
+        ("condition_occurrence", "condition_start_date"): [
+            dt.date(2012, 1, 1),
+            dt.date(2014, 1, 1),
+        ],
+        ("death", "death_date"): [dt.date(2021, 1, 1)],
+    }
+    tables = ["person", "observation_period", "condition_occurrence", "death"]
+    on_the_day = after = 0
+    for n in range(30):
+        rows = variant_rows(pools, tables, f"0:{n}")
+        for death in rows["death"]:
+            days = [
+                r["condition_start_date"]
+                for r in rows["condition_occurrence"]
+                if r["person_id"] == death["person_id"]
+            ]
+            on_the_day += death["death_date"] in days
+            after += any(d > death["death_date"] for d in days)
+    assert on_the_day > 3 and after > 0
+
+
 def test_a_birth_date_a_gold_names_is_met() -> None:
     """``birth_datetime < '2020-01-01'``: persons born that day and the days beside it."""
     pools = {("person", "year_of_birth"): [1950]}
