@@ -349,12 +349,16 @@ def merged_pools(
 ) -> Pools:
     """Each column's pool: base values, then the golds' values and the related concepts
     of its domain; each value once, in that order.  A concept-id column takes only ids
-    in ``known`` (the vocabulary's) from the golds."""
+    in ``known`` (the vocabulary's) from the golds, and concept 0 ("No matching
+    concept", which the CDM puts where a source value maps to no concept) where the base
+    fills it at all."""
     out: Pools = {}
     for key, values in base.items():
         extra = list(gold.get(key, ()))
         if key in domains:
             extra += list(concepts.get(domains[key], ()))
+        if key[1].endswith("concept_id") and values:
+            extra.append(0)
         if key[1].endswith("concept_id") and known is not None:
             # a concept id is a foreign key into the vocabulary, as in any real CDM
             extra = [v for v in extra if v in known]

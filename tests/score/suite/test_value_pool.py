@@ -319,3 +319,38 @@ def test_a_long_span_reaches_the_observation_periods() -> None:
             for r in rows["observation_period"]
         }
     assert {18249, 18250, 18251} <= lengths
+
+
+def test_concept_zero_joins_the_concept_pools_the_base_fills() -> None:
+    base = {
+        ("person", "gender_concept_id"): [8507, 8532],
+        ("person", "year_of_birth"): [1950],
+        ("condition_occurrence", "condition_source_concept_id"): [],  # never filled
+    }
+    pools = value_pool.merged_pools(base, {}, {}, {}, known={0, 8507, 8532})
+    assert pools[("person", "gender_concept_id")] == [8507, 8532, 0]
+    assert pools[("person", "year_of_birth")] == [1950]
+    assert pools[("condition_occurrence", "condition_source_concept_id")] == []
+    # a vocabulary without concept 0 gives no concept 0
+    pools = value_pool.merged_pools(base, {}, {}, {}, known={8507, 8532})
+    assert pools[("person", "gender_concept_id")] == [8507, 8532]
+
+
+def test_some_persons_are_observed_from_a_named_span_after_birth() -> None:
+    """``observation_period_start_date <= birth_datetime + INTERVAL 30 DAY``: some periods
+    start exactly 30 days after birth, as `<` and `<=` differ there."""
+    pools = {
+        ("person", "year_of_birth"): [1990],
+        ("observation_period", "observation_period_start_date"): [dt.date(2010, 1, 1)],
+        ("observation_period", "observation_period_end_date"): [dt.date(2020, 1, 1)],
+    }
+    focus = {value_pool.SPANS: [29, 30, 31]}
+    at = 0
+    for n in range(20):
+        rows = variant_rows(pools, ["person", "observation_period"], f"4:{n}", focus)
+        born = {p["person_id"]: p["birth_datetime"].date() for p in rows["person"]}
+        at += any(
+            (r["observation_period_start_date"] - born[r["person_id"]]).days == 30
+            for r in rows["observation_period"]
+        )
+    assert at >= 3
