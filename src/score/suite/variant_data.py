@@ -231,6 +231,10 @@ def variant_rows(
             last += dt.timedelta(days=rng.choice((1, 365, 3650)))
         if named_spans and rng.random() < 0.5:  # a period as long as a span a gold names
             last = first + dt.timedelta(days=rng.choice(named_spans))
+        if named_spans and person["birth_datetime"] and rng.random() < 0.2:
+            # observed from birth, or a span a gold names after it (birth + 30 days)
+            first = person["birth_datetime"].date() + dt.timedelta(days=rng.choice(offsets))
+            last = max(last, first)
         anchor = _day(palette.pick("visit_occurrence", "visit_start_date", True))
 
         def when(
