@@ -8,7 +8,9 @@
    ``<seed>:<n>``, each aimed at one task with a neighbour alive, in turn) and screened in
    this process (:mod:`score.suite.trial_database`): the aimed gold must run, and one of
    its alive neighbours must return another result.  Candidates that pass are put side by
-   side in one variant (``blocks_per_variant``) as long as every kill still holds there.
+   side in one variant (``blocks_per_variant``) as long as every kill still holds there;
+   four variants are filled at once, a candidate going beside the first it fits, and when
+   it fits neither the fuller is closed.
 3. A full variant is written and run through the executor, as scoring runs it: every
    gold must run there, the kills are those the executor confirms, among all neighbours
    still alive (:mod:`score.suite.distill`), and the reference answers run too: a task
@@ -70,6 +72,8 @@ from score.suite.variant_data import arrow_tables, merge_rows, variant_rows
 from score.suite.vocabulary_bound import vocabulary_bound
 
 Progress = Callable[[int, int], None]
+#: variants filled at once (a candidate is put beside the blocks of the first it fits)
+OPEN_VARIANTS = 4
 #: how a neighbour that is valid SQL can still fail on the base database
 RAN_BUT_FAILED = frozenset({"timeout", "row_cap", "runtime_error"})
 
@@ -83,7 +87,7 @@ class BuildSettings:
     profile: str = "sqlgold"
     patience: int = 12
     #: candidates (each killing something) side by side in one variant
-    blocks_per_variant: int = 8
+    blocks_per_variant: int = 12
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -201,13 +205,15 @@ def _build(
         max_rows=ex_settings.max_rows,
         collation=ex_settings.collation,
     )
-    block = _OpenVariant()
+    # variants being filled: a candidate that does not fit beside one's blocks may fit
+    # beside another's, so fewer, fuller variants are kept (scoring pays per variant)
+    blocks = [_OpenVariant() for _ in range(OPEN_VARIANTS)]
 
-    def close() -> None:
-        """Confirm the open variant through the executor and keep it if it kills."""
+    def close(block: _OpenVariant) -> None:
+        """Confirm an open variant through the executor and keep it if it kills."""
         if block.rows is None:
             return
-        candidate = f"c{tried - 1:04d}"  # named for its last block
+        candidate = f"c{block.last:04d}"  # named for its last block
         tables = arrow_tables(block.rows, schemas)
         folder = staging / DATA / candidate
         write_tables(folder, tables)
@@ -252,7 +258,7 @@ def _build(
                 break
             # each candidate aims at one task with a neighbour alive, in turn: its gold's
             # constants lead the palettes
-            wanted = [k for k in distillation.wanted() if k not in block.kills]
+            wanted = [k for k in distillation.wanted() if not any(k in b.kills for b in blocks)]
             targets = sorted({t for t, _ in wanted})
             if not targets:
                 break
@@ -266,18 +272,19 @@ def _build(
             distillation.tried(keys)
             if not new:
                 continue
-            if block.rows is not None:
-                merged = merge_rows(block.rows, rows)
-                trial.load(arrow_tables(merged, schemas))
-                if _still_kills(trial, block.tasks | {aim}, block.kills | set(new), found, s):
-                    block.add(merged, aim, new)
-                    if block.blocks >= s.blocks_per_variant:
-                        close()
-                    continue
-                close()
-            block.add(rows, aim, new)
-        if len(distillation.kept) < s.max_databases:
-            close()
+            if _place(trial, blocks, rows, aim, new, n, found, schemas, s):
+                full = next(b for b in blocks if b.last == n)
+                if full.blocks >= s.blocks_per_variant:
+                    close(full)
+                continue
+            empty = next((b for b in blocks if b.rows is None), None)
+            if empty is None:  # it fits beside neither: the fuller one is kept as it is
+                empty = max(blocks, key=lambda b: b.blocks)
+                close(empty)
+            empty.add(rows, aim, new, n)
+        for block in blocks:
+            if len(distillation.kept) < s.max_databases:
+                close(block)
     finally:
         trial.close()
     shutil.rmtree(cache, ignore_errors=True)
@@ -318,17 +325,48 @@ class _OpenVariant:
     kills: set[NeighbourKey] = field(default_factory=set)
     tasks: set[str] = field(default_factory=set)
     blocks: int = 0
+    #: the number of the last candidate put in (names the variant until it is kept)
+    last: int = -1
 
     def add(
-        self, rows: dict[str, list[dict[str, Any]]], aim: str, kills: Sequence[NeighbourKey]
+        self,
+        rows: dict[str, list[dict[str, Any]]],
+        aim: str,
+        kills: Sequence[NeighbourKey],
+        n: int,
     ) -> None:
         self.rows = rows
         self.kills |= set(kills)
         self.tasks.add(aim)
         self.blocks += 1
+        self.last = n
 
     def reset(self) -> None:
-        self.rows, self.kills, self.tasks, self.blocks = None, set(), set(), 0
+        self.rows, self.kills, self.tasks, self.blocks, self.last = None, set(), set(), 0, -1
+
+
+def _place(
+    trial: TrialDatabase,
+    blocks: Sequence[_OpenVariant],
+    rows: dict[str, list[dict[str, Any]]],
+    aim: str,
+    new: Sequence[NeighbourKey],
+    n: int,
+    found: Mapping[str, SuiteTask],
+    schemas: Mapping[str, Any],
+    s: BuildSettings,
+) -> bool:
+    """Put candidate ``n`` (its ``rows`` kill ``new``) beside the blocks of the first open
+    variant where every kill, its own and theirs, still holds; False if none."""
+    for block in blocks:
+        if block.rows is None:
+            continue
+        merged = merge_rows(block.rows, rows)
+        trial.load(arrow_tables(merged, schemas))
+        if _still_kills(trial, block.tasks | {aim}, block.kills | set(new), found, s):
+            block.add(merged, aim, new, n)
+            return True
+    return False
 
 
 def _screen(
