@@ -27,7 +27,7 @@ import json
 import shutil
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,7 @@ from score.scoring.variant_order import order_is_open
 from score.suite.base_data import read_base
 from score.suite.distill import Distillation, NeighbourKey
 from score.suite.neighbours import neighbours
+from score.suite.open_variant import OpenVariant, place
 from score.suite.query_runs import (
     SuiteTask,
     error_text,
@@ -68,7 +69,7 @@ from score.suite.suite_file import (
 )
 from score.suite.suite_report import build_report, report_markdown
 from score.suite.trial_database import TrialDatabase
-from score.suite.variant_data import arrow_tables, merge_rows, variant_rows
+from score.suite.variant_data import arrow_tables, variant_rows
 from score.suite.vocabulary_bound import vocabulary_bound
 
 Progress = Callable[[int, int], None]
@@ -207,9 +208,9 @@ def _build(
     )
     # variants being filled: a candidate that does not fit beside one's blocks may fit
     # beside another's, so fewer, fuller variants are kept (scoring pays per variant)
-    blocks = [_OpenVariant() for _ in range(OPEN_VARIANTS)]
+    blocks = [OpenVariant() for _ in range(OPEN_VARIANTS)]
 
-    def close(block: _OpenVariant) -> None:
+    def close(block: OpenVariant) -> None:
         """Confirm an open variant through the executor and keep it if it kills."""
         if block.rows is None:
             return
@@ -272,7 +273,7 @@ def _build(
             distillation.tried(keys)
             if not new:
                 continue
-            if _place(trial, blocks, rows, aim, new, n, found, schemas, s):
+            if place(trial, blocks, rows, aim, new, n, found, schemas, s.profile):
                 full = next(b for b in blocks if b.last == n)
                 if full.blocks >= s.blocks_per_variant:
                     close(full)
@@ -317,58 +318,6 @@ def _build(
     return report
 
 
-@dataclass
-class _OpenVariant:
-    """The variant being filled: candidates that each kill something, side by side."""
-
-    rows: dict[str, list[dict[str, Any]]] | None = None
-    kills: set[NeighbourKey] = field(default_factory=set)
-    tasks: set[str] = field(default_factory=set)
-    blocks: int = 0
-    #: the number of the last candidate put in (names the variant until it is kept)
-    last: int = -1
-
-    def add(
-        self,
-        rows: dict[str, list[dict[str, Any]]],
-        aim: str,
-        kills: Sequence[NeighbourKey],
-        n: int,
-    ) -> None:
-        self.rows = rows
-        self.kills |= set(kills)
-        self.tasks.add(aim)
-        self.blocks += 1
-        self.last = n
-
-    def reset(self) -> None:
-        self.rows, self.kills, self.tasks, self.blocks, self.last = None, set(), set(), 0, -1
-
-
-def _place(
-    trial: TrialDatabase,
-    blocks: Sequence[_OpenVariant],
-    rows: dict[str, list[dict[str, Any]]],
-    aim: str,
-    new: Sequence[NeighbourKey],
-    n: int,
-    found: Mapping[str, SuiteTask],
-    schemas: Mapping[str, Any],
-    s: BuildSettings,
-) -> bool:
-    """Put candidate ``n`` (its ``rows`` kill ``new``) beside the blocks of the first open
-    variant where every kill, its own and theirs, still holds; False if none."""
-    for block in blocks:
-        if block.rows is None:
-            continue
-        merged = merge_rows(block.rows, rows)
-        trial.load(arrow_tables(merged, schemas))
-        if _still_kills(trial, block.tasks | {aim}, block.kills | set(new), found, s):
-            block.add(merged, aim, new, n)
-            return True
-    return False
-
-
 def _screen(
     trial: TrialDatabase,
     candidate: str,
@@ -386,25 +335,6 @@ def _screen(
     if not golds_run(run, [found[aim]], by_task, candidate, gold_failures, distillation):
         return []
     return told_apart(run, keys, found, by_task, s.profile)
-
-
-def _still_kills(
-    trial: TrialDatabase,
-    tasks: set[str],
-    kills: set[NeighbourKey],
-    found: Mapping[str, SuiteTask],
-    s: BuildSettings,
-) -> bool:
-    """Whether, in the trial database as loaded, every gold of ``tasks`` runs and every
-    neighbour of ``kills`` is still told apart (the blocks side by side mask nothing)."""
-    run = on_trial(trial)
-    items = [found[t] for t in sorted(tasks)]
-    golds = run([i.gold_query for i in items])  # type: ignore[misc]
-    if any(isinstance(g, QueryError) for g in golds):
-        return False
-    by_task = {i.task["id"]: g for i, g in zip(items, golds, strict=True)}
-    keys = sorted(kills)
-    return len(told_apart(run, keys, found, by_task, s.profile)) == len(keys)  # type: ignore[arg-type]
 
 
 def _confirm(

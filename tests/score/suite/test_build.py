@@ -149,25 +149,25 @@ def test_a_server_url_or_a_folder_that_is_not_a_suite_is_refused(omop_db, tmp_pa
 def test_a_candidate_goes_beside_the_first_open_variant_it_fits(monkeypatch) -> None:
     """Candidates of tasks a and b mask each other's kills side by side: b's goes beside
     c's instead, and one that fits beside none is refused (the caller closes one)."""
-    from score.suite import build
+    from score.suite import open_variant as ov
 
     class Trial:
         def load(self, tables) -> None:
             self.tables = tables
 
-    monkeypatch.setattr(build, "arrow_tables", lambda rows, schemas: rows)
+    monkeypatch.setattr(ov, "arrow_tables", lambda rows, schemas: rows)
     monkeypatch.setattr(
-        build, "_still_kills", lambda trial, tasks, kills, found, s: not {"a", "b"} <= tasks
+        ov, "_still_kills", lambda trial, tasks, kills, found, profile: not {"a", "b"} <= tasks
     )
     rows = {"person": [{"person_id": 1}]}
-    blocks = [build._OpenVariant(), build._OpenVariant(), build._OpenVariant()]
+    blocks = [ov.OpenVariant(), ov.OpenVariant(), ov.OpenVariant()]
     blocks[0].add(rows, "a", [("a", 0)], 0)
     blocks[1].add(rows, "c", [("c", 0)], 1)
-    assert build._place(Trial(), blocks, rows, "b", [("b", 0)], 2, {}, {}, BuildSettings())
+    assert ov.place(Trial(), blocks, rows, "b", [("b", 0)], 2, {}, {}, "sqlgold")
     assert blocks[0].tasks == {"a"} and blocks[0].last == 0
     assert blocks[1].tasks == {"c", "b"} and blocks[1].kills == {("c", 0), ("b", 0)}
     assert blocks[1].last == 2 and len(blocks[1].rows["person"]) == 2  # side by side
     assert blocks[2].rows is None
-    monkeypatch.setattr(build, "_still_kills", lambda *args: False)
-    assert not build._place(Trial(), blocks, rows, "d", [("d", 0)], 3, {}, {}, BuildSettings())
+    monkeypatch.setattr(ov, "_still_kills", lambda *args: False)
+    assert not ov.place(Trial(), blocks, rows, "d", [("d", 0)], 3, {}, {}, "sqlgold")
     assert all(b.last != 3 for b in blocks)

@@ -1,0 +1,90 @@
+"""The variants a suite build is filling: candidates side by side, kills kept.
+
+A candidate that tells some neighbour apart is put beside the candidates already in an
+open variant (``merge_rows``) only if, loaded together in the trial database, every gold
+still runs and every kill of each still holds (the rows of one do not mask another's).
+Several variants are open at once: a candidate goes beside the first where it fits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from score.execution.result import QueryError
+from score.suite.distill import NeighbourKey
+from score.suite.query_runs import SuiteTask, on_trial, told_apart
+from score.suite.trial_database import TrialDatabase
+from score.suite.variant_data import arrow_tables, merge_rows
+
+
+@dataclass
+class OpenVariant:
+    """The variant being filled: candidates that each kill something, side by side."""
+
+    rows: dict[str, list[dict[str, Any]]] | None = None
+    kills: set[NeighbourKey] = field(default_factory=set)
+    tasks: set[str] = field(default_factory=set)
+    blocks: int = 0
+    #: the number of the last candidate put in (names the variant until it is kept)
+    last: int = -1
+
+    def add(
+        self,
+        rows: dict[str, list[dict[str, Any]]],
+        aim: str,
+        kills: Sequence[NeighbourKey],
+        n: int,
+    ) -> None:
+        self.rows = rows
+        self.kills |= set(kills)
+        self.tasks.add(aim)
+        self.blocks += 1
+        self.last = n
+
+    def reset(self) -> None:
+        self.rows, self.kills, self.tasks, self.blocks, self.last = None, set(), set(), 0, -1
+
+
+def place(
+    trial: TrialDatabase,
+    blocks: Sequence[OpenVariant],
+    rows: dict[str, list[dict[str, Any]]],
+    aim: str,
+    new: Sequence[NeighbourKey],
+    n: int,
+    found: Mapping[str, SuiteTask],
+    schemas: Mapping[str, Any],
+    profile: str,
+) -> bool:
+    """Put candidate ``n`` (its ``rows`` kill ``new``) beside the blocks of the first open
+    variant where every kill, its own and theirs, still holds; False if none."""
+    for block in blocks:
+        if block.rows is None:
+            continue
+        merged = merge_rows(block.rows, rows)
+        trial.load(arrow_tables(merged, schemas))
+        if _still_kills(trial, block.tasks | {aim}, block.kills | set(new), found, profile):
+            block.add(merged, aim, new, n)
+            return True
+    return False
+
+
+def _still_kills(
+    trial: TrialDatabase,
+    tasks: set[str],
+    kills: set[NeighbourKey],
+    found: Mapping[str, SuiteTask],
+    profile: str,
+) -> bool:
+    """Whether, in the trial database as loaded, every gold of ``tasks`` runs and every
+    neighbour of ``kills`` is still told apart (the blocks side by side mask nothing)."""
+    run = on_trial(trial)
+    items = [found[t] for t in sorted(tasks)]
+    golds = run([i.gold_query for i in items])  # type: ignore[misc]
+    if any(isinstance(g, QueryError) for g in golds):
+        return False
+    by_task = {i.task["id"]: g for i, g in zip(items, golds, strict=True)}
+    keys = sorted(kills)
+    return len(told_apart(run, keys, found, by_task, profile)) == len(keys)  # type: ignore[arg-type]
