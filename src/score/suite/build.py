@@ -273,10 +273,10 @@ def _build(
             distillation.tried(keys)
             if not new:
                 continue
-            if place(trial, blocks, rows, aim, new, n, found, schemas, s.profile):
-                full = next(b for b in blocks if b.last == n)
-                if full.blocks >= s.blocks_per_variant:
-                    close(full)
+            beside = place(trial, blocks, rows, aim, new, n, found, schemas, s.profile)
+            if beside is not None:
+                if beside.blocks >= s.blocks_per_variant:
+                    close(beside)
                 continue
             empty = next((b for b in blocks if b.rows is None), None)
             if empty is None:  # it fits beside neither: the fuller one is kept as it is

@@ -57,9 +57,10 @@ def place(
     found: Mapping[str, SuiteTask],
     schemas: Mapping[str, Any],
     profile: str,
-) -> bool:
+) -> OpenVariant | None:
     """Put candidate ``n`` (its ``rows`` kill ``new``) beside the blocks of the first open
-    variant where every kill, its own and theirs, still holds; False if none."""
+    variant where every kill, its own and theirs, still holds, and return that variant;
+    None if there is none."""
     for block in blocks:
         if block.rows is None:
             continue
@@ -67,8 +68,8 @@ def place(
         trial.load(arrow_tables(merged, schemas))
         if _still_kills(trial, block.tasks | {aim}, block.kills | set(new), found, profile):
             block.add(merged, aim, new, n)
-            return True
-    return False
+            return block
+    return None
 
 
 def _still_kills(

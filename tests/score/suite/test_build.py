@@ -163,11 +163,11 @@ def test_a_candidate_goes_beside_the_first_open_variant_it_fits(monkeypatch) -> 
     blocks = [ov.OpenVariant(), ov.OpenVariant(), ov.OpenVariant()]
     blocks[0].add(rows, "a", [("a", 0)], 0)
     blocks[1].add(rows, "c", [("c", 0)], 1)
-    assert ov.place(Trial(), blocks, rows, "b", [("b", 0)], 2, {}, {}, "sqlgold")
+    assert ov.place(Trial(), blocks, rows, "b", [("b", 0)], 2, {}, {}, "sqlgold") is blocks[1]
     assert blocks[0].tasks == {"a"} and blocks[0].last == 0
     assert blocks[1].tasks == {"c", "b"} and blocks[1].kills == {("c", 0), ("b", 0)}
     assert blocks[1].last == 2 and len(blocks[1].rows["person"]) == 2  # side by side
     assert blocks[2].rows is None
     monkeypatch.setattr(ov, "_still_kills", lambda *args: False)
-    assert not ov.place(Trial(), blocks, rows, "d", [("d", 0)], 3, {}, {}, "sqlgold")
+    assert ov.place(Trial(), blocks, rows, "d", [("d", 0)], 3, {}, {}, "sqlgold") is None
     assert all(b.last != 3 for b in blocks)
