@@ -14,7 +14,7 @@ import duckdb
 import pyarrow as pa
 
 from score.cdm.duckdb_file import use_cdm_schema
-from score.suite import value_pool
+from score.suite import local_concepts, value_pool
 from score.suite.query_runs import today_of
 from score.suite.suite_file import VOCABULARY_TABLES
 
@@ -71,9 +71,31 @@ def read_base(
         known = {r[0] for r in con.execute("SELECT concept_id FROM concept").fetchall()}
         domains = value_pool.concept_domains(con, base)
         pools = value_pool.merged_pools(base, gold, domains, related, known)
+        wanted = {
+            t["id"]: local_concepts.local_concepts_of(
+                con, value_pool.gold_constants([t["gold_sql"]], today=today_of(t) or today)[2]
+            )
+            for t in answerable
+        }
+        ids = local_concepts.local_ids(c for found in wanted.values() for c in found)
+        local_rows = local_concepts.local_rows(con, ids)
+        template_domains = dict(
+            con.execute(
+                "SELECT concept_id, domain_id FROM concept WHERE concept_id IN "
+                "(SELECT UNNEST(?::BIGINT[]))",
+                [sorted({c.template for c in ids})],
+            ).fetchall()
+        )
+        known |= set(ids.values())
         focus = {
             t["id"]: value_pool.focus_of(
-                con, t["gold_sql"], today_of(t) or today, base, domains, known
+                con,
+                t["gold_sql"],
+                today_of(t) or today,
+                base,
+                domains,
+                known,
+                local_concepts.by_domain(wanted[t["id"]], ids, template_domains),
             )
             for t in answerable
         }
@@ -89,6 +111,12 @@ def read_base(
             vocabulary["concept_ancestor"] = _with_self_ancestry(
                 vocabulary["concept_ancestor"], sorted(concepts - known)
             )
+        for table, rows in sorted(local_rows.items()):
+            if table in vocabulary and rows:
+                found = vocabulary[table]
+                vocabulary[table] = pa.concat_tables(
+                    [found, pa.Table.from_pylist(rows, schema=found.schema)]
+                )
     finally:
         con.close()
     return filled, pools, schemas, vocabulary, focus

@@ -295,6 +295,7 @@ def _build(
         base_db,
         schema,
         [(found[t].task["gold_sql"], found[t].neighbours[i].sql) for t, i in survivors],
+        vocabulary,
     )
     bound = {k for k, flag in zip(survivors, flags, strict=True) if flag}
     report = build_report(

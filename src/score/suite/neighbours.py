@@ -137,7 +137,17 @@ def _like(node: exp.Expr) -> Iterator[tuple[str, Callable[[exp.Expr], None]]]:
     pattern = node.expression
     if not (isinstance(pattern, exp.Literal) and pattern.is_string):
         return
-    text = pattern.name
+    for new in altered_patterns(pattern.name):
+        yield "like_altered", lambda n, t=new: _replace(n.expression, exp.Literal.string(t))
+
+
+def altered_patterns(text: str) -> list[str]:
+    """The near misses of a LIKE pattern that ``like_altered`` makes: anchored at the
+    start, anchored at the end, its core one character shorter.
+
+    >>> altered_patterns("%biopsy%")
+    ['biopsy%', '%biopsy', '%biops%']
+    """
     altered = []
     if text.startswith("%") and len(text) > 1:
         altered.append(text[1:])  # anchored at the start
@@ -146,9 +156,7 @@ def _like(node: exp.Expr) -> Iterator[tuple[str, Callable[[exp.Expr], None]]]:
     core = text.strip("%")
     if core:
         altered.append(text.replace(core, core[:-1], 1) if len(core) > 1 else text + "x")
-    for new in dict.fromkeys(altered):
-        if new != text:
-            yield "like_altered", lambda n, t=new: _replace(n.expression, exp.Literal.string(t))
+    return [new for new in dict.fromkeys(altered) if new != text]
 
 
 def _connective(node: exp.Expr) -> Iterator[tuple[str, Callable[[exp.Expr], None]]]:

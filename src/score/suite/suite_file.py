@@ -7,7 +7,8 @@ A suite folder holds::
                                database it was built for, each variant's sha256 and
                                fingerprint, the tasks it drops (gold and reference differ)
     report.json, report.md     what the build found, task by task
-    data/vocabulary/*.parquet  the vocabulary tables, the same in every variant
+    data/vocabulary/*.parquet  the vocabulary tables, the same in every variant: the
+                               base database's rows and the suite's local concepts
     data/<variant>/*.parquet   the clinical tables of one variant
 
 Parquet, not DuckDB files, is what ships: the same rows give the same bytes, so the same
@@ -37,7 +38,8 @@ MANIFEST = "suite.json"
 DATA = "data"
 VOCABULARY = "vocabulary"
 
-#: The tables every variant shares with the base database, row for row.
+#: The tables every variant shares: the base database's rows, with the suite's local
+#: concepts (:mod:`score.suite.local_concepts`) added.
 VOCABULARY_TABLES = (
     "concept",
     "concept_ancestor",

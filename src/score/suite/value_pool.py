@@ -373,12 +373,15 @@ def focus_of(
     base: Pools,
     domains: Mapping[tuple[str, str], str],
     known: set[int],
+    local: Mapping[str, Sequence[int]] | None = None,
 ) -> Pools:
     """The values one gold compares its columns with (and, for its concepts, their
     family), for the palettes of a candidate aimed at that gold.  A concept id the gold
     names where it compares a column goes into that column even when the base
     vocabulary lacks it: a gold written for another database (TEXT-TO-OMOP's) names
-    concepts of a fuller vocabulary, and its rows must exist for it to return any."""
+    concepts of a fuller vocabulary, and its rows must exist for it to return any.
+    ``local`` holds the gold's local concepts by domain (:mod:`score.suite.local_concepts`):
+    they join every concept-id column of their domain."""
     gold, concepts, filters = gold_constants([gold_sql], today=today)
     related = related_concepts(con, concepts, filters) if concepts or filters else {}
     focus: Pools = {}
@@ -390,6 +393,9 @@ def focus_of(
     for key, domain in domains.items():
         if domain in related and key not in focus:
             focus[key] = list(related[domain])
+    for key, domain in domains.items():
+        if local and domain in local:
+            focus[key] = list(dict.fromkeys([*focus.get(key, []), *local[domain]]))
     unknown = sorted(concepts - known)
     if unknown:  # its own domain is unknown: the main concept column of each table read
         for table in _tables_read(gold_sql):

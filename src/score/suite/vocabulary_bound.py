@@ -1,13 +1,16 @@
 """Near misses no variant can tell apart because every variant keeps the vocabulary.
 
-A suite's variants share the base database's vocabulary tables (``concept``,
-``concept_ancestor``, ...) and generate only the clinical rows.  A neighbour is
-*vocabulary-bound* when its difference from its gold lives in the vocabulary alone:
+A suite's variants share one vocabulary (``concept``, ``concept_ancestor``, ...: the
+base database's rows with the suite's local concepts) and generate only the clinical
+rows.  A neighbour is *vocabulary-bound* when its difference from its gold lives in
+that vocabulary alone:
 
 * it reads vocabulary tables only; or
 * its one edit is a LIKE pattern on a column of a vocabulary table (``LOWER(c.concept_name)
-  LIKE '%biops%'`` for ``'%biopsy%'``), and no row of that table in the base vocabulary
-  matches one pattern and not the other.
+  LIKE '%biops%'`` for ``'%biopsy%'``), and no row of that table in the shared vocabulary
+  matches one pattern and not the other; or
+* its edit is in a filter on one vocabulary table that selects the same rows of it
+  (:func:`filter_change`).
 
 Such a neighbour is a near miss on some other vocabulary, but on this one it selects the
 very same concepts: a person reads it in the build report, the suite cannot kill it.
@@ -19,9 +22,11 @@ very same concepts: a person reads it in the build report, the suite cannot kill
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 from sqlglot import exp, parse_one
 from sqlglot.errors import SqlglotError
 
@@ -127,18 +132,27 @@ def _replace_pattern(tree: exp.Expr, node: exp.Expr, pattern: exp.Expr) -> None:
 
 
 def vocabulary_bound(
-    base_db: str | Path, schema: str | None, pairs: list[tuple[str, str]]
+    base_db: str | Path,
+    schema: str | None,
+    pairs: list[tuple[str, str]],
+    vocabulary: Mapping[str, pa.Table] | None = None,
 ) -> list[bool]:
-    """For each (gold, neighbour), whether the neighbour is vocabulary-bound on the base
-    database's vocabulary (see the module's docstring)."""
+    """For each (gold, neighbour), whether the neighbour is vocabulary-bound on the
+    vocabulary the variants share: ``vocabulary`` (the base database's tables with the
+    suite's local concepts) where given, else the base database's own (see the module's
+    docstring)."""
     out = [reads_only_vocabulary(n) for _, n in pairs]
     changes = {i: like_change(g, n) for i, (g, n) in enumerate(pairs) if not out[i]}
     filters = {i: filter_change(*pairs[i]) for i, c in changes.items() if c is None}
     if not any(changes.values()) and not any(filters.values()):
         return out
-    con = duckdb.connect(str(base_db), read_only=True)
+    con = duckdb.connect(":memory:" if vocabulary else str(base_db), read_only=not vocabulary)
     try:
-        use_cdm_schema(con, schema)
+        if vocabulary:
+            for name, table in vocabulary.items():
+                con.register(name, table)
+        else:
+            use_cdm_schema(con, schema)
         for i, change in changes.items():
             if change is None:
                 continue

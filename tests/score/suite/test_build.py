@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import duckdb
+import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
@@ -24,12 +26,25 @@ RXNORM = (
     "AND d.drug_exposure_start_date < '1948-04-18'"
 )
 
+#: every 'Clinical Drug' of the embedded vocabulary is an RxNorm one: only a local
+#: concept (a copy in another vocabulary) tells the gold from its vocabulary filter dropped
+CLINICAL_DRUG = (
+    "SELECT count(*) AS n FROM cdm.drug_exposure d "
+    "JOIN cdm.concept c ON c.concept_id = d.drug_concept_id "
+    "WHERE c.vocabulary_id = 'RxNorm' AND c.concept_class_id = 'Clinical Drug'"
+)
+
 
 def _tasks() -> list[dict]:
     boundary = make_task("t-boundary", BOUNDARY)
     boundary["answer_sql"] = "SELECT count(*) AS n FROM cdm.person"  # same on the base only
     boundary["answer_dialect"] = "duckdb"
-    return [boundary, make_task("t-top3", TOP3), make_task("t-rxnorm", RXNORM)]
+    return [
+        boundary,
+        make_task("t-top3", TOP3),
+        make_task("t-rxnorm", RXNORM),
+        make_task("t-clinical-drug", CLINICAL_DRUG),
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -64,6 +79,29 @@ def test_the_base_database_alone_accepts_what_the_suite_tells_apart(built) -> No
     assert _neighbour_fate(report, "t-top3", limit4) != "alive"
     s = report["near_miss_survival"]
     assert s["correct_with_suite"] < s["correct_on_base"]
+
+
+def test_a_filter_the_base_vocabulary_cannot_miss_is_told_apart_on_a_local_concept(
+    built, omop_db: Path
+) -> None:
+    out, report = built
+    dropped = (
+        "SELECT COUNT(*) AS n FROM cdm.drug_exposure AS d JOIN cdm.concept AS c "
+        "ON c.concept_id = d.drug_concept_id WHERE c.concept_class_id = 'Clinical Drug'"
+    )
+    con = duckdb.connect(str(omop_db), read_only=True)
+    try:
+        same = con.execute(CLINICAL_DRUG).fetchall() == con.execute(dropped).fetchall()
+        assert con.execute("SELECT max(concept_id) FROM cdm.concept").fetchall()[0][0] < 2e9
+    finally:
+        con.close()
+    assert same  # the base database cannot tell them apart
+    assert _neighbour_fate(report, "t-clinical-drug", dropped).startswith("killed by v")
+    vocabulary = pq.read_table(out / "data" / "vocabulary" / "concept.parquet").to_pylist()
+    local = [c for c in vocabulary if c["concept_id"] > 2_000_000_000]
+    assert any(
+        c["concept_class_id"] == "Clinical Drug" and c["vocabulary_id"] != "RxNorm" for c in local
+    )
 
 
 def test_a_gold_that_agrees_with_its_reference_only_on_the_base_is_caught(built) -> None:

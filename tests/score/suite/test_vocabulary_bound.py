@@ -4,6 +4,7 @@ vocabulary cannot tell them from their gold."""
 from __future__ import annotations
 
 import duckdb
+import pyarrow as pa
 
 from score.suite.vocabulary_bound import filter_change, like_change, vocabulary_bound
 
@@ -129,3 +130,26 @@ def test_only_a_filter_that_chooses_the_vocabulary_tables_rows_is_taken_for_one(
         left.format("c.vocabulary_id = 'SNOMED'"), left.format("c.vocabulary_id = 'X'")
     )
     assert found == ("concept", "c", "(c.vocabulary_id = 'SNOMED')", "(c.vocabulary_id = 'X')")
+
+
+def test_bound_is_judged_on_the_vocabulary_the_variants_share(omop_db):
+    """A local concept named 'biops' is a row the LIKE near miss selects and the gold
+    does not: with it in the shared vocabulary, the near miss is not bound."""
+    con = duckdb.connect(str(omop_db), read_only=True)
+    try:
+        tables = {
+            t: con.sql(f"SELECT * FROM cdm.{t}").to_arrow_table()
+            for t in ("concept", "concept_ancestor")
+        }
+    finally:
+        con.close()
+    pair = [(GOLD.format("%biopsy%"), GOLD.format("%biops%"))]
+    assert vocabulary_bound(omop_db, None, pair, tables) == [True]
+    local = tables["concept"].slice(0, 1).to_pylist()[0] | {
+        "concept_id": 2_000_000_001,
+        "concept_name": "biops",
+    }
+    tables["concept"] = pa.concat_tables(
+        [tables["concept"], pa.Table.from_pylist([local], schema=tables["concept"].schema)]
+    )
+    assert vocabulary_bound(omop_db, None, pair, tables) == [False]

@@ -1,0 +1,251 @@
+"""Local concepts: the rows a suite adds to the vocabulary so its filters can be missed.
+
+A suite's variants keep every row of the base database's vocabulary.  On a small
+vocabulary, a gold's filter on the ``concept`` table often selects the same concepts as
+its near miss: every 'Clinical Drug' of the embedded vocabulary is an RxNorm one, so
+``c.vocabulary_id = 'RxNorm' AND c.concept_class_id = 'Clinical Drug'`` with its first
+conjunct dropped returns the gold's rows on every variant, though not on a fuller
+vocabulary.  The suite therefore adds *local concepts*, as a site adds its own: ids
+above 2,000,000,000, the range the OMOP CDM leaves to local vocabularies.
+
+Each is a copy of a *template*, a concept the gold's filters select, that misses one
+filter of that gold and keeps the others: its vocabulary made the suite's own
+(``Local``, a row the suite adds to ``vocabulary``), its class another of the base
+vocabulary's (of the template's domain where it has one), its code one character off,
+or its name one that a near miss of the gold's LIKE pattern (``like_altered``) tells
+from the pattern.  A copy keeps its template's code otherwise: a gold may read the
+code's form (LOINC's check digit after the dash).  A copy sits under its template in
+``concept_ancestor`` (and under the template's ancestors, a level further down), so a
+gold that selects by ancestor still reaches it; the candidates aimed at that gold use it
+in their clinical rows
+(:func:`score.suite.value_pool.focus_of`).
+
+>>> separating_names("%biopsy%")
+['biops', 'biopsy z', 'z biopsy']
+>>> like("%biopsy%", "z biopsy"), like("biopsy%", "z biopsy")
+(True, False)
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import duckdb
+
+from score.suite.neighbours import altered_patterns
+
+#: the first id of a local concept: the CDM leaves ids above 2,000,000,000 to a site
+FIRST_LOCAL_ID = 2_000_000_001
+#: how many concepts a gold's filters select serve as templates
+TEMPLATES = 2
+#: the vocabulary of a copy that misses a gold's vocabulary filter, as the suite adds it
+LOCAL_VOCABULARY = {
+    "vocabulary_id": "Local",
+    "vocabulary_name": "Local concepts of a sqlgold test suite",
+    "vocabulary_reference": "sqlgold suite build",
+    "vocabulary_version": None,
+    "vocabulary_concept_id": 0,
+}
+#: the columns whose filters a local concept misses, and how
+_SWAPPED = ("concept_class_id",)
+_NEAR = ("concept_code",)
+_NAMED = ("concept_name", "concept_code")
+
+
+@dataclass(frozen=True, order=True)
+class LocalConcept:
+    """A copy of concept ``template`` with ``column`` set to ``value``."""
+
+    template: int
+    column: str
+    value: str
+
+
+def like(pattern: str, text: str) -> bool:
+    """Whether ``text`` matches the SQL LIKE ``pattern`` (``%`` any run, ``_`` one
+    character, case kept, no escape character)."""
+    regex = "".join(".*" if ch == "%" else "." if ch == "_" else re.escape(ch) for ch in pattern)
+    return re.fullmatch(regex, text, flags=re.DOTALL) is not None
+
+
+def _fillings(pattern: str) -> Iterable[str]:
+    """Strings made from ``pattern`` with each ``%`` empty or ``z`` plus a space on its
+    side, and each ``_`` an ``a``."""
+    pieces = pattern.replace("_", "a").split("%")
+    wild = len(pieces) - 1
+    for choice in itertools.product((False, True), repeat=min(wild, 4)):
+        out = pieces[0]
+        for i, piece in enumerate(pieces[1:]):
+            filled = choice[i] if i < len(choice) else False
+            out += (("z " if i == 0 and not pieces[0] else " z") if filled else "") + piece
+        yield out
+
+
+def separating_names(pattern: str) -> list[str]:
+    """For each near miss of a LIKE ``pattern`` (:func:`altered_patterns`), the shortest
+    string made from either of them that one matches and the other does not; sorted."""
+    found = set()
+    for near in altered_patterns(pattern):
+        options = sorted(
+            {
+                s
+                for source in (pattern, near)
+                for s in _fillings(source)
+                if s and like(pattern, s) != like(near, s)
+            },
+            key=lambda s: (len(s), s),
+        )
+        if options:
+            found.add(options[0])
+    return sorted(found)
+
+
+def _near_code(value: str) -> str:
+    return value[:-1] if len(value) > 1 else value + "x"
+
+
+def _templates(con: duckdb.DuckDBPyConnection, filters: Sequence[dict]) -> list[int]:
+    """Up to :data:`TEMPLATES` concepts that all of ``filters`` select (each filter's
+    own first ones where none is selected by all), in id order."""
+
+    def where(f: dict) -> tuple[str, Any]:
+        return (f'"{f["column"]}" ILIKE ?' if f["like"] else f'"{f["column"]}" = ?'), f["value"]
+
+    parts = [where(f) for f in filters]
+    rows = con.execute(
+        "SELECT concept_id FROM concept WHERE "
+        + " AND ".join(p for p, _ in parts)
+        + f" ORDER BY concept_id LIMIT {TEMPLATES}",
+        [v for _, v in parts],
+    ).fetchall()
+    if rows:
+        return [r[0] for r in rows]
+    found: set[int] = set()
+    for part, value in parts:
+        found |= {
+            r[0]
+            for r in con.execute(
+                f"SELECT concept_id FROM concept WHERE {part} ORDER BY concept_id LIMIT 1",
+                [value],
+            ).fetchall()
+        }
+    return sorted(found)[:TEMPLATES]
+
+
+def _other_value(
+    con: duckdb.DuckDBPyConnection, column: str, value: Any, template: int
+) -> str | None:
+    """The base vocabulary's most frequent value of ``column`` other than ``value``,
+    among the concepts of the template's domain where there is one."""
+    for scoped in (True, False):
+        scope = (
+            "AND domain_id = (SELECT domain_id FROM concept WHERE concept_id = ?)" if scoped else ""
+        )
+        rows = con.execute(
+            f'SELECT "{column}" FROM concept WHERE "{column}" IS NOT NULL '
+            f'AND "{column}" <> ? {scope} GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1',
+            [value, template] if scoped else [value],
+        ).fetchall()
+        if rows:
+            return str(rows[0][0])
+    return None
+
+
+def local_concepts_of(
+    con: duckdb.DuckDBPyConnection, filters: Sequence[dict]
+) -> list[LocalConcept]:
+    """The local concepts one gold's filters on the ``concept`` table call for (its
+    filters as :func:`score.suite.value_pool.gold_constants` finds them), on the base
+    vocabulary of ``con``; sorted, each once."""
+    usable = [f for f in filters if isinstance(f["value"], str)]
+    if not usable:
+        return []
+    out: set[LocalConcept] = set()
+    for template in _templates(con, usable):
+        for f in usable:
+            column, value = f["column"], f["value"]
+            if f["like"] and column in _NAMED:
+                out |= {LocalConcept(template, column, name) for name in separating_names(value)}
+            elif column == "vocabulary_id":
+                if value != LOCAL_VOCABULARY["vocabulary_id"]:
+                    out.add(LocalConcept(template, column, LOCAL_VOCABULARY["vocabulary_id"]))
+            elif column in _SWAPPED:
+                other = _other_value(con, column, value, template)
+                if other is not None:
+                    out.add(LocalConcept(template, column, other))
+            elif column in _NEAR or column == "concept_name":
+                out.add(LocalConcept(template, column, _near_code(value)))
+    return sorted(out)
+
+
+def local_ids(concepts: Iterable[LocalConcept]) -> dict[LocalConcept, int]:
+    """Each local concept's id, in the order of the concepts: the same concepts give the
+    same ids."""
+    return {c: FIRST_LOCAL_ID + i for i, c in enumerate(sorted(set(concepts)))}
+
+
+def local_rows(
+    con: duckdb.DuckDBPyConnection, ids: Mapping[LocalConcept, int]
+) -> dict[str, list[dict[str, Any]]]:
+    """Vocabulary table -> the rows the local concepts ``ids`` add to it: in ``concept``,
+    each a copy of its template with one column changed; in ``concept_ancestor``, each
+    its own ancestor if the template is standard, and a descendant one level below the
+    template and each of its ancestors; in ``vocabulary``, the suite's own vocabulary
+    if a copy is in it."""
+    if not ids:
+        return {}
+    templates = sorted({c.template for c in ids})
+    listed = ", ".join(str(int(t)) for t in templates)
+    cursor = con.execute(f"SELECT * FROM concept WHERE concept_id IN ({listed})")
+    names = [d[0] for d in cursor.description]
+    rows = {r[0]: dict(zip(names, r, strict=True)) for r in cursor.fetchall()}
+    ancestors: dict[int, list[tuple[int, int, int]]] = {}
+    for ancestor, descendant, low, high in con.execute(
+        "SELECT ancestor_concept_id, descendant_concept_id, min_levels_of_separation, "
+        f"max_levels_of_separation FROM concept_ancestor WHERE descendant_concept_id IN ({listed}) "
+        "ORDER BY 1, 2"
+    ).fetchall():
+        ancestors.setdefault(descendant, []).append((ancestor, low, high))
+    concept_rows: list[dict[str, Any]] = []
+    ancestor_rows: list[dict[str, Any]] = []
+    for local, concept_id in sorted(ids.items(), key=lambda kv: kv[1]):
+        template = rows.get(local.template)
+        if template is None:
+            continue
+        # the template's code stays (a gold may read its form, e.g. LOINC's check digit)
+        row = dict(template, concept_id=concept_id, **{local.column: local.value})
+        concept_rows.append(row)
+        found = ancestors.get(local.template, [])
+        if row.get("standard_concept") == "S":
+            ancestor_rows.append(_ancestry(concept_id, concept_id, 0, 0))
+        for ancestor, low, high in found:
+            ancestor_rows.append(_ancestry(ancestor, concept_id, low + 1, high + 1))
+    out = {"concept": concept_rows, "concept_ancestor": ancestor_rows}
+    if any(r["vocabulary_id"] == LOCAL_VOCABULARY["vocabulary_id"] for r in concept_rows):
+        out["vocabulary"] = [dict(LOCAL_VOCABULARY)]
+    return out
+
+
+def _ancestry(ancestor: int, descendant: int, low: int, high: int) -> dict[str, int]:
+    return {
+        "ancestor_concept_id": ancestor,
+        "descendant_concept_id": descendant,
+        "min_levels_of_separation": low,
+        "max_levels_of_separation": high,
+    }
+
+
+def by_domain(
+    concepts: Iterable[LocalConcept], ids: Mapping[LocalConcept, int], domains: Mapping[int, str]
+) -> dict[str, list[int]]:
+    """Domain -> the ids of ``concepts`` (each in its template's domain), in id order."""
+    out: dict[str, list[int]] = {}
+    for c in sorted(set(concepts)):
+        domain = domains.get(c.template)
+        if domain is not None and c in ids:
+            out.setdefault(domain, []).append(ids[c])
+    return out

@@ -1,0 +1,132 @@
+"""Local concepts: copies of a gold's concepts that miss one of its vocabulary filters,
+checked on the real test database's vocabulary and with DuckDB's own LIKE."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pytest
+
+from score.suite.local_concepts import (
+    FIRST_LOCAL_ID,
+    LocalConcept,
+    like,
+    local_concepts_of,
+    local_ids,
+    local_rows,
+    separating_names,
+)
+from score.suite.neighbours import altered_patterns
+from score.suite.value_pool import gold_constants
+
+CLINICAL_DRUG = (
+    "SELECT count(*) FROM cdm.drug_exposure d JOIN cdm.concept c "
+    "ON c.concept_id = d.drug_concept_id "
+    "WHERE c.vocabulary_id = 'RxNorm' AND c.concept_class_id = 'Clinical Drug'"
+)
+
+
+@pytest.fixture()
+def vocabulary(omop_db: Path):
+    con = duckdb.connect(str(omop_db), read_only=True)
+    con.execute("USE cdm")
+    yield con
+    con.close()
+
+
+def _filters(sql: str) -> list[dict]:
+    import datetime as dt
+
+    return gold_constants([sql], today=dt.date(2024, 1, 1))[2]
+
+
+@pytest.mark.parametrize(
+    "pattern", ["%biopsy%", "Allergy to%", "insulin%", "%ige ab%", "%a_c", "x", "%"]
+)
+def test_each_near_miss_of_a_pattern_gets_a_name_that_only_one_of_them_matches(pattern):
+    con = duckdb.connect()
+    names = separating_names(pattern)
+    for near in altered_patterns(pattern):
+        told = [
+            n
+            for n in names
+            if con.execute("SELECT ? LIKE ?, ? LIKE ?", [n, pattern, n, near]).fetchall()[0]
+            in ((True, False), (False, True))
+        ]
+        assert told, (pattern, near, names)
+    for n in names:  # the Python matcher agrees with DuckDB's LIKE
+        for p in [pattern, *altered_patterns(pattern)]:
+            assert like(p, n) == con.execute("SELECT ? LIKE ?", [n, p]).fetchall()[0][0]
+    con.close()
+
+
+def test_a_copy_misses_one_filter_of_the_gold_and_keeps_the_others(vocabulary):
+    wanted = local_concepts_of(vocabulary, _filters(CLINICAL_DRUG))
+    assert {c.column for c in wanted} == {"vocabulary_id", "concept_class_id"}
+    ids = local_ids(wanted)
+    assert sorted(ids.values()) == list(range(FIRST_LOCAL_ID, FIRST_LOCAL_ID + len(wanted)))
+    added = local_rows(vocabulary, ids)
+    concepts, ancestry = added["concept"], added["concept_ancestor"]
+    assert [v["vocabulary_id"] for v in added["vocabulary"]] == ["Local"]
+    assert len(concepts) == len(wanted)
+    base = vocabulary.sql("SELECT * FROM concept").to_arrow_table()
+    table = pa.concat_tables([base, pa.Table.from_pylist(concepts, schema=base.schema)])
+    con = duckdb.connect()
+    con.register("concept", table)
+    rows = con.execute(
+        "SELECT vocabulary_id = 'RxNorm', concept_class_id = 'Clinical Drug', count(*) "
+        "FROM concept WHERE concept_id >= ? GROUP BY ALL ORDER BY ALL",
+        [FIRST_LOCAL_ID],
+    ).fetchall()
+    # half miss the vocabulary filter only, half the class filter only
+    assert [r[:2] for r in rows] == [(False, True), (True, False)]
+    assert (
+        con.execute(
+            "SELECT count(*) FROM concept WHERE vocabulary_id <> 'RxNorm' "
+            "AND concept_class_id = 'Clinical Drug'"
+        ).fetchall()[0][0]
+        == rows[0][2]
+    )
+    # and they keep their template's code: a gold may read its form
+    assert con.execute(
+        "SELECT count(DISTINCT l.concept_id) FROM concept l JOIN concept t "
+        "ON t.concept_code = l.concept_code "
+        "AND t.concept_id < ? WHERE l.concept_id >= ?",
+        [FIRST_LOCAL_ID, FIRST_LOCAL_ID],
+    ).fetchall()[0][0] == len(concepts)
+    con.close()
+    for c, concept_id in ids.items():  # below its template, its own ancestor
+        below = {
+            (a["ancestor_concept_id"], a["min_levels_of_separation"])
+            for a in ancestry
+            if a["descendant_concept_id"] == concept_id
+        }
+        assert (c.template, 1) in below and (concept_id, 0) in below
+
+
+def test_a_like_on_names_gets_copies_named_for_each_near_miss(vocabulary):
+    gold = (
+        "SELECT count(*) FROM cdm.specimen s JOIN cdm.concept c "
+        "ON c.concept_id = s.specimen_concept_id WHERE LOWER(c.concept_name) LIKE '%biopsy%'"
+    )
+    wanted = local_concepts_of(vocabulary, _filters(gold))
+    assert wanted and {c.column for c in wanted} == {"concept_name"}
+    assert {c.value for c in wanted} == set(separating_names("%biopsy%"))
+    templates = {c.template for c in wanted}
+    names = vocabulary.execute(
+        "SELECT lower(concept_name) FROM concept WHERE concept_id IN (SELECT UNNEST(?::BIGINT[]))",
+        [sorted(templates)],
+    ).fetchall()
+    assert all("biopsy" in n for (n,) in names)  # copies of concepts the gold selects
+
+
+def test_the_same_gold_gives_the_same_concepts_and_ids_and_none_without_a_filter(vocabulary):
+    one = local_ids(local_concepts_of(vocabulary, _filters(CLINICAL_DRUG)))
+    two = local_ids(reversed(local_concepts_of(vocabulary, _filters(CLINICAL_DRUG))))
+    assert one == two
+    assert local_concepts_of(vocabulary, _filters("SELECT count(*) FROM cdm.person")) == []
+    assert local_ids([]) == {}
+    assert local_rows(vocabulary, {}) == {}
+    assert LocalConcept(1, "a", "b") < LocalConcept(2, "a", "a")
