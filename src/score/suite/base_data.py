@@ -71,12 +71,12 @@ def read_base(
         known = {r[0] for r in con.execute("SELECT concept_id FROM concept").fetchall()}
         domains = value_pool.concept_domains(con, base)
         pools = value_pool.merged_pools(base, gold, domains, related, known)
-        wanted = {
-            t["id"]: local_concepts.local_concepts_of(
-                con, value_pool.gold_constants([t["gold_sql"]], today=today_of(t) or today)[2]
+        wanted = {}
+        for t in answerable:
+            _, named, concept_filters = value_pool.gold_constants(
+                [t["gold_sql"]], today=today_of(t) or today
             )
-            for t in answerable
-        }
+            wanted[t["id"]] = local_concepts.local_concepts_of(con, concept_filters, named)
         ids = local_concepts.local_ids(c for found in wanted.values() for c in found)
         local_rows = local_concepts.local_rows(con, ids)
         template_domains = dict(

@@ -13,12 +13,15 @@ filter of that gold and keeps the others: its vocabulary made the suite's own
 (``Local``, a row the suite adds to ``vocabulary``), its class another of the base
 vocabulary's (of the template's domain where it has one), its code one character off,
 or its name one that a near miss of the gold's LIKE pattern (``like_altered``) tells
-from the pattern.  A copy keeps its template's code otherwise: a gold may read the
-code's form (LOINC's check digit after the dash).  A copy sits under its template in
-``concept_ancestor`` (and under the template's ancestors, a level further down), so a
-gold that selects by ancestor still reaches it; the candidates aimed at that gold use it
-in their clinical rows
-(:func:`score.suite.value_pool.focus_of`).
+from the pattern.  A standard concept a gold names gets a child too, named after it.
+A copy in ``Local`` keeps its template's code; one in its template's vocabulary gets a
+code no concept of that vocabulary has, one character changed (:func:`free_code`): a
+vocabulary's code names one concept, and a gold may read the code's form (LOINC's check
+digit after the dash).  A copy sits under its template in ``concept_ancestor`` (and
+under the template's ancestors, a level further down), so a gold that selects by
+ancestor still reaches it; it keeps its template's domain and standard flag (a clinical
+table holds standard concepts of its own domain), and the candidates aimed at its gold
+use it in their clinical rows (:func:`score.suite.value_pool.focus_of`).
 
 >>> separating_names("%biopsy%")
 ['biops', 'biopsy z', 'z biopsy']
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import string
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -50,6 +54,8 @@ LOCAL_VOCABULARY = {
     "vocabulary_version": None,
     "vocabulary_concept_id": 0,
 }
+#: how many of the concepts a gold names get a local child
+CHILDREN = 4
 #: the columns whose filters a local concept misses, and how
 _SWAPPED = ("concept_class_id",)
 _NEAR = ("concept_code",)
@@ -156,15 +162,18 @@ def _other_value(
 
 
 def local_concepts_of(
-    con: duckdb.DuckDBPyConnection, filters: Sequence[dict]
+    con: duckdb.DuckDBPyConnection, filters: Sequence[dict], named: Iterable[int] = ()
 ) -> list[LocalConcept]:
-    """The local concepts one gold's filters on the ``concept`` table call for (its
-    filters as :func:`score.suite.value_pool.gold_constants` finds them), on the base
-    vocabulary of ``con``; sorted, each once."""
+    """The local concepts one gold calls for, on the base vocabulary of ``con``: those
+    its filters on the ``concept`` table (as :func:`score.suite.value_pool.gold_constants`
+    finds them) call for, and a child of each standard concept it names (the first
+    :data:`CHILDREN` of them), named after it with `` (local)``: a gold that takes a
+    concept's descendants counts the child, one that takes the concept alone does not;
+    sorted, each once."""
+    out: set[LocalConcept] = set(_children(con, sorted(set(named))[:CHILDREN]))
     usable = [f for f in filters if isinstance(f["value"], str)]
     if not usable:
-        return []
-    out: set[LocalConcept] = set()
+        return sorted(out)
     for template in _templates(con, usable):
         for f in usable:
             column, value = f["column"], f["value"]
@@ -182,6 +191,40 @@ def local_concepts_of(
     return sorted(out)
 
 
+def _children(con: duckdb.DuckDBPyConnection, named: Sequence[int]) -> list[LocalConcept]:
+    if not named:
+        return []
+    rows = con.execute(
+        "SELECT concept_id, concept_name FROM concept WHERE standard_concept = 'S' "
+        "AND concept_id IN (SELECT UNNEST(?::BIGINT[])) ORDER BY 1",
+        [list(named)],
+    ).fetchall()
+    return [LocalConcept(c, "concept_name", f"{name} (local)") for c, name in rows]
+
+
+def free_code(code: str, used: set[str]) -> str:
+    """``code`` with one character changed (the last letter or digit that can be, to
+    the first of its kind ``used`` lacks), so it keeps its form; ``code`` and a digit
+    where every such change is taken.
+
+    >>> free_code("6082-2", {"6082-2", "6082-0"})
+    '6082-1'
+    >>> free_code("ab", set())
+    'aa'
+    """
+    kinds = (string.digits, string.ascii_lowercase, string.ascii_uppercase)
+    for at in range(len(code) - 1, -1, -1):
+        kind = next((k for k in kinds if code[at] in k), None)
+        for ch in kind or ():
+            candidate = code[:at] + ch + code[at + 1 :]
+            if candidate != code and candidate not in used:
+                return candidate
+    n = 0
+    while f"{code}{n}" in used:
+        n += 1
+    return f"{code}{n}"
+
+
 def local_ids(concepts: Iterable[LocalConcept]) -> dict[LocalConcept, int]:
     """Each local concept's id, in the order of the concepts: the same concepts give the
     same ids."""
@@ -194,8 +237,9 @@ def local_rows(
     """Vocabulary table -> the rows the local concepts ``ids`` add to it: in ``concept``,
     each a copy of its template with one column changed; in ``concept_ancestor``, each
     its own ancestor if the template is standard, and a descendant one level below the
-    template and each of its ancestors; in ``vocabulary``, the suite's own vocabulary
-    if a copy is in it."""
+    template and each of its ancestors; in ``concept_relationship``, its template's
+    'Subsumes' it and it 'Is a' its template, and a standard one 'Maps to' itself; in
+    ``vocabulary``, the suite's own vocabulary if a copy is in it."""
     if not ids:
         return {}
     templates = sorted({c.template for c in ids})
@@ -210,21 +254,48 @@ def local_rows(
         "ORDER BY 1, 2"
     ).fetchall():
         ancestors.setdefault(descendant, []).append((ancestor, low, high))
+    codes: dict[str, set[str]] = {}
+    for vocabulary_id, code in con.execute(
+        "SELECT vocabulary_id, concept_code FROM concept ORDER BY 1, 2"
+    ).fetchall():
+        codes.setdefault(vocabulary_id, set()).add(code)
     concept_rows: list[dict[str, Any]] = []
     ancestor_rows: list[dict[str, Any]] = []
+    relationship_rows: list[dict[str, Any]] = []
     for local, concept_id in sorted(ids.items(), key=lambda kv: kv[1]):
         template = rows.get(local.template)
         if template is None:
             continue
-        # the template's code stays (a gold may read its form, e.g. LOINC's check digit)
         row = dict(template, concept_id=concept_id, **{local.column: local.value})
+        used = codes.setdefault(row["vocabulary_id"], set())
+        if row["concept_code"] in used:
+            row["concept_code"] = free_code(row["concept_code"], used)
+        used.add(row["concept_code"])
         concept_rows.append(row)
         found = ancestors.get(local.template, [])
         if row.get("standard_concept") == "S":
             ancestor_rows.append(_ancestry(concept_id, concept_id, 0, 0))
         for ancestor, low, high in found:
             ancestor_rows.append(_ancestry(ancestor, concept_id, low + 1, high + 1))
-    out = {"concept": concept_rows, "concept_ancestor": ancestor_rows}
+        pairs = [(concept_id, local.template, "Is a"), (local.template, concept_id, "Subsumes")]
+        if row.get("standard_concept") == "S":
+            pairs.append((concept_id, concept_id, "Maps to"))
+        relationship_rows += [
+            {
+                "concept_id_1": one,
+                "concept_id_2": two,
+                "relationship_id": relationship,
+                "valid_start_date": template["valid_start_date"],
+                "valid_end_date": template["valid_end_date"],
+                "invalid_reason": None,
+            }
+            for one, two, relationship in pairs
+        ]
+    out = {
+        "concept": concept_rows,
+        "concept_ancestor": ancestor_rows,
+        "concept_relationship": relationship_rows,
+    }
     if any(r["vocabulary_id"] == LOCAL_VOCABULARY["vocabulary_id"] for r in concept_rows):
         out["vocabulary"] = [dict(LOCAL_VOCABULARY)]
     return out

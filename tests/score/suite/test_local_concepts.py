@@ -89,13 +89,18 @@ def test_a_copy_misses_one_filter_of_the_gold_and_keeps_the_others(vocabulary):
         ).fetchall()[0][0]
         == rows[0][2]
     )
-    # and they keep their template's code: a gold may read its form
+    # a vocabulary's code names one concept, in the form of its template's code
     assert con.execute(
-        "SELECT count(DISTINCT l.concept_id) FROM concept l JOIN concept t "
-        "ON t.concept_code = l.concept_code "
-        "AND t.concept_id < ? WHERE l.concept_id >= ?",
-        [FIRST_LOCAL_ID, FIRST_LOCAL_ID],
-    ).fetchall()[0][0] == len(concepts)
+        "SELECT count(*) FROM (SELECT vocabulary_id, concept_code FROM concept "
+        "GROUP BY ALL HAVING count(*) > 1)"
+    ).fetchall() == [(0,)]
+    for row in concepts:
+        template = next(c for c in wanted if ids[c] == row["concept_id"]).template
+        code = vocabulary.execute(
+            "SELECT concept_code FROM concept WHERE concept_id = ?", [template]
+        ).fetchall()[0][0]
+        assert len(row["concept_code"]) == len(code)
+        assert sum(a != b for a, b in zip(row["concept_code"], code, strict=True)) <= 1
     con.close()
     for c, concept_id in ids.items():  # below its template, its own ancestor
         below = {
@@ -130,3 +135,23 @@ def test_the_same_gold_gives_the_same_concepts_and_ids_and_none_without_a_filter
     assert local_ids([]) == {}
     assert local_rows(vocabulary, {}) == {}
     assert LocalConcept(1, "a", "b") < LocalConcept(2, "a", "a")
+
+
+def test_a_named_concept_gets_a_child_that_only_its_descendants_take(vocabulary):
+    gold = "SELECT count(*) FROM cdm.condition_occurrence WHERE condition_concept_id = 201826"
+    import datetime as dt
+
+    _, named, filters = gold_constants([gold], today=dt.date(2024, 1, 1))
+    wanted = local_concepts_of(vocabulary, filters, named)
+    assert [(c.template, c.column) for c in wanted] == [(201826, "concept_name")]
+    ids = local_ids(wanted)
+    added = local_rows(vocabulary, ids)
+    child = ids[wanted[0]]
+    assert {
+        (r["ancestor_concept_id"], r["min_levels_of_separation"]) for r in added["concept_ancestor"]
+    } == {(201826, 1), (child, 0)}
+    assert {
+        (r["concept_id_1"], r["concept_id_2"], r["relationship_id"])
+        for r in added["concept_relationship"]
+    } == {(child, 201826, "Is a"), (201826, child, "Subsumes"), (child, child, "Maps to")}
+    assert added["concept"][0]["concept_name"].endswith(" (local)")
