@@ -287,9 +287,10 @@ def markdown(figures: dict) -> str:
         lines.append(
             f"{name}: of the {s['not_equivalent']['correct_with_suite']} near misses correct "
             f"with the suite, {s.get('vocabulary_bound', 0)} are bound to the vocabulary, "
-            "which every variant keeps as the base database has it: they read only the "
-            "vocabulary, or their one edit is a LIKE on a vocabulary column that selects the "
-            "same rows of it (no variant can tell them apart)."
+            "which every variant shares (the base database's, with the suite's local "
+            "concepts): they read only the vocabulary, or their one edit changes which rows "
+            "of a vocabulary table the query sees and both versions see the same ones (no "
+            "variant can tell them apart)."
         )
         lines.append(
             f"{name}: {f['golds_empty_on_base']} gold(s) return no row on the base database, "

@@ -111,7 +111,7 @@ def suite_build(
     click.echo(
         f"near misses  {ne['correct_with_suite']} of {ne['executed']} correct with the suite "
         f"({100 * ne['with_suite']:.1f}%; {s['vocabulary_bound']} of them bound to the "
-        f"vocabulary, which every variant keeps); {s['equivalent_under_cdm']} more are "
+        f"vocabulary every variant shares); {s['equivalent_under_cdm']} more are "
         "equivalent under the CDM's constraints"
     )
     click.echo(f"drops        {len(report['drops'])} task(s): gold and reference answer differ")

@@ -1,4 +1,4 @@
-"""Near misses no variant can tell apart because every variant keeps the vocabulary.
+"""Near misses no variant can tell apart because every variant shares one vocabulary.
 
 A suite's variants share one vocabulary (``concept``, ``concept_ancestor``, ...: the
 base database's rows with the suite's local concepts) and generate only the clinical

@@ -1,4 +1,4 @@
-"""Near misses bound to the vocabulary every variant keeps: named only where the base
+"""Near misses bound to the vocabulary every variant shares: named only where the base
 vocabulary cannot tell them from their gold."""
 
 from __future__ import annotations
