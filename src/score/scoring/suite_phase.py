@@ -5,11 +5,14 @@ The base scoring (:mod:`score.scoring.pipeline`) leaves each record with
 ``base_correct`` (its verdict on the base database) and ``suite`` None (not yet
 judged).  :func:`judge_with_suite` then settles every such record:
 
-* an instance not right on the base database, an unanswerable one (nothing to run),
+* an instance not right on the base database, an unanswerable one (nothing to run) and
   one of a task the suite drops (its gold and reference answer disagree on a variant, or
-  its gold fails on one: :attr:`score.suite.suite_file.Suite.drops`) and one that, like
-  its gold, reads vocabulary tables only (every variant holds the base's, row for row)
-  are judged by the base database alone; the record says which and why;
+  its gold fails on one: :attr:`score.suite.suite_file.Suite.drops`) are judged by the
+  base database alone; the record says which and why;
+* one that, like its gold, reads vocabulary tables only runs on the first variant alone:
+  every variant holds the same vocabulary (the base database's rows and the suite's
+  local concepts, :mod:`score.suite.local_concepts`), so each would return there what
+  the first does;
 * the others run on the variants in turns (variant-major: with one job, as many
   variants at once as a variant would have lanes (:func:`variant_lanes`), each judged by
   one query process; the next turn's executors are opened, and their golds' cached
@@ -127,21 +130,9 @@ def verdict(
     }
 
 
-def without_variants(
-    record: dict[str, Any],
-    drops: dict[str, str],
-    dialect: str | None = None,
-    *,
-    run_executed: bool = False,
-    gold_reads_vocabulary_only: bool = False,
-) -> dict[str, Any] | None:
+def without_variants(record: dict[str, Any], drops: dict[str, str]) -> dict[str, Any] | None:
     """The suite verdict of an instance the variants do not judge, else None (it runs
-    on them).  ``dialect``: what its ``sql`` is written in (None: DuckDB's);
-    ``run_executed``: its ``executed_sql`` is DuckDB SQL (a DuckDB base database), read
-    instead; ``gold_reads_vocabulary_only``: its task's gold reads vocabulary tables only
-    (an answer that does too returns on every variant what it returned on the base
-    database, and so does the gold; an answer reading only the vocabulary for a gold
-    that reads clinical rows is exactly what a variant can tell apart)."""
+    on them)."""
     if not record["answerable"]:
         return verdict(
             record["base_correct"],
@@ -158,16 +149,28 @@ def without_variants(
         )
     if not record.get("sql"):
         return verdict(True, "no SQL to run on the variants: judged on the base database only")
-    executed = record.get("executed_sql") if run_executed else None
-    if gold_reads_vocabulary_only and reads_only_vocabulary(
-        executed or record["sql"], None if executed else dialect
-    ):
-        return verdict(
-            True,
-            "it and its gold read vocabulary tables only, which every variant holds row "
-            "for row as the base database does: judged on the base database",
-        )
     return None
+
+
+def vocabulary_alone(
+    record: dict[str, Any],
+    dialect: str | None = None,
+    *,
+    run_executed: bool = False,
+    gold_reads_vocabulary_only: bool = False,
+) -> bool:
+    """Whether an instance the variants judge needs the first variant alone: it and its
+    task's gold (``gold_reads_vocabulary_only``) read vocabulary tables only, which every
+    variant holds the same, so both return on each what they return on the first.  (Not
+    the base database: its vocabulary lacks the suite's local concepts.)  ``dialect``:
+    what its ``sql`` is written in (None: DuckDB's); ``run_executed``: its
+    ``executed_sql`` is DuckDB SQL (a DuckDB base database), read instead.  An answer
+    reading only the vocabulary for a gold that reads clinical rows runs on every
+    variant: that is exactly the chance match a variant tells apart."""
+    executed = record.get("executed_sql") if run_executed else None
+    return gold_reads_vocabulary_only and reads_only_vocabulary(
+        executed or record["sql"], None if executed else dialect
+    )
 
 
 def settle(record: dict[str, Any], entry: dict[str, Any]) -> None:
@@ -282,6 +285,7 @@ def judge_with_suite(
     pairs: dict[tuple[str, str], list[dict[str, Any]]] = {}
     drops = dict(suite.drops)
     vocabulary_golds: dict[str, bool] = {}
+    alone: set[tuple[str, str]] = set()  # run on the first variant only (see module)
     for record in records:
         if record.get("suite") is not None:
             continue
@@ -289,18 +293,21 @@ def judge_with_suite(
         if tid not in vocabulary_golds:
             gold_sql = (tasks.get(tid) or {}).get("gold_sql")
             vocabulary_golds[tid] = isinstance(gold_sql, str) and reads_only_vocabulary(gold_sql)
-        decided = without_variants(
+        decided = without_variants(record, drops)
+        if decided is not None:
+            settle(record, decided)
+            continue
+        pair = (tid, record["sql"])
+        pairs.setdefault(pair, []).append(record)
+        if vocabulary_alone(
             record,
-            drops,
             run.dialect,
             run_executed=run.run_executed,
             gold_reads_vocabulary_only=vocabulary_golds[tid],
-        )
-        if decided is not None:
-            settle(record, decided)
-        else:
-            pairs.setdefault((record["task_id"], record["sql"]), []).append(record)
+        ):
+            alone.add(pair)
     checks = list(pairs)
+    first_only = {i for i, pair in enumerate(checks) if pair in alone}
     executed = [pairs[p][0].get("executed_sql") if run.run_executed else None for p in checks]
     told: dict[int, tuple[str, str]] = {}
     matched: dict[int, int] = {}
@@ -353,15 +360,19 @@ def judge_with_suite(
         opened = stack.enter_context(contextlib.closing(opened_in_turn(open_one, variants, width)))
         number = 0
         for group in opened:
-            todo = [i for i in range(len(checks)) if i not in told]
-            if not todo:
+            left = [i for i in range(len(checks)) if i not in told]
+            if number:  # only the first variant judges an answer of the vocabulary alone
+                left = [i for i in left if i not in first_only]
+            if not left:
                 break
+            rest = [i for i in left if i not in first_only]
+            todo = [left if not number and k == 0 else rest for k in range(len(group))]
             with ThreadPoolExecutor(max_workers=len(group)) as pool:
-                passes = list(pool.map(judge_on, [todo] * len(group), *zip(*group, strict=True)))
+                passes = list(pool.map(judge_on, todo, *zip(*group, strict=True)))
             # in the variants' order: a prediction told apart by one variant is judged
             # by no later one (what a later variant of its group found is set aside)
-            for (variant, _), found_all in zip(group, passes, strict=True):
-                for i, found in zip(todo, found_all, strict=True):
+            for (variant, _), some, found_all in zip(group, todo, passes, strict=True):
+                for i, found in zip(some, found_all, strict=True):
                     if i in told:
                         continue
                     if found.kind == "same":
@@ -383,6 +394,11 @@ def judge_with_suite(
         else:
             n = matched.get(i, 0)
             reason = f"the same result as the gold on {n} of {len(suite.variants)} variant(s)"
+            if i in first_only and not failed:
+                reason = (
+                    f"the same result as the gold on {suite.variants[0].name}: it and its "
+                    "gold read vocabulary tables only, which every variant holds the same"
+                )
             if failed:
                 reason += f" (the gold failed on {', '.join(failed)})"
             entry = verdict(True, reason, variants=n, gold_failed=failed)

@@ -15,10 +15,12 @@ constant (``SELECT 1130``) by ``v1-even``, a dropped gender filter by ``v3-gende
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import duckdb
+import pyarrow as pa
 
 from score.execution.executor import Executor
 from score.suite.suite_file import (
@@ -101,9 +103,12 @@ def make_suite(
     cache: Path,
     drops: Mapping[str, str] | None = None,
     variants: Mapping[str, tuple[str, dict[str, dict[str, str]]]] = VARIANTS,
+    local_concepts: Sequence[Mapping[str, Any]] = (),
 ) -> Suite:
     """Write a suite for the task set hashed ``task_set_sha256`` into ``folder`` from
-    the base database ``base``; its variants' DuckDB databases go to ``cache``."""
+    the base database ``base``; its variants' DuckDB databases go to ``cache``.
+    ``local_concepts``: rows added to the shared ``concept`` table, as a build adds its
+    local concepts (:mod:`score.suite.local_concepts`)."""
     from score.suite.suite_file import read_suite
 
     con = duckdb.connect(str(base), read_only=True)
@@ -112,6 +117,10 @@ def make_suite(
             t: con.sql(f'SELECT * FROM cdm."{t}" ORDER BY ALL').to_arrow_table()
             for t in VOCABULARY_TABLES
         }
+        if local_concepts:
+            concept = vocabulary["concept"]
+            added = pa.Table.from_pylist(list(local_concepts), schema=concept.schema)
+            vocabulary["concept"] = pa.concat_tables([concept, added])
         write_tables(folder / DATA / VOCABULARY, vocabulary)
         made: dict[str, dict] = {}
         for name, (where, changes) in variants.items():

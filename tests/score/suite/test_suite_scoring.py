@@ -428,3 +428,54 @@ def test_an_answer_reading_only_the_vocabulary_is_run_where_its_gold_reads_clini
     record = by_key(out)[("s-count", "en")]
     assert record["base_correct"] is True and record["outcome"] == "mismatch"
     assert record["suite"]["told_apart_by"] == "v1-even"
+
+
+def test_an_answer_of_the_vocabulary_alone_is_told_apart_by_a_local_concept(omop_db, tmp_path):
+    # gold and answer read the vocabulary only and agree on the base database's (both
+    # Gender concepts are in the Gender vocabulary); the suite's local copy of MALE in
+    # its own vocabulary tells them apart on every variant, so on the first
+    from score.inputs.task_manifest import set_hash
+    from tests.score.suite.made_suite import VARIANTS, make_suite
+    from tests.task_factory import make_task, write_task_file
+
+    gold = (
+        "SELECT count(*) AS n FROM cdm.concept "
+        "WHERE domain_id = 'Gender' AND vocabulary_id = 'Gender'"
+    )
+    tasks = [make_task("s-vocab", gold, languages=("en", "ko"), expect=((2,),))]
+    write_task_file(tmp_path / "tasks.jsonl", tasks)
+    with Executor(omop_db) as ex:
+        [male] = ex.execute("SELECT * FROM cdm.concept WHERE concept_id = 8507").table.to_pylist()
+    local = dict(male, concept_id=2_000_000_001, concept_name="MALE (local)", vocabulary_id="Local")
+    suite = make_suite(
+        omop_db,
+        tmp_path / "suite",
+        task_set_sha256=set_hash(tasks),
+        cache=tmp_path / "databases",
+        variants={name: VARIANTS[name] for name in ("v1-even", "v2-thirds")},
+        local_concepts=[local],
+    )
+    preds = write_predictions(
+        tmp_path / "preds.jsonl",
+        {
+            ("s-vocab", "en"): "SELECT count(*) AS n FROM cdm.concept WHERE domain_id = 'Gender'",
+            ("s-vocab", "ko"): gold.replace("domain_id = 'Gender' AND ", "")
+            + " AND domain_id = 'Gender'",
+        },
+    )
+    out = tmp_path / "run"
+    with Executor(omop_db) as ex:
+        run_scoring(
+            tmp_path / "tasks.jsonl",
+            preds,
+            out,
+            ex,
+            ScoringOptions(split="all", cache_dir=tmp_path / "cache", suite=suite.folder),
+        )
+    records = by_key(out)
+    dropped = records[("s-vocab", "en")]
+    assert dropped["base_correct"] is True and dropped["outcome"] == "mismatch"
+    assert dropped["suite"]["told_apart_by"] == "v1-even"
+    same = records[("s-vocab", "ko")]
+    assert same["outcome"] == "correct" and same["suite"]["variants_matched"] == 1
+    assert "vocabulary tables only" in same["suite"]["reason"]

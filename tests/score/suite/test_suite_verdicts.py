@@ -8,6 +8,7 @@ from score.scoring.suite_phase import (
     settle,
     suite_summary,
     verdict,
+    vocabulary_alone,
     without_variants,
 )
 from score.statistics.metrics import record
@@ -60,21 +61,21 @@ def test_the_summary_lists_what_only_the_suite_caught_and_the_dropped_tasks():
     assert s["n_caught"] == 1 and s["dropped_scored"] == ["q2"] and s["n_gold_failed"] == 1
 
 
-def test_an_answer_that_reads_the_vocabulary_only_is_judged_on_the_base_database():
-    # every variant holds the base database's vocabulary row for row: where the gold
-    # reads it only too, both return there what they returned on the base database
+def test_an_answer_that_reads_the_vocabulary_only_is_judged_on_one_variant_alone():
+    # every variant holds the same vocabulary (the base database's rows and the suite's
+    # local concepts): where the gold reads it only too, the first variant says it all.
+    # Not the base database, which lacks the local concepts.
     concept = "SELECT concept_name FROM cdm.concept WHERE concept_id = 8507"
     only = {"gold_reads_vocabulary_only": True}
-    judged = without_variants(marked("correct", sql=concept), {}, **only)
-    assert judged is not None and judged["correct"] and judged["variants_matched"] == 0
-    assert "vocabulary tables only" in judged["reason"]
+    assert without_variants(marked("correct", sql=concept), {}) is None  # it runs
+    assert vocabulary_alone(marked("correct", sql=concept), **only)
     # a gold that reads clinical rows changes on a variant, such an answer does not:
-    # exactly the coincidence a variant tells apart
-    assert without_variants(marked("correct", sql=concept), {}) is None
+    # exactly the coincidence a variant tells apart, on every variant
+    assert not vocabulary_alone(marked("correct", sql=concept))
     # on a DuckDB base database the DuckDB SQL it became is what is read
     ran = marked("correct", sql=concept, executed_sql="SELECT count(*) FROM cdm.person")
-    assert without_variants(ran, {}, run_executed=True, **only) is None
-    assert without_variants(ran, {}, **only) is not None  # its text, not DuckDB's SQL
+    assert not vocabulary_alone(ran, run_executed=True, **only)
+    assert vocabulary_alone(ran, **only)  # its text, not DuckDB's SQL
     for sql in (
         "SELECT COUNT(*) FROM cdm.person",
         "SELECT c.concept_name FROM cdm.concept c "
@@ -85,7 +86,7 @@ def test_an_answer_that_reads_the_vocabulary_only_is_judged_on_the_base_database
         "SELECT * FROM read_parquet('concept.parquet')",
         "SELECT concept_id FROM cdm.source_to_concept_map",  # variants do not share it
     ):
-        assert without_variants(marked("correct", sql=sql), {}, **only) is None, sql
+        assert not vocabulary_alone(marked("correct", sql=sql), **only), sql
     # PostgreSQL SQL is read as PostgreSQL
     pg = marked("correct", sql="SELECT concept_name::text FROM cdm.concept LIMIT 1")
-    assert without_variants(pg, {}, "postgres", **only) is not None
+    assert vocabulary_alone(pg, "postgres", **only)
