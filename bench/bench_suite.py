@@ -10,7 +10,9 @@
    warm caches, and EX and TS): the tasks whose gold and reference answer differ on a variant
    (the suite's drops; every other reference answer matches its gold on every variant),
    and the golds that failed on a candidate (such a candidate is never kept, so every
-   gold runs on every variant);
+   gold runs on every variant); the near misses the build counts correct on the base
+   database scored again as a model's answers by ``score run --suite``, which must
+   count as the build's report does;
 5. TEXT-TO-OMOP's test golds (``../shared/corpora/text2omop/test.jsonl``, skipped when
    absent), imported as its authors score them (``--min-rows 0 --allow-all-zero``), one
    task per distinct gold: the same survival figures, and how many of its golds that
@@ -189,6 +191,79 @@ def scoring_cost(tasks: Path, suite: Path, db: Path, work: Path, runs: int) -> d
     }
 
 
+def near_misses_scored(tasks: Path, suite: Path, db: Path, work: Path) -> dict:
+    """The near misses the build counted as correct on the base database, scored as a
+    user scores a model's answers (``score run --suite``): how many come out ``correct``
+    on the base database and with the suite, beside the build's own count of them.  One
+    answer per (task, language): the k-th near miss of every task goes to round k, in
+    the first language of its task."""
+    sys.path.insert(0, str(ROOT / "src"))
+    from score.inputs.task_set import load_tasks
+
+    languages = {t["id"]: sorted(t.get("questions") or {"en": ""})[0] for t in load_tasks(tasks)}
+    report = json.loads((suite / "report.json").read_text(encoding="utf-8"))
+    rounds: list[list[dict]] = []
+    equivalent: set[tuple[str, str]] = set()
+    for task in report["tasks"]:
+        same = sorted(x["sql"] for x in task["indistinguishable"])
+        equivalent |= {
+            (task["id"], x["sql"]) for x in task["indistinguishable"] if x.get("equivalent")
+        }
+        for k, sql in enumerate(sorted(task["killed_by"]) + same):
+            if k == len(rounds):
+                rounds.append([])
+            rounds[k].append({"task_id": task["id"], "language": languages[task["id"]], "sql": sql})
+    counts = {"near_misses": 0, "correct_on_base": 0, "correct_with_suite": 0}
+    plain = dict(counts)  # the same, without the equivalent ones
+    for k, answers in enumerate(rounds):
+        predictions = work / f"near-misses-{k}.jsonl"
+        predictions.write_text("".join(json.dumps(a) + "\n" for a in answers), encoding="utf-8")
+        out = work / f"run-near-misses-{k}"
+        subprocess.run(
+            [
+                *SQLGOLD,
+                "score",
+                "run",
+                str(tasks),
+                str(predictions),
+                "--out",
+                str(out),
+                "--split",
+                "all",
+                "--db",
+                str(db),
+                "--cache",
+                str(work / "gold-cache"),
+                "--suite",
+                str(suite),
+                "-q",
+            ],
+            cwd=ROOT,
+            check=False,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        sql = {(a["task_id"], a["language"]): a["sql"] for a in answers}
+        for line in (out / "results.jsonl").read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            key = (record["task_id"], record["language"])
+            if key not in sql:
+                continue
+            tallies = [counts] if (key[0], sql[key]) in equivalent else [counts, plain]
+            for tally in tallies:
+                tally["near_misses"] += 1
+                tally["correct_on_base"] += bool(record.get("base_correct"))
+                tally["correct_with_suite"] += record["outcome"] == "correct"
+    survival = report["near_miss_survival"]
+    return {
+        **counts,
+        "not_equivalent": plain,
+        "build_correct_with_suite": survival["correct_with_suite"],
+        "build_not_equivalent_correct_with_suite": survival["not_equivalent"]["correct_with_suite"],
+        "rounds": len(rounds),
+    }
+
+
 def text2omop_tasks(db: Path, work: Path) -> Path:
     """TEXT-TO-OMOP's test file curated as its authors score it, one task per gold."""
     tasks = work / "text2omop_tasks.jsonl"
@@ -313,6 +388,17 @@ def markdown(figures: dict) -> str:
             )
         )
         lines.append("")
+    if "near_misses_scored" in figures:
+        n = figures["near_misses_scored"]
+        lines.append(
+            f"The shipped benchmark's near misses correct on the base database, scored as a "
+            f"model's answers (`score run --suite`, {n['rounds']} runs of one near miss per "
+            f"task): {n['correct_on_base']} of {n['near_misses']} correct on the base database, "
+            f"{n['correct_with_suite']} with the suite ({n['not_equivalent']['correct_with_suite']}"
+            f" not equivalent); the build's report counts {n['build_correct_with_suite']} "
+            f"({n['build_not_equivalent_correct_with_suite']})."
+        )
+        lines.append("")
     for name, when in sorted(figures.get("measured_earlier", {}).items()):
         lines.append(f"{name}: measured earlier ({when}), not in the run that wrote this page.")
     lines.append(f"Machine: {figures['machine']}.")
@@ -377,6 +463,10 @@ def main(argv: list[str] | None = None) -> int:
         figures["sets"]["shipped benchmark"] = build(args.tasks, args.db, work / "suite", args.jobs)
         log("scoring the reference answers without and with the suite")
         figures["scoring"] = scoring_cost(args.tasks, work / "suite", args.db, work, args.runs)
+        log("scoring the near misses as a model's answers with the suite")
+        figures["near_misses_scored"] = near_misses_scored(
+            args.tasks, work / "suite", args.db, work
+        )
         if TEXT2OMOP.is_file() and not args.no_text2omop:
             log("building TEXT-TO-OMOP's suite")
             tasks = text2omop_tasks(args.db, work)

@@ -111,6 +111,15 @@ def test_a_gold_that_agrees_with_its_reference_only_on_the_base_is_caught(built)
     suite = read_suite(out)
     assert "t-boundary" in suite.drops
     assert set(suite.drops) == {"t-boundary"}
+    # score run --suite judges a dropped task on the base database alone: its near
+    # misses that a variant told apart still score correct, and the survival says so
+    task = next(t for t in report["tasks"] if t["id"] == "t-boundary")
+    s = report["near_miss_survival"]
+    assert s["of_dropped_tasks"] == len(task["killed_by"]) >= 1
+    alive = sum(len(t["indistinguishable"]) for t in report["tasks"])
+    assert s["correct_with_suite"] == alive + s["of_dropped_tasks"]
+    by_edit = report["near_miss_survival_by_edit"].values()
+    assert sum(e["correct_with_suite"] for e in by_edit) == s["correct_with_suite"]
 
 
 def test_the_manifest_names_each_variant_and_what_it_was_built_for(built, omop_db) -> None:
