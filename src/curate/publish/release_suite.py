@@ -66,8 +66,9 @@ def suite_card(suite: Suite | None) -> str:
     n = len(suite.variants)
     dropped = (
         f" The suite drops {len(suite.drops)} task(s) whose gold and reference answer "
-        "disagree, or whose gold fails, on a variant; scoring judges them on the base "
-        "database only."
+        "disagree on a variant (one of them is wrong there); scoring judges each where the "
+        "two agree: on the database above and on the variants the suite's manifest does not "
+        "name for it (`differ_on`)."
         if suite.drops
         else ""
     )

@@ -63,8 +63,9 @@ def suite_sections(runs: Sequence[Mapping[str, Any]]) -> list[str]:
         if dropped:
             lines += [
                 f"The suite drops {len(dropped)} of the scored tasks (gold and reference answer "
-                "disagree, or the gold fails, on a variant); they are judged on the base "
-                f"database only: {', '.join(dropped)}.",
+                "disagree on a variant): each is judged where the two agree, on the base "
+                "database and the variants the suite does not name for it (on the base "
+                f"database only if it names none): {', '.join(dropped)}.",
                 "",
             ]
         if suite.get("n_gold_failed"):

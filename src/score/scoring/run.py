@@ -44,12 +44,11 @@ from score.scoring.run_lock import check_unlocked
 from score.scoring.suite_phase import (
     SuiteRun,
     judge_with_suite,
-    mark_for_suite,
     open_suite,
     suite_meta,
-    suite_summary,
     variant_dialect,
 )
+from score.scoring.suite_verdicts import mark_for_suite, suite_summary
 from score.scoring.text2omop_summary import text2omop_summary
 from score.statistics.metrics import failure_reasons
 from score.statistics.stats import summarize

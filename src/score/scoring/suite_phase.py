@@ -6,9 +6,12 @@ The base scoring (:mod:`score.scoring.pipeline`) leaves each record with
 judged).  :func:`judge_with_suite` then settles every such record:
 
 * an instance not right on the base database, an unanswerable one (nothing to run) and
-  one of a task the suite drops (its gold and reference answer disagree on a variant, or
-  its gold fails on one: :attr:`score.suite.suite_file.Suite.drops`) are judged by the
-  base database alone; the record says which and why;
+  one of a task the suite drops, from a suite built before
+  :attr:`~score.suite.suite_file.Suite.differ_on` (its gold and reference answer
+  disagree on a variant) are judged by the base database alone; the record says which
+  and why (:mod:`score.scoring.suite_verdicts`);
+* one of a task the suite drops runs on the variants where its gold and reference
+  answer agree (where one of them is wrong, neither judges);
 * one that, like its gold, reads vocabulary tables only runs on the first variant alone:
   every variant holds the same vocabulary (the base database's rows and the suite's
   local concepts, :mod:`score.suite.local_concepts`), so each would return there what
@@ -46,7 +49,12 @@ from score.inputs.predictions import PredictionSet
 from score.inputs.task_manifest import set_hash
 from score.scoring.gold_cache import GOLD_DIALECT, GoldCache
 from score.scoring.gold_pin import task_today
-from score.scoring.outcomes import Outcome
+from score.scoring.suite_verdicts import (
+    settle,
+    verdict,
+    vocabulary_alone,
+    without_variants,
+)
 from score.scoring.variant_pass import Check, OnVariant, variant_pass
 from score.scoring.variant_turns import opened_in_turn
 from score.suite.suite_file import (
@@ -98,91 +106,6 @@ def open_suite(
             path=str(folder),
         )
     return suite
-
-
-def mark_for_suite(record: dict[str, Any]) -> dict[str, Any]:
-    """A base record as scoring with a suite keeps it: its base verdict, not yet judged
-    by the suite."""
-    record["base_correct"] = record["outcome"] == Outcome.CORRECT
-    record["suite"] = None
-    return record
-
-
-def verdict(
-    correct: bool,
-    reason: str,
-    *,
-    told_apart_by: str | None = None,
-    variants: int = 0,
-    gold_failed: Iterable[str] = (),
-    dropped: bool = False,
-) -> dict[str, Any]:
-    """A record's ``suite`` entry: its test-suite verdict, the variant that told the
-    prediction from the gold (None if none did), why, the variants it matched on, those
-    on which the gold failed, and whether the suite drops the task."""
-    return {
-        "correct": correct,
-        "told_apart_by": told_apart_by,
-        "reason": reason,
-        "variants_matched": variants,
-        "gold_failed_on": sorted(gold_failed),
-        "dropped": dropped,
-    }
-
-
-def without_variants(record: dict[str, Any], drops: dict[str, str]) -> dict[str, Any] | None:
-    """The suite verdict of an instance the variants do not judge, else None (it runs
-    on them)."""
-    if not record["answerable"]:
-        return verdict(
-            record["base_correct"],
-            "unanswerable: nothing to run on the variants (the base database's outcome stands)",
-        )
-    if not record["base_correct"]:
-        return verdict(False, "not correct on the base database")
-    if record["task_id"] in drops:
-        reason = drops[record["task_id"]]
-        return verdict(
-            True,
-            f"the suite drops this task ({reason}): judged on the base database only",
-            dropped=True,
-        )
-    if not record.get("sql"):
-        return verdict(True, "no SQL to run on the variants: judged on the base database only")
-    return None
-
-
-def vocabulary_alone(
-    record: dict[str, Any],
-    dialect: str | None = None,
-    *,
-    run_executed: bool = False,
-    gold_reads_vocabulary_only: bool = False,
-) -> bool:
-    """Whether an instance the variants judge needs the first variant alone: it and its
-    task's gold (``gold_reads_vocabulary_only``) read vocabulary tables only, which every
-    variant holds the same, so both return on each what they return on the first.  (Not
-    the base database: its vocabulary lacks the suite's local concepts.)  ``dialect``:
-    what its ``sql`` is written in (None: DuckDB's); ``run_executed``: its
-    ``executed_sql`` is DuckDB SQL (a DuckDB base database), read instead.  An answer
-    reading only the vocabulary for a gold that reads clinical rows runs on every
-    variant: that is exactly the chance match a variant tells apart."""
-    executed = record.get("executed_sql") if run_executed else None
-    return gold_reads_vocabulary_only and reads_only_vocabulary(
-        executed or record["sql"], None if executed else dialect
-    )
-
-
-def settle(record: dict[str, Any], entry: dict[str, Any]) -> None:
-    """Write a suite verdict into its record: a prediction the suite tells apart is no
-    longer ``correct``."""
-    record["suite"] = entry
-    if record["base_correct"] and not entry["correct"]:
-        record["outcome"] = Outcome.MISMATCH.value
-        record["reason"] = (
-            f"correct on the base database, told apart by suite variant "
-            f"{entry['told_apart_by']}: {entry['reason']}"
-        )
 
 
 def open_variant(
@@ -293,7 +216,7 @@ def judge_with_suite(
         if tid not in vocabulary_golds:
             gold_sql = (tasks.get(tid) or {}).get("gold_sql")
             vocabulary_golds[tid] = isinstance(gold_sql, str) and reads_only_vocabulary(gold_sql)
-        decided = without_variants(record, drops)
+        decided = without_variants(record, drops, suite.differ_on)
         if decided is not None:
             settle(record, decided)
             continue
@@ -365,8 +288,15 @@ def judge_with_suite(
                 left = [i for i in left if i not in first_only]
             if not left:
                 break
-            rest = [i for i in left if i not in first_only]
-            todo = [left if not number and k == 0 else rest for k in range(len(group))]
+            todo = [
+                [
+                    i
+                    for i in left
+                    if suite.judges(checks[i][0], v.name)
+                    and (number + k == 0 or i not in first_only)
+                ]
+                for k, (v, _) in enumerate(group)
+            ]
             with ThreadPoolExecutor(max_workers=len(group)) as pool:
                 passes = list(pool.map(judge_on, todo, *zip(*group, strict=True)))
             # in the variants' order: a prediction told apart by one variant is judged
@@ -386,10 +316,16 @@ def judge_with_suite(
                     progress(number, len(suite.variants))
     for i, pair in enumerate(checks):
         failed = gold_failed.get(i, [])
+        dropped = pair[0] in drops
         if i in told:
             name, reason = told[i]
             entry = verdict(
-                False, reason, told_apart_by=name, variants=matched.get(i, 0), gold_failed=failed
+                False,
+                reason,
+                told_apart_by=name,
+                variants=matched.get(i, 0),
+                gold_failed=failed,
+                dropped=dropped,
             )
         else:
             n = matched.get(i, 0)
@@ -399,36 +335,18 @@ def judge_with_suite(
                     f"the same result as the gold on {suite.variants[0].name}: it and its "
                     "gold read vocabulary tables only, which every variant holds the same"
                 )
+            if dropped:
+                judging = sum(suite.judges(pair[0], v.name) for v in suite.variants)
+                reason = (
+                    f"the suite drops this task ({drops[pair[0]]}): the same result as the "
+                    f"gold on the {n} of {judging} variant(s) where the gold and the "
+                    "reference answer agree"
+                )
             if failed:
                 reason += f" (the gold failed on {', '.join(failed)})"
-            entry = verdict(True, reason, variants=n, gold_failed=failed)
+            entry = verdict(True, reason, variants=n, gold_failed=failed, dropped=dropped)
         for record in pairs[pair]:
             settle(record, dict(entry, gold_failed_on=list(entry["gold_failed_on"])))
-
-
-def suite_summary(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
-    """The summary's account of the suite: the instances only the suite caught (right on
-    the base database, told apart by a variant), the tasks it drops that were scored,
-    and the instances whose gold failed on some variant."""
-    records = list(records)
-    caught = [
-        {
-            "task_id": r["task_id"],
-            "language": r["language"],
-            "variant": r["suite"]["told_apart_by"],
-            "reason": r["suite"]["reason"],
-        }
-        for r in records
-        if r.get("base_correct") and r.get("suite") and not r["suite"]["correct"]
-    ]
-    dropped = sorted({r["task_id"] for r in records if (r.get("suite") or {}).get("dropped")})
-    gold_failed = sum(1 for r in records if (r.get("suite") or {}).get("gold_failed_on"))
-    return {
-        "caught": caught,
-        "n_caught": len(caught),
-        "dropped_scored": dropped,
-        "n_gold_failed": gold_failed,
-    }
 
 
 def variant_dialect(prediction_dialect: str | None, base_dialect: str) -> str | None:

@@ -199,6 +199,7 @@ def _build(
     gold_failures: dict[str, list[str]] = {}
     variants: list[Variant] = []
     drops: dict[str, str] = {}
+    differ_on: dict[str, list[str]] = {}  # task dropped -> the variants where it differs
     cache = staging / ".databases"
     trial = TrialDatabase(
         vocabulary,
@@ -228,6 +229,7 @@ def _build(
             distillation,
             gold_failures,
             drops,
+            differ_on,
             s,
             ex_settings,
         )
@@ -251,6 +253,7 @@ def _build(
         distillation.rename(candidate, name)
         for tid, why in drops.items():
             drops[tid] = why.replace(f"variant {candidate}:", f"variant {name}:")
+            differ_on[tid] = [name if v == candidate else v for v in differ_on[tid]]
 
     tried = 0
     try:
@@ -309,6 +312,7 @@ def _build(
             settings=s.as_dict(),
             variants=variants,
             drops=drops,
+            differ_on=differ_on,
         ),
         encoding="utf-8",
     )
@@ -346,12 +350,14 @@ def _confirm(
     distillation: Distillation,
     gold_failures: dict[str, list[str]],
     drops: dict[str, str],
+    differ_on: dict[str, list[str]],
     s: BuildSettings,
     ex_settings: ExecutorSettings,
 ) -> str | None:
     """Run the screened candidate through the executor, as scoring will: every gold
     must run, the kills are those the executor confirms, and the reference answers are
-    checked; its fingerprint if kept."""
+    checked (a task whose two differ here is dropped, ``drops``, and this candidate is
+    named in ``differ_on``, if kept); its fingerprint if kept."""
     items = list(found.values())
     with Executor(database, settings=ex_settings) as ex:
         run = on_executor(ex, s.jobs)
@@ -369,29 +375,45 @@ def _confirm(
                 )
             return opened[tid]
 
+        differ = _references_differ(ex, items, by_task, candidate, s)
         killed = told_apart(run, [*screened, *others], found, by_task, s.profile, open_order)
-        if not distillation.offer(candidate, killed):
+        # where a task's gold and reference answer differ, one of them is wrong: scoring
+        # judges the task's answers only where the two agree, so a kill here is none
+        if not distillation.offer(candidate, [k for k in killed if k[0] not in differ]):
             return None
         for item in items:
             item.rows_on_variants.append(by_task[item.task["id"]].num_rows)
-        with_answer = [i for i in items if i.task.get("answer_sql")]
-        answers = run_many(
-            ex, [(i.task["answer_sql"], today_of(i.task)) for i in with_answer], s.jobs
-        )
-        for item, answer in zip(with_answer, answers, strict=True):
-            gold = by_task[item.task["id"]]
-            if not same_result(item.task, gold, answer, s.profile) and item.task["id"] not in drops:
-                what = (
-                    error_text(answer)
-                    if isinstance(answer, QueryError)
-                    else f"{answer.num_rows} row(s) where the gold returns {gold.num_rows}: "
-                    + _why(item.task, gold, answer, s.profile)
-                )
-                drops[item.task["id"]] = (
-                    f"gold and reference answer differ on variant {candidate}: the reference "
-                    f"answer gives {what}"
-                )
+        for tid, why in differ.items():
+            drops.setdefault(tid, why)
+            differ_on.setdefault(tid, []).append(candidate)
         return ex.fingerprint
+
+
+def _references_differ(
+    ex: Executor,
+    items: Sequence[SuiteTask],
+    by_task: Mapping[str, QueryResult],
+    candidate: str,
+    s: BuildSettings,
+) -> dict[str, str]:
+    """The tasks whose reference answer's result here is not their gold's, with why."""
+    with_answer = [i for i in items if i.task.get("answer_sql")]
+    answers = run_many(ex, [(i.task["answer_sql"], today_of(i.task)) for i in with_answer], s.jobs)
+    differ = {}
+    for item, answer in zip(with_answer, answers, strict=True):
+        gold = by_task[item.task["id"]]
+        if not same_result(item.task, gold, answer, s.profile):
+            what = (
+                error_text(answer)
+                if isinstance(answer, QueryError)
+                else f"{answer.num_rows} row(s) where the gold returns {gold.num_rows}: "
+                + _why(item.task, gold, answer, s.profile)
+            )
+            differ[item.task["id"]] = (
+                f"gold and reference answer differ on variant {candidate}: the reference "
+                f"answer gives {what}"
+            )
+    return differ
 
 
 def _why(task: Mapping[str, Any], gold: QueryResult, answer: QueryResult, profile: str) -> str:

@@ -6,6 +6,7 @@ A suite folder holds::
     suite.json                 the manifest: format, settings, the task set and base
                                database it was built for, each variant's sha256 and
                                fingerprint, the tasks it drops (gold and reference differ)
+                               and the variants on which each differs
     report.json, report.md     what the build found, task by task
     data/vocabulary/*.parquet  the vocabulary tables, the same in every variant: the
                                base database's rows and the suite's local concepts
@@ -87,6 +88,17 @@ class Suite:
     #: task id -> why the suite drops it (its gold and reference answer disagree on a
     #: variant, or its gold fails on one)
     drops: Mapping[str, str] = field(default_factory=dict)
+    #: task id of a drop -> the variants on which its gold and reference answer differ:
+    #: scoring judges its answers on the others (where both agree, as on the base
+    #: database).  A drop not listed here (a suite built before) is judged on the base
+    #: database alone.
+    differ_on: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def judges(self, task_id: str, variant: str) -> bool:
+        """Whether ``variant`` judges the answers of task ``task_id``."""
+        if task_id not in self.drops:
+            return True
+        return task_id in self.differ_on and variant not in self.differ_on[task_id]
 
     @property
     def vocabulary(self) -> Path:
@@ -116,6 +128,7 @@ def manifest_text(
     settings: Mapping[str, Any],
     variants: Sequence[Variant],
     drops: Mapping[str, str],
+    differ_on: Mapping[str, Sequence[str]] | None = None,
 ) -> str:
     """The bytes of ``suite.json`` (sorted keys, no timestamps: deterministic)."""
     body = {
@@ -134,6 +147,7 @@ def manifest_text(
             for v in variants
         ],
         "drops": dict(sorted(drops.items())),
+        "differ_on": {t: list(v) for t, v in sorted((differ_on or {}).items())},
     }
     return json.dumps(body, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
@@ -190,6 +204,7 @@ def read_suite(folder: str | Path, *, check_data: bool = True) -> Suite:
     drops = body.get("drops") or {}
     if not isinstance(drops, dict):
         raise SuiteError("'drops' is not an object", path=str(path))
+    differ_on = _differ_on(body.get("differ_on", {}), drops, {v.name for v in variants}, path)
     return Suite(
         folder=folder,
         task_set_sha256=_field(body, "task_set_sha256", str, path),
@@ -198,7 +213,28 @@ def read_suite(folder: str | Path, *, check_data: bool = True) -> Suite:
         settings=dict(body.get("settings") or {}),
         variants=tuple(variants),
         drops={str(k): str(v) for k, v in drops.items()},
+        differ_on=differ_on,
     )
+
+
+def _differ_on(
+    body: Any, drops: Mapping[str, Any], names: set[str], path: Path
+) -> dict[str, tuple[str, ...]]:
+    """The manifest's ``differ_on``, each task one it drops, each variant one it holds."""
+    if not isinstance(body, dict):
+        raise SuiteError("'differ_on' is not an object", path=str(path))
+    out = {}
+    for tid, listed in body.items():
+        if tid not in drops:
+            raise SuiteError(
+                f"'differ_on' names task {tid}, which it does not drop", path=str(path)
+            )
+        if not isinstance(listed, list) or not set(listed) <= names or not listed:
+            raise SuiteError(
+                f"'differ_on' of task {tid} is not a list of the suite's variants", path=str(path)
+            )
+        out[str(tid)] = tuple(str(v) for v in listed)
+    return out
 
 
 def check_suite_for(suite: Suite, *, task_set_sha256: str, base_fingerprint: str | None) -> None:

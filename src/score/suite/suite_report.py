@@ -38,8 +38,6 @@ def report_markdown(report: Mapping[str, Any]) -> str:
         f"{100 * s['not_equivalent']['with_suite']:.1f}% |",
         f"| of those, bound to the vocabulary (which every variant shares) | "
         f"{s.get('vocabulary_bound', 0)} | |",
-        f"| of those, of a task the suite drops (judged on the base database alone), told "
-        f"apart by a variant | {s.get('of_dropped_tasks', 0)} | |",
         "",
         "A neighbour is equivalent when a rule of `score.suite.equivalence` shows it cannot "
         "change the result on a CDM that keeps its constraints (a required foreign key "
@@ -91,22 +89,16 @@ def report_markdown(report: Mapping[str, Any]) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def by_edit(
-    found: Mapping[str, SuiteTask],
-    distillation: Distillation,
-    on_base: set[NeighbourKey] | frozenset[NeighbourKey] = frozenset(),
-) -> dict[str, Any]:
+def by_edit(found: Mapping[str, SuiteTask], distillation: Distillation) -> dict[str, Any]:
     """Near-miss survival for each edit class, with how many of its survivors are
-    equivalent under the CDM's constraints (:mod:`score.suite.equivalence`); ``on_base``:
-    the near misses that stay correct with the suite whatever a variant told apart (see
-    :func:`judged_on_base`)."""
+    equivalent under the CDM's constraints (:mod:`score.suite.equivalence`)."""
     counts: dict[str, list[int]] = {}
     for tid, item in found.items():
         for i in item.ran_on_base:
             row = counts.setdefault(item.neighbours[i].edit, [0, 0, 0, 0])
             row[0] += 1
             row[1] += i in item.alive
-            row[2] += (tid, i) in distillation.alive or (tid, i) in on_base
+            row[2] += (tid, i) in distillation.alive
             row[3] += (tid, i) in distillation.alive and bool(item.neighbours[i].equivalent)
     return {
         edit: {**survival(*row[:3]), "equivalent_under_cdm": row[3]}
@@ -132,14 +124,6 @@ def equivalence_counts(
             else:
                 refuted.append({"task": tid, "rule": n.equivalent, "sql": n.sql})
     return ran, kept, refuted
-
-
-def judged_on_base(found: Mapping[str, SuiteTask], drops: Mapping[str, str]) -> set[NeighbourKey]:
-    """The near misses correct on the base database of the tasks the suite drops:
-    ``score run --suite`` judges such a task on the base database alone (its gold or its
-    reference answer is wrong somewhere), so they score ``correct`` with the suite too,
-    whatever a variant told apart."""
-    return {(tid, i) for tid in drops if tid in found for i in found[tid].alive}
 
 
 def build_report(
@@ -186,8 +170,7 @@ def build_report(
             }
         )
     ran_eq, equivalent, refuted = equivalence_counts(found, distillation)
-    on_base = judged_on_base(found, drops)
-    after = len(distillation.alive | on_base)  # as score run --suite judges them
+    after = len(distillation.alive)
 
     return {
         "settings": dict(settings),
@@ -203,10 +186,9 @@ def build_report(
                 survival(executed - equivalent, len(alive) - equivalent, after - equivalent)
             ),
             "vocabulary_bound": len(bound),
-            "of_dropped_tasks": len(on_base - distillation.alive),
         },
         "equivalence_rules": {"ran": ran_eq, "held": equivalent, "refuted": refuted},
-        "near_miss_survival_by_edit": by_edit(found, distillation, on_base),
+        "near_miss_survival_by_edit": by_edit(found, distillation),
         "golds_empty_on_base": sum(1 for i in found.values() if i.gold_base.num_rows == 0),
         "golds_empty_on_base_filled_by_a_variant": sum(
             1 for i in found.values() if i.gold_base.num_rows == 0 and any(i.rows_on_variants)

@@ -104,11 +104,13 @@ def make_suite(
     drops: Mapping[str, str] | None = None,
     variants: Mapping[str, tuple[str, dict[str, dict[str, str]]]] = VARIANTS,
     local_concepts: Sequence[Mapping[str, Any]] = (),
+    differ_on: Mapping[str, Sequence[str]] | None = None,
 ) -> Suite:
     """Write a suite for the task set hashed ``task_set_sha256`` into ``folder`` from
     the base database ``base``; its variants' DuckDB databases go to ``cache``.
     ``local_concepts``: rows added to the shared ``concept`` table, as a build adds its
-    local concepts (:mod:`score.suite.local_concepts`)."""
+    local concepts (:mod:`score.suite.local_concepts`); ``differ_on``: the variants on
+    which each task of ``drops`` differs (none: a suite built before they were named)."""
     from score.suite.suite_file import read_suite
 
     con = duckdb.connect(str(base), read_only=True)
@@ -151,6 +153,7 @@ def make_suite(
             settings={"made_by": "tests/score/suite/made_suite.py"},
             variants=listed,
             drops=drops or {},
+            differ_on=differ_on,
         ),
         encoding="utf-8",
     )

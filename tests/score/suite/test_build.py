@@ -18,6 +18,7 @@ from score.suite.suite_file import read_suite
 from tests.task_factory import make_task, write_task_file
 
 BOUNDARY = "SELECT count(*) AS n FROM cdm.person WHERE year_of_birth >= 1900"
+AT_LEAST = "SELECT count(*) AS n FROM cdm.person WHERE year_of_birth >= 1930"
 TOP3 = "SELECT person_id FROM cdm.person ORDER BY year_of_birth, person_id LIMIT 3"
 RXNORM = (
     "SELECT count(*) AS n FROM cdm.drug_exposure d "
@@ -41,6 +42,7 @@ def _tasks() -> list[dict]:
     boundary["answer_dialect"] = "duckdb"
     return [
         boundary,
+        make_task("t-at-least", AT_LEAST),
         make_task("t-top3", TOP3),
         make_task("t-rxnorm", RXNORM),
         make_task("t-clinical-drug", CLINICAL_DRUG),
@@ -67,8 +69,8 @@ def _neighbour_fate(report: dict, task_id: str, sql: str) -> str:
 
 def test_the_base_database_alone_accepts_what_the_suite_tells_apart(built) -> None:
     _, report = built
-    strict = "SELECT COUNT(*) AS n FROM cdm.person WHERE year_of_birth > 1900"
-    assert _neighbour_fate(report, "t-boundary", strict).startswith("killed by v")
+    strict = "SELECT COUNT(*) AS n FROM cdm.person WHERE year_of_birth > 1930"
+    assert _neighbour_fate(report, "t-at-least", strict).startswith("killed by v")
     dropped = (
         "SELECT COUNT(*) AS n FROM cdm.drug_exposure AS d JOIN cdm.concept AS c "
         "ON c.concept_id = d.drug_concept_id WHERE d.drug_type_concept_id = 38000177 "
@@ -111,15 +113,13 @@ def test_a_gold_that_agrees_with_its_reference_only_on_the_base_is_caught(built)
     suite = read_suite(out)
     assert "t-boundary" in suite.drops
     assert set(suite.drops) == {"t-boundary"}
-    # score run --suite judges a dropped task on the base database alone: its near
-    # misses that a variant told apart still score correct, and the survival says so
+    # one of the two is wrong where they differ: a near miss told apart there is not
+    # told apart, and scoring judges the task's answers on the other variants alone
+    assert suite.differ_on["t-boundary"]
+    assert set(suite.differ_on["t-boundary"]) <= {v.name for v in suite.variants}
     task = next(t for t in report["tasks"] if t["id"] == "t-boundary")
-    s = report["near_miss_survival"]
-    assert s["of_dropped_tasks"] == len(task["killed_by"]) >= 1
-    alive = sum(len(t["indistinguishable"]) for t in report["tasks"])
-    assert s["correct_with_suite"] == alive + s["of_dropped_tasks"]
-    by_edit = report["near_miss_survival_by_edit"].values()
-    assert sum(e["correct_with_suite"] for e in by_edit) == s["correct_with_suite"]
+    assert not set(task["killed_by"].values()) & set(suite.differ_on["t-boundary"])
+    assert not any(suite.judges("t-boundary", v) for v in suite.differ_on["t-boundary"])
 
 
 def test_the_manifest_names_each_variant_and_what_it_was_built_for(built, omop_db) -> None:

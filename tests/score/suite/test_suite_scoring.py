@@ -19,6 +19,7 @@ from score.scoring import run as run_module
 from score.scoring.run import ScoringOptions, run_scoring
 from score.scoring.run_folder import read_run
 from score.suite.suite_file import MANIFEST, SuiteError, read_suite, variant_database
+from tests.task_factory import write_task_file
 
 #: (task id, language) -> the prediction's SQL.
 PREDICTIONS = {
@@ -225,7 +226,7 @@ def test_the_report_and_the_page_show_ts_beside_ex_and_what_only_the_suite_caugh
     assert "| EX | 1.000 [" in report and "| TS | 0.500 [" in report
     assert "## Test suite" in report and "- Test suite: " in report
     assert "| s-count | en | v1-even |" in report and "| s-gender | en | v3-genders |" in report
-    assert "judged on the base database only: s-dropped" in report
+    assert "(on the base database only if it names none): s-dropped" in report
     assert "| tier | run | instances | EX | TS |" in report
     page = (tmp_path / "report.html").read_text()
     assert "TS" in page and "told apart by variant v1-even" in page
@@ -300,6 +301,25 @@ def test_a_changed_variant_file_is_refused_when_the_suite_is_read(made_suite, tm
     (copy / "data" / "v2-thirds" / "person.parquet").write_bytes(b"not parquet")
     with pytest.raises(SuiteError, match="variant v2-thirds: its data does not match"):
         read_suite(copy)
+
+
+@pytest.mark.parametrize(
+    ("differ_on", "message"),
+    [
+        ([], "'differ_on' is not an object"),
+        ({"s-count": ["v1-even"]}, "names task s-count, which it does not drop"),
+        ({"s-dropped": ["v9"]}, "'differ_on' of task s-dropped is not a list of the suite"),
+        ({"s-dropped": []}, "'differ_on' of task s-dropped is not a list of the suite"),
+    ],
+)
+def test_a_manifest_whose_differ_on_is_wrong_is_refused(made_suite, tmp_path, differ_on, message):
+    copy = tmp_path / "suite"
+    shutil.copytree(made_suite.folder, copy)
+    body = json.loads((copy / MANIFEST).read_text(encoding="utf-8"))
+    body["differ_on"] = differ_on
+    (copy / MANIFEST).write_text(json.dumps(body), encoding="utf-8")
+    with pytest.raises(SuiteError, match=message):
+        read_suite(copy, check_data=False)
 
 
 def test_without_a_cache_the_variants_databases_last_the_run_only(
@@ -479,3 +499,49 @@ def test_an_answer_of_the_vocabulary_alone_is_told_apart_by_a_local_concept(omop
     same = records[("s-vocab", "ko")]
     assert same["outcome"] == "correct" and same["suite"]["variants_matched"] == 1
     assert "vocabulary tables only" in same["suite"]["reason"]
+
+
+def test_a_dropped_task_is_judged_where_its_gold_and_reference_agree(omop_db, tmp_path):
+    # the suite names the variant where the two differ (v2-thirds): the others judge
+    from score.inputs.task_manifest import set_hash
+    from tests.score.suite.made_suite import SUITE_DROPS, make_suite
+    from tests.task_factory import make_task
+
+    tasks = [make_task("s-dropped", languages=("en", "ko"))]
+    suite = make_suite(
+        omop_db,
+        tmp_path / "suite",
+        task_set_sha256=set_hash(tasks),
+        cache=tmp_path / "databases",
+        drops=SUITE_DROPS,
+        differ_on={"s-dropped": ["v2-thirds"]},
+    )
+    write_task_file(tmp_path / "tasks.jsonl", tasks)
+    preds = write_predictions(
+        tmp_path / "preds.jsonl",
+        {
+            ("s-dropped", "en"): "SELECT 1130 AS n",  # right on the base database only
+            # wrong on v2-thirds alone (every person of it has person_id % 3 = 1)
+            ("s-dropped", "ko"): "SELECT CASE WHEN count(*) = (SELECT count(*) FROM "
+            "cdm.person WHERE person_id % 3 = 1) THEN 0 ELSE count(*) END AS n FROM cdm.person",
+        },
+    )
+    out = tmp_path / "run"
+    with Executor(omop_db) as ex:
+        run_scoring(
+            tmp_path / "tasks.jsonl",
+            preds,
+            out,
+            ex,
+            ScoringOptions(split="all", cache_dir=tmp_path / "cache", suite=suite.folder),
+        )
+    record = by_key(out)[("s-dropped", "en")]
+    assert record["base_correct"] is True and record["outcome"] == "mismatch"
+    assert record["suite"]["told_apart_by"] == "v1-even" and record["suite"]["dropped"]
+    other = by_key(out)[("s-dropped", "ko")]
+    assert other["outcome"] == "correct" and other["suite"]["dropped"]
+    assert other["suite"]["variants_matched"] == 2
+    assert (
+        "2 of 2 variant(s) where the gold and the reference answer agree"
+        in (other["suite"]["reason"])
+    )

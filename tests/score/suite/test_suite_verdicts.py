@@ -3,7 +3,7 @@ written into its record, and what the summary says of them."""
 
 from __future__ import annotations
 
-from score.scoring.suite_phase import (
+from score.scoring.suite_verdicts import (
     mark_for_suite,
     settle,
     suite_summary,
