@@ -1,10 +1,11 @@
 """One database variant's clinical rows: small, consistent, colliding.
 
 Made in foreign-key order from a seeded random generator: persons, each person's
-observation period (sometimes a second one after a gap, with no events), their visits,
-the events of each visit table, eras and deaths, each event inside its person's first
-observation period and after the start of its visit, a death at the start of the last
-period or later, or on the day of one of the person's events.  Rows are stored in a
+observation period (sometimes a second one after a gap), their visits, the events of
+each visit table, eras and deaths, each event inside one of its person's observation
+periods (the first, or for some persons either) and after the start of its visit, a
+death at the start of the last period or later, or on the day of one of the person's
+events.  Rows are stored in a
 shuffled order, not in id order, and in half the variants their ids run in a shuffled
 order too (not the persons').  Each column takes its values from a *palette*: one to
 three values of its pool (:mod:`score.suite.value_pool`) chosen for this variant, so
@@ -46,8 +47,10 @@ ERA_TABLES = (
 _SPANS = (0, 0, 1, 7, 30, 365)
 #: the share of a candidate's focus palettes that take the gold's own constant alone
 SHARP = 0.25
-#: the share of persons with a second observation period (after a gap, with no events)
+#: the share of persons with a second observation period (after a gap)
 SECOND_PERIOD = 0.3
+#: the share of persons with two periods whose events fall in both (else in the first)
+LATER_EVENTS = 0.5
 _DEFAULT_DAY = dt.date(2015, 6, 15)
 
 
@@ -236,26 +239,30 @@ def variant_rows(
             first = person["birth_datetime"].date() + dt.timedelta(days=rng.choice(offsets))
             last = max(last, first)
         anchor = _day(palette.pick("visit_occurrence", "visit_start_date", True))
+        periods = [(first, last)]
+        if rng.random() < SECOND_PERIOD:  # a later one, after a gap
+            later = last + dt.timedelta(days=rng.choice((30, 365)))
+            # as long as the first, now and then: a person twice among periods of one length
+            length = last - first if rng.random() < 0.3 else dt.timedelta(rng.choice(spans))
+            periods.append((later, later + length))
+        # events in the later period too, for some persons: a gold that compares an event
+        # with the end of the person's last period (or first) meets events past the first
+        lived = periods if len(periods) > 1 and rng.random() < LATER_EVENTS else periods[:1]
 
         def when(
             table: str,
             column: str,
             anchor: dt.date = anchor,
-            first: dt.date = first,
-            last: dt.date = last,
+            lived: list[tuple[dt.date, dt.date]] = lived,
         ) -> dt.date:
-            """A date for ``table.column`` inside the first period: from the palette, or,
-            in an anchored variant, the anchor shifted by a span a gold names."""
+            """A date for ``table.column`` inside one of the periods that hold the
+            person's events: from the palette, or, in an anchored variant, the anchor
+            shifted by a span a gold names."""
+            start, end = rng.choice(lived) if len(lived) > 1 else lived[0]
             if anchored:
-                return _clamp(anchor + dt.timedelta(days=rng.choice(offsets)), first, last)
-            return _clamp(_day(palette.pick(table, column, True)), first, last)
+                return _clamp(anchor + dt.timedelta(days=rng.choice(offsets)), start, end)
+            return _clamp(_day(palette.pick(table, column, True)), start, end)
 
-        periods = [(first, last)]
-        if rng.random() < SECOND_PERIOD:  # a later one, after a gap: no event in it
-            later = last + dt.timedelta(days=rng.choice((30, 365)))
-            # as long as the first, now and then: a person twice among periods of one length
-            length = last - first if rng.random() < 0.3 else dt.timedelta(rng.choice(spans))
-            periods.append((later, later + length))
         if "observation_period" in wanted:
             for start, end in periods:
                 out["observation_period"].append(
@@ -274,7 +281,8 @@ def variant_rows(
         if "visit_occurrence" in wanted:
             for _ in range(rng.choice(counts.get("visit_occurrence", (0, 1, 1, 2, 3)))):
                 start = when("visit_occurrence", "visit_start_date")
-                end = _clamp(start + dt.timedelta(days=rng.choice(spans)), first, last)
+                _, period_end = next(p for p in periods if p[0] <= start <= p[1])
+                end = min(start + dt.timedelta(days=rng.choice(spans)), period_end)
                 visit = _fill(
                     "visit_occurrence",
                     {

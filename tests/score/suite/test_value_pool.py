@@ -129,8 +129,8 @@ def test_a_variant_is_consistent_and_the_same_for_the_same_seed() -> None:
     for row in one["condition_occurrence"]:
         if row["person_id"] not in by_person:
             continue  # a person with no observation period, as in the base database
-        start, end = by_person[row["person_id"]][0]
-        assert start <= row["condition_start_date"] <= end  # inside its observation period
+        day = row["condition_start_date"]
+        assert any(a <= day <= b for a, b in by_person[row["person_id"]])  # inside a period
         if row["visit_occurrence_id"] is not None:
             visit = visits[row["visit_occurrence_id"]]
             assert visit["person_id"] == row["person_id"]
@@ -154,6 +154,43 @@ def test_variants_store_rows_out_of_id_order_and_some_persons_have_two_periods()
         people = [r["person_id"] for r in rows["observation_period"]]
         two += len(people) > len(set(people))
     assert shuffled > 10 and two > 10
+
+
+def test_some_persons_have_events_in_their_later_period() -> None:
+    pools = {
+        ("observation_period", "observation_period_start_date"): [dt.date(2010, 1, 1)],
+        ("observation_period", "observation_period_end_date"): [dt.date(2012, 1, 1)],
+        ("visit_occurrence", "visit_start_date"): [dt.date(2011, 3, 3)],
+        ("device_exposure", "device_exposure_start_date"): [
+            dt.date(2011, 1, 1),
+            dt.date(2030, 1, 1),
+        ],
+    }
+    tables = ["person", "observation_period", "visit_occurrence", "device_exposure"]
+    later = first_only = 0
+    for n in range(30):
+        rows = variant_rows(pools, tables, f"0:{n}")
+        periods: dict[int, list[tuple[dt.date, dt.date]]] = {}
+        for r in sorted(
+            rows["observation_period"], key=lambda r: r["observation_period_start_date"]
+        ):
+            span = (r["observation_period_start_date"], r["observation_period_end_date"])
+            periods.setdefault(r["person_id"], []).append(span)
+        for person, spans in periods.items():
+            days = [
+                r["device_exposure_start_date"]
+                for r in rows["device_exposure"]
+                if r["person_id"] == person
+            ]
+            if len(spans) < 2 or not days:
+                continue
+            assert all(any(a <= d <= b for a, b in spans) for d in days)
+            # past the end of the first period: MIN and MAX of the period ends differ
+            if any(d > spans[0][1] for d in days):
+                later += 1
+            else:
+                first_only += 1
+    assert later > 3 and first_only > 3
 
 
 def test_ids_run_against_the_persons_in_some_variants_and_visits_follow() -> None:
