@@ -13,7 +13,10 @@ filter of that gold and keeps the others: its vocabulary made the suite's own
 (``Local``, a row the suite adds to ``vocabulary``), its class another of the base
 vocabulary's (of the template's domain where it has one), its code one character off,
 or its name one that a near miss of the gold's LIKE pattern (``like_altered``) tells
-from the pattern.  A standard concept a gold names gets a child too, named after it.
+from the pattern.  A standard concept a gold names gets a child too, named after it,
+and the first such concept a grandchild that sits under the child and under the concept
+itself, as a real hierarchy's concept reached by two paths does: its least and greatest
+levels of separation from the concept differ (1 and 2).
 A copy in ``Local`` keeps its template's code; one in its template's vocabulary gets a
 code no concept of that vocabulary has, one character changed (:func:`free_code`): a
 vocabulary's code names one concept, and a gold may read the code's form (LOINC's check
@@ -56,6 +59,8 @@ LOCAL_VOCABULARY = {
 }
 #: how many of the concepts a gold names get a local child
 CHILDREN = 4
+#: how many of them also get a grandchild that sits under the child and the concept
+GRANDCHILDREN = 1
 #: the columns whose filters a local concept misses, and how
 _SWAPPED = ("concept_class_id",)
 _NEAR = ("concept_code",)
@@ -64,11 +69,14 @@ _NAMED = ("concept_name", "concept_code")
 
 @dataclass(frozen=True, order=True)
 class LocalConcept:
-    """A copy of concept ``template`` with ``column`` set to ``value``."""
+    """A copy of concept ``template`` with ``column`` set to ``value``, ``levels`` below
+    it at most: 2 for a grandchild, which also sits under the template's local child
+    (one level below the template by one path, two by the other)."""
 
     template: int
     column: str
     value: str
+    levels: int = 1
 
 
 def like(pattern: str, text: str) -> bool:
@@ -199,7 +207,16 @@ def _children(con: duckdb.DuckDBPyConnection, named: Sequence[int]) -> list[Loca
         "AND concept_id IN (SELECT UNNEST(?::BIGINT[])) ORDER BY 1",
         [list(named)],
     ).fetchall()
-    return [LocalConcept(c, "concept_name", f"{name} (local)") for c, name in rows]
+    out = [LocalConcept(c, "concept_name", _child_name(name)) for c, name in rows]
+    out += [
+        LocalConcept(c, "concept_name", f"{name} (local, two levels)", levels=2)
+        for c, name in rows[:GRANDCHILDREN]
+    ]
+    return out
+
+
+def _child_name(name: str) -> str:
+    return f"{name} (local)"
 
 
 def free_code(code: str, used: set[str]) -> str:
@@ -226,9 +243,12 @@ def free_code(code: str, used: set[str]) -> str:
 
 
 def local_ids(concepts: Iterable[LocalConcept]) -> dict[LocalConcept, int]:
-    """Each local concept's id, in the order of the concepts: the same concepts give the
-    same ids."""
-    return {c: FIRST_LOCAL_ID + i for i, c in enumerate(sorted(set(concepts)))}
+    """Each local concept's id, in the order of the concepts, a grandchild before the
+    other copies of its template (so ordering its template's descendants by the least
+    levels of separation, ties broken by id, and by the greatest gives two orders): the
+    same concepts give the same ids."""
+    ordered = sorted(set(concepts), key=lambda c: (c.template, -c.levels, c))
+    return {c: FIRST_LOCAL_ID + i for i, c in enumerate(ordered)}
 
 
 def local_rows(
@@ -237,8 +257,10 @@ def local_rows(
     """Vocabulary table -> the rows the local concepts ``ids`` add to it: in ``concept``,
     each a copy of its template with one column changed; in ``concept_ancestor``, each
     its own ancestor if the template is standard, and a descendant one level below the
-    template and each of its ancestors; in ``concept_relationship``, its template's
-    'Subsumes' it and it 'Is a' its template, and a standard one 'Maps to' itself; in
+    template and each of its ancestors (a grandchild: one level below the template's
+    child, and one to two below the template); in ``concept_relationship``, its
+    template's 'Subsumes' it and it 'Is a' its template (a grandchild the template's
+    child too), and a standard one 'Maps to' itself; in
     ``vocabulary``, the suite's own vocabulary if a copy is in it."""
     if not ids:
         return {}
@@ -276,8 +298,12 @@ def local_rows(
         if row.get("standard_concept") == "S":
             ancestor_rows.append(_ancestry(concept_id, concept_id, 0, 0))
         for ancestor, low, high in found:
-            ancestor_rows.append(_ancestry(ancestor, concept_id, low + 1, high + 1))
+            ancestor_rows.append(_ancestry(ancestor, concept_id, low + 1, high + local.levels))
         pairs = [(concept_id, local.template, "Is a"), (local.template, concept_id, "Subsumes")]
+        parent = LocalConcept(local.template, "concept_name", _child_name(template["concept_name"]))
+        if local.levels == 2 and parent in ids:  # under the template's child too
+            ancestor_rows.append(_ancestry(ids[parent], concept_id, 1, 1))
+            pairs += [(concept_id, ids[parent], "Is a"), (ids[parent], concept_id, "Subsumes")]
         if row.get("standard_concept") == "S":
             pairs.append((concept_id, concept_id, "Maps to"))
         relationship_rows += [

@@ -137,21 +137,55 @@ def test_the_same_gold_gives_the_same_concepts_and_ids_and_none_without_a_filter
     assert LocalConcept(1, "a", "b") < LocalConcept(2, "a", "a")
 
 
-def test_a_named_concept_gets_a_child_that_only_its_descendants_take(vocabulary):
+def test_a_named_concept_gets_a_child_and_a_grandchild_reached_by_two_paths(vocabulary):
     gold = "SELECT count(*) FROM cdm.condition_occurrence WHERE condition_concept_id = 201826"
     import datetime as dt
 
     _, named, filters = gold_constants([gold], today=dt.date(2024, 1, 1))
     wanted = local_concepts_of(vocabulary, filters, named)
-    assert [(c.template, c.column) for c in wanted] == [(201826, "concept_name")]
+    assert [(c.template, c.column, c.levels) for c in wanted] == [
+        (201826, "concept_name", 1),
+        (201826, "concept_name", 2),
+    ]
     ids = local_ids(wanted)
     added = local_rows(vocabulary, ids)
-    child = ids[wanted[0]]
+    child, grandchild = ids[wanted[0]], ids[wanted[1]]
+    assert grandchild < child  # ties on the least levels fall the other way
     assert {
-        (r["ancestor_concept_id"], r["min_levels_of_separation"]) for r in added["concept_ancestor"]
-    } == {(201826, 1), (child, 0)}
+        (
+            r["ancestor_concept_id"],
+            r["descendant_concept_id"],
+            r["min_levels_of_separation"],
+            r["max_levels_of_separation"],
+        )
+        for r in added["concept_ancestor"]
+    } == {
+        (201826, child, 1, 1),
+        (child, child, 0, 0),
+        (201826, grandchild, 1, 2),  # directly under it, and under its child
+        (child, grandchild, 1, 1),
+        (grandchild, grandchild, 0, 0),
+    }
     assert {
         (r["concept_id_1"], r["concept_id_2"], r["relationship_id"])
         for r in added["concept_relationship"]
-    } == {(child, 201826, "Is a"), (201826, child, "Subsumes"), (child, child, "Maps to")}
-    assert added["concept"][0]["concept_name"].endswith(" (local)")
+    } == {
+        (child, 201826, "Is a"),
+        (201826, child, "Subsumes"),
+        (child, child, "Maps to"),
+        (grandchild, 201826, "Is a"),
+        (201826, grandchild, "Subsumes"),
+        (grandchild, child, "Is a"),
+        (child, grandchild, "Subsumes"),
+        (grandchild, grandchild, "Maps to"),
+    }
+    names = {r["concept_id"]: r["concept_name"] for r in added["concept"]}
+    assert names[child].endswith(" (local)") and names[grandchild].endswith(" two levels)")
+    # the least and the greatest levels of separation now tell two queries apart
+    con = duckdb.connect()
+    con.register("ca", pa.Table.from_pylist(added["concept_ancestor"]))
+    by = "SELECT descendant_concept_id FROM ca WHERE ancestor_concept_id = 201826 ORDER BY {}"
+    least = con.execute(by.format("min_levels_of_separation, descendant_concept_id")).fetchall()
+    most = con.execute(by.format("max_levels_of_separation, descendant_concept_id")).fetchall()
+    assert least != most
+    con.close()
