@@ -16,7 +16,9 @@ or its name one that a near miss of the gold's LIKE pattern (``like_altered``) t
 from the pattern.  A standard concept a gold names gets a child too, named after it,
 and the first such concept a grandchild that sits under the child and under the concept
 itself, as a real hierarchy's concept reached by two paths does: its least and greatest
-levels of separation from the concept differ (1 and 2).
+levels of separation from the concept differ (1 and 2); and a source concept, not
+standard and in no hierarchy, that 'Maps to' it, as a site's own codes do (a gold that
+reads a mapping from one side is told from one that reads it from the other).
 A copy in ``Local`` keeps its template's code; one in its template's vocabulary gets a
 code no concept of that vocabulary has, one character changed (:func:`free_code`): a
 vocabulary's code names one concept, and a gold may read the code's form (LOINC's check
@@ -59,7 +61,8 @@ LOCAL_VOCABULARY = {
 }
 #: how many of the concepts a gold names get a local child
 CHILDREN = 4
-#: how many of them also get a grandchild that sits under the child and the concept
+#: how many of them also get a grandchild that sits under the child and the concept,
+#: and a source concept that maps to the concept
 GRANDCHILDREN = 1
 #: the columns whose filters a local concept misses, and how
 _SWAPPED = ("concept_class_id",)
@@ -71,7 +74,8 @@ _NAMED = ("concept_name", "concept_code")
 class LocalConcept:
     """A copy of concept ``template`` with ``column`` set to ``value``, ``levels`` below
     it at most: 2 for a grandchild, which also sits under the template's local child
-    (one level below the template by one path, two by the other)."""
+    (one level below the template by one path, two by the other); 0 for a source
+    concept, not standard and in no hierarchy, that 'Maps to' the template."""
 
     template: int
     column: str
@@ -208,10 +212,9 @@ def _children(con: duckdb.DuckDBPyConnection, named: Sequence[int]) -> list[Loca
         [list(named)],
     ).fetchall()
     out = [LocalConcept(c, "concept_name", _child_name(name)) for c, name in rows]
-    out += [
-        LocalConcept(c, "concept_name", f"{name} (local, two levels)", levels=2)
-        for c, name in rows[:GRANDCHILDREN]
-    ]
+    for c, name in rows[:GRANDCHILDREN]:
+        out.append(LocalConcept(c, "concept_name", f"{name} (local, two levels)", levels=2))
+        out.append(LocalConcept(c, "concept_name", f"{name} (local source)", levels=0))
     return out
 
 
@@ -289,23 +292,20 @@ def local_rows(
         if template is None:
             continue
         row = dict(template, concept_id=concept_id, **{local.column: local.value})
+        if local.levels == 0:  # a source concept: not standard, mapped to its template
+            row["standard_concept"] = None
         used = codes.setdefault(row["vocabulary_id"], set())
         if row["concept_code"] in used:
             row["concept_code"] = free_code(row["concept_code"], used)
         used.add(row["concept_code"])
         concept_rows.append(row)
-        found = ancestors.get(local.template, [])
-        if row.get("standard_concept") == "S":
-            ancestor_rows.append(_ancestry(concept_id, concept_id, 0, 0))
-        for ancestor, low, high in found:
-            ancestor_rows.append(_ancestry(ancestor, concept_id, low + 1, high + local.levels))
-        pairs = [(concept_id, local.template, "Is a"), (local.template, concept_id, "Subsumes")]
-        parent = LocalConcept(local.template, "concept_name", _child_name(template["concept_name"]))
-        if local.levels == 2 and parent in ids:  # under the template's child too
-            ancestor_rows.append(_ancestry(ids[parent], concept_id, 1, 1))
-            pairs += [(concept_id, ids[parent], "Is a"), (ids[parent], concept_id, "Subsumes")]
-        if row.get("standard_concept") == "S":
-            pairs.append((concept_id, concept_id, "Maps to"))
+        if local.levels == 0:  # a source concept: in no hierarchy, mapped to its template
+            pairs = [
+                (concept_id, local.template, "Maps to"),
+                (local.template, concept_id, "Mapped from"),
+            ]
+        else:
+            pairs = _hierarchy(local, concept_id, template, row, ids, ancestors, ancestor_rows)
         relationship_rows += [
             {
                 "concept_id_1": one,
@@ -327,6 +327,32 @@ def local_rows(
     return out
 
 
+def _hierarchy(
+    local: LocalConcept,
+    concept_id: int,
+    template: Mapping[str, Any],
+    row: Mapping[str, Any],
+    ids: Mapping[LocalConcept, int],
+    ancestors: Mapping[int, list[tuple[int, int, int]]],
+    ancestor_rows: list[dict[str, Any]],
+) -> list[tuple[int, int, str]]:
+    """A copy's rows in ``concept_ancestor`` (appended to ``ancestor_rows``) and its
+    pairs for ``concept_relationship``: under its template, and a grandchild under its
+    template's child too."""
+    if row.get("standard_concept") == "S":
+        ancestor_rows.append(_ancestry(concept_id, concept_id, 0, 0))
+    for ancestor, low, high in ancestors.get(local.template, []):
+        ancestor_rows.append(_ancestry(ancestor, concept_id, low + 1, high + local.levels))
+    pairs = [(concept_id, local.template, "Is a"), (local.template, concept_id, "Subsumes")]
+    parent = LocalConcept(local.template, "concept_name", _child_name(template["concept_name"]))
+    if local.levels == 2 and parent in ids:  # under the template's child too
+        ancestor_rows.append(_ancestry(ids[parent], concept_id, 1, 1))
+        pairs += [(concept_id, ids[parent], "Is a"), (ids[parent], concept_id, "Subsumes")]
+    if row.get("standard_concept") == "S":
+        pairs.append((concept_id, concept_id, "Maps to"))
+    return pairs
+
+
 def _ancestry(ancestor: int, descendant: int, low: int, high: int) -> dict[str, int]:
     return {
         "ancestor_concept_id": ancestor,
@@ -339,10 +365,11 @@ def _ancestry(ancestor: int, descendant: int, low: int, high: int) -> dict[str, 
 def by_domain(
     concepts: Iterable[LocalConcept], ids: Mapping[LocalConcept, int], domains: Mapping[int, str]
 ) -> dict[str, list[int]]:
-    """Domain -> the ids of ``concepts`` (each in its template's domain), in id order."""
+    """Domain -> the ids of ``concepts`` (each in its template's domain), in id order;
+    no source concept (a clinical table's concept column holds standard ones)."""
     out: dict[str, list[int]] = {}
-    for c in sorted(set(concepts)):
+    for c in sorted({c for c in concepts if c in ids and c.levels}, key=ids.__getitem__):
         domain = domains.get(c.template)
-        if domain is not None and c in ids:
+        if domain is not None:
             out.setdefault(domain, []).append(ids[c])
     return out

@@ -12,6 +12,7 @@ import pytest
 from score.suite.local_concepts import (
     FIRST_LOCAL_ID,
     LocalConcept,
+    by_domain,
     like,
     local_concepts_of,
     local_ids,
@@ -143,13 +144,14 @@ def test_a_named_concept_gets_a_child_and_a_grandchild_reached_by_two_paths(voca
 
     _, named, filters = gold_constants([gold], today=dt.date(2024, 1, 1))
     wanted = local_concepts_of(vocabulary, filters, named)
-    assert [(c.template, c.column, c.levels) for c in wanted] == [
+    assert sorted((c.template, c.column, c.levels) for c in wanted) == [
+        (201826, "concept_name", 0),
         (201826, "concept_name", 1),
         (201826, "concept_name", 2),
     ]
     ids = local_ids(wanted)
     added = local_rows(vocabulary, ids)
-    child, grandchild = ids[wanted[0]], ids[wanted[1]]
+    source, child, grandchild = (ids[c] for c in sorted(wanted, key=lambda c: c.levels))
     assert grandchild < child  # ties on the least levels fall the other way
     assert {
         (
@@ -178,9 +180,15 @@ def test_a_named_concept_gets_a_child_and_a_grandchild_reached_by_two_paths(voca
         (grandchild, child, "Is a"),
         (child, grandchild, "Subsumes"),
         (grandchild, grandchild, "Maps to"),
+        (source, 201826, "Maps to"),  # a source concept, in no hierarchy
+        (201826, source, "Mapped from"),
     }
     names = {r["concept_id"]: r["concept_name"] for r in added["concept"]}
     assert names[child].endswith(" (local)") and names[grandchild].endswith(" two levels)")
+    standard = {r["concept_id"]: r["standard_concept"] for r in added["concept"]}
+    assert standard == {child: "S", grandchild: "S", source: None}
+    # clinical rows take the standard ones only
+    assert by_domain(wanted, ids, {201826: "Condition"}) == {"Condition": [grandchild, child]}
     # the least and the greatest levels of separation now tell two queries apart
     con = duckdb.connect()
     con.register("ca", pa.Table.from_pylist(added["concept_ancestor"]))
