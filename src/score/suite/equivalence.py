@@ -26,7 +26,8 @@ Rules (each conservative: anything it cannot see whole is not claimed):
   tables and joins that match at most one row).
 * ``unique_count`` (COUNT <-> COUNT(DISTINCT)): the column counted is by itself a unique
   key of the rows its SELECT reads, or equal to one wherever it is not NULL (``d.person_id``
-  of ``person p LEFT JOIN death d ON d.person_id = p.person_id``).
+  of ``person p LEFT JOIN death d ON d.person_id = p.person_id``; ``p.person_id`` of a
+  person joined to the one observation period that holds a day).
 * ``count_required`` (a column swapped inside ``COUNT``): both columns are required in a
   table that is not the nullable side of an outer join: each counts every row.
 * ``null_test_required`` (a column swapped inside ``IS NULL``): both are required columns

@@ -5,10 +5,12 @@ Two facts, read off sqlglot's tree and the CDM's definition, never off data:
 * **never NULL**: a column that is, through CTEs and derived tables, a required column of a
   CDM table that is not on the nullable side of an outer join;
 * **unique keys**: sets of columns no two rows share: a table's primary key (the
-  vocabulary's composite ones too), the keys of a GROUP BY, a DISTINCT, a ROW_NUMBER()
-  with its partition, a single aggregate row; carried through a join that matches at most
-  one row (its condition covers a unique key of the other side), through CTEs and derived
-  tables, and narrowed by a WHERE that fixes a column to a constant (``rn = 1``).
+  vocabulary's composite ones too), an observation period's person where only periods
+  that hold one day are kept (a person's periods never overlap), the keys of a GROUP BY,
+  a DISTINCT, a ROW_NUMBER() with its partition, a single aggregate row; carried through
+  a join that matches at most one row (its condition covers a unique key of the other
+  side), through CTEs and derived tables, and narrowed by a WHERE that fixes a column to
+  a constant (``rn = 1``).
 
 Conservative throughout: a SELECT * , a RIGHT or FULL join, a set operation or anything
 else not seen whole gives no guarantee.  :mod:`score.suite.equivalence` uses both to name
@@ -29,6 +31,7 @@ from itertools import product
 from sqlglot import exp
 
 from score.cdm.schema import CDM_REQUIRED
+from score.suite.period_day import holds_one_day
 
 #: a column of one of a SELECT's sources: (alias, column name)
 Ref = tuple[str, str]
@@ -259,13 +262,14 @@ def row_keys(select: exp.Select, depth: int = 0) -> list[Key]:
         return []
     from_ = select.args["from_"].this
     first = from_.alias_or_name
-    keys = _source_keys(first, found[first][0], depth)
+    periods = _one_period_each(select, found)
+    keys = _source_keys(first, found[first][0], depth) + periods.get(first, [])
     inner_on: list[exp.Expr] = []
     for join in select.args.get("joins") or []:
         alias = join.this.alias_or_name
         if alias not in found:
             return []
-        theirs = _source_keys(alias, found[alias][0], depth)
+        theirs = _source_keys(alias, found[alias][0], depth) + periods.get(alias, [])
         on = conjuncts(join.args.get("on"))
         if join.args.get("using"):
             return []
@@ -281,6 +285,36 @@ def row_keys(select: exp.Select, depth: int = 0) -> list[Key]:
     where = select.args.get("where")
     fixed, _ = _facts(conjuncts(where.this if where else None) + inner_on, found)
     return sorted({frozenset(k - fixed) for k in keys}, key=lambda k: (len(k), sorted(k)))
+
+
+def _one_period_each(select: exp.Select, found: dict[str, Source]) -> dict[str, list[Key]]:
+    """Alias -> ``[{person_id}]`` for each ``observation_period`` whose rows ``select``
+    keeps only if they hold one day: ``start <= d1 AND end >= d2`` with constant days
+    ``d1 <= d2`` (or ``d BETWEEN start AND end``), in the WHERE, an inner join's condition
+    or its own join's.  A person's observation periods never overlap (the CDM's
+    convention), so at most one of them holds a day.
+
+    >>> from sqlglot import parse_one
+    >>> q = parse_one("SELECT p.person_id FROM cdm.person p JOIN cdm.observation_period op "
+    ...     "ON op.person_id = p.person_id WHERE op.observation_period_start_date <= "
+    ...     "'2018-01-01' AND op.observation_period_end_date >= '2018-12-31'")
+    >>> _one_period_each(q, sources(q))
+    {'op': [frozenset({('op', 'person_id')})]}
+    """
+    where = select.args.get("where")
+    shared = conjuncts(where.this if where is not None else None)
+    own: dict[str, list[exp.Expr]] = {}
+    for join in select.args.get("joins") or []:
+        on = conjuncts(join.args.get("on"))
+        if not join.side and (join.kind or "").upper() in ("", "INNER"):
+            shared += on
+        else:
+            own[join.this.alias_or_name] = on
+    return {
+        alias: [frozenset({(alias, "person_id")})]
+        for alias, (source, _) in found.items()
+        if source == "observation_period" and holds_one_day([*shared, *own.get(alias, [])], alias)
+    }
 
 
 def _one_row(select: exp.Select) -> bool:

@@ -234,6 +234,68 @@ def test_one_death_per_person(edit, sql, node, expected):
     assert _rule(edit, sql, node) == expected
 
 
+_PERIOD = (
+    "SELECT p.gender_concept_id, COUNT(p.person_id) FROM cdm.person p "
+    "JOIN cdm.observation_period op ON op.person_id = p.person_id WHERE {} "
+    "GROUP BY p.gender_concept_id"
+)
+
+
+@pytest.mark.parametrize(
+    ("where", "expected"),
+    [
+        # a person's periods never overlap: at most one holds all of 2018
+        (
+            "op.observation_period_start_date <= '2018-01-01' "
+            "AND op.observation_period_end_date >= '2018-12-31'",
+            "unique_count",
+        ),
+        (
+            "DATE '2018-06-01' BETWEEN op.observation_period_start_date "
+            "AND op.observation_period_end_date",
+            "unique_count",
+        ),
+        (
+            "'2018-01-01' >= op.observation_period_start_date "
+            "AND op.observation_period_end_date > CAST('2018-01-01' AS DATE)",
+            "unique_count",
+        ),
+        # start before the end of 2018, end after its start: two periods may meet it
+        (
+            "op.observation_period_start_date <= '2018-12-31' "
+            "AND op.observation_period_end_date >= '2018-01-01'",
+            None,
+        ),
+        # one bound only: many periods
+        ("op.observation_period_start_date <= '2018-01-01'", None),
+        # bounds on another table's dates
+        (
+            "p.birth_datetime <= '2018-01-01' AND op.observation_period_end_date >= '2018-12-31'",
+            None,
+        ),
+        # an OR: not a bound
+        (
+            "(op.observation_period_start_date <= '2018-01-01' "
+            "OR op.observation_period_end_date >= '2018-12-31')",
+            None,
+        ),
+    ],
+)
+def test_one_period_holds_a_day(where, expected):
+    assert _rule("count_distinct", _PERIOD.format(where), exp.Count) == expected
+
+
+def test_periods_that_hold_a_day_count_each_person_once_on_the_embedded_database(omop_db):
+    gold = _PERIOD.format(
+        "op.observation_period_start_date <= '2018-01-01' "
+        "AND op.observation_period_end_date >= '2018-12-31'"
+    )
+    con = duckdb.connect(str(omop_db), read_only=True)
+    named = [n for n in neighbours(gold) if n.equivalent == "unique_count"]
+    assert named and all(_rows(con, n.sql) == _rows(con, gold) for n in named)
+    con.close()
+
+
 def test_other_edits_are_never_named():
     sql = "SELECT COUNT(*) FROM cdm.person WHERE year_of_birth >= 1950"
     assert all(n.equivalent is None for n in neighbours(sql))
