@@ -27,7 +27,9 @@ Rules (each conservative: anything it cannot see whole is not claimed):
 * ``unique_count`` (COUNT <-> COUNT(DISTINCT)): the column counted is by itself a unique
   key of the rows its SELECT reads, or equal to one wherever it is not NULL (``d.person_id``
   of ``person p LEFT JOIN death d ON d.person_id = p.person_id``; ``p.person_id`` of a
-  person joined to the one observation period that holds a day).
+  person joined to the one observation period that holds a day), or a key of the rows
+  where the LEFT JOIN that brings it found a match, the only rows COUNT counts
+  (``COUNT(c.concept_id)`` of ``domain d LEFT JOIN concept c ON c.domain_id = d.domain_id``).
 * ``count_required`` (a column swapped inside ``COUNT``): both columns are required in a
   table that is not the nullable side of an outer join: each counts every row.
 * ``null_test_required`` (a column swapped inside ``IS NULL``): both are required columns
@@ -283,7 +285,23 @@ def _counts_primary_key(count: exp.Count) -> bool:
         return True
     # a column equal to a one-column key wherever it is counted (not NULL)
     same = equal_where_set(select, ref)
-    return any(len(key) == 1 and key <= same for key in keys)
+    if any(len(key) == 1 and key <= same for key in keys):
+        return True
+    # a column of a LEFT JOIN's table: COUNT sees only the rows where it found a match,
+    # the rows of the same SELECT with an inner join there
+    return any(key <= {ref} for key in row_keys(_matched_only(select, alias)))
+
+
+def _matched_only(select: exp.Select, alias: str) -> exp.Select:
+    """``select`` with the LEFT JOIN that brings ``alias`` made an inner join (a copy; the
+    same SELECT if no LEFT JOIN brings it)."""
+    joins = select.args.get("joins") or []
+    at = [i for i, j in enumerate(joins) if j.this.alias_or_name == alias]
+    if len(at) != 1 or (joins[at[0]].side or "").upper() != "LEFT":
+        return select
+    inner = select.copy()
+    inner.args["joins"][at[0]].set("side", None)
+    return inner
 
 
 def _null_test_required(column: exp.Column, other: str) -> bool:

@@ -228,6 +228,30 @@ def test_count_distinct():
         ),
         # its cause is not a key
         ("count_distinct", "SELECT COUNT(cause_concept_id) FROM cdm.death", exp.Count, None),
+        # each concept once per domain, where the LEFT JOIN found one (COUNT skips the rest)
+        (
+            "count_distinct",
+            "SELECT d.domain_id, COUNT(c.concept_id) FROM cdm.domain d "
+            "LEFT JOIN cdm.concept c ON c.domain_id = d.domain_id GROUP BY d.domain_id",
+            exp.Count,
+            "unique_count",
+        ),
+        # a concept's ancestors are many: its id is counted once per ancestor row
+        (
+            "count_distinct",
+            "SELECT COUNT(c.concept_id) FROM cdm.concept_ancestor ca "
+            "LEFT JOIN cdm.concept c ON c.concept_id = ca.descendant_concept_id",
+            exp.Count,
+            None,
+        ),
+        # the preserved side's key is not made one by the match
+        (
+            "count_distinct",
+            "SELECT COUNT(d.domain_id) FROM cdm.domain d "
+            "LEFT JOIN cdm.concept c ON c.domain_id = d.domain_id",
+            exp.Count,
+            None,
+        ),
     ],
 )
 def test_one_death_per_person(edit, sql, node, expected):
