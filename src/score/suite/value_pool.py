@@ -32,6 +32,8 @@ Pools = dict[tuple[str, str], list[Any]]
 BASE_VALUES = 6
 #: how many concepts a gold's filter on the vocabulary may add
 CONCEPTS_PER_FILTER = 12
+#: a column's concepts of a domain a gold names, taken from the base when a gold reads it
+NAMED_DOMAIN_VALUES = 4
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
 #: the longest span of days a gold's constant gives (a century)
 MAX_SPAN = 36525
@@ -396,6 +398,8 @@ def focus_of(
     for key, domain in domains.items():
         if local and domain in local:
             focus[key] = list(dict.fromkeys([*focus.get(key, []), *local[domain]]))
+    for key, ids in _of_named_domains(con, gold_sql, gold.get(("concept", "domain_id"))).items():
+        focus.setdefault(key, ids)
     unknown = sorted(concepts - known)
     if unknown:  # its own domain is unknown: the main concept column of each table read
         for table in _tables_read(gold_sql):
@@ -405,6 +409,35 @@ def focus_of(
                     dict.fromkeys([*focus.get((table, column), []), *unknown])
                 )
     return focus
+
+
+def _of_named_domains(
+    con: duckdb.DuckDBPyConnection, gold_sql: str, domains: Sequence[Any] | None
+) -> Pools:
+    """(table, concept column) -> the base's most frequent concepts of that column in a
+    domain the gold names (``c.domain_id = 'Measurement'``), for each table it reads: a
+    procedure coded with a Measurement concept, as the base holds some, is what such a
+    gold looks for, and a column's pool (its most frequent values) may hold none."""
+    named = sorted({d for d in domains or () if isinstance(d, str)})
+    if not named:
+        return {}
+    out: Pools = {}
+    for table in _tables_read(gold_sql):
+        if table in ("concept", "concept_ancestor"):
+            continue
+        for column in _columns(table):
+            if not column.endswith("_concept_id"):
+                continue
+            rows = con.execute(
+                f'SELECT t."{column}" FROM "{table}" t JOIN concept c '
+                f'ON c.concept_id = t."{column}" WHERE c.domain_id IN '
+                "(SELECT UNNEST(?::VARCHAR[])) GROUP BY 1 ORDER BY count(*) DESC, 1 "
+                f"LIMIT {NAMED_DOMAIN_VALUES}",
+                [named],
+            ).fetchall()
+            if rows:
+                out[(table, column)] = [r[0] for r in rows]
+    return out
 
 
 def _tables_read(sql: str) -> list[str]:

@@ -101,6 +101,35 @@ def test_concepts_a_filter_selects_and_some_it_does_not(omop_db) -> None:
     assert "RxNorm" in vocabularies and len(vocabularies) > 1
 
 
+def test_a_named_domain_brings_the_bases_concepts_of_it_in_each_column_read(omop_db) -> None:
+    gold = (
+        "SELECT c.concept_id, COUNT(*) FROM cdm.procedure_occurrence po JOIN cdm.concept c "
+        "ON c.concept_id = po.procedure_concept_id WHERE c.domain_id = 'Measurement' "
+        "GROUP BY c.concept_id"
+    )
+    con = duckdb.connect(str(omop_db), read_only=True)
+    con.execute("SET schema = 'cdm'")
+    try:
+        base = value_pool.base_pools(con, ["procedure_occurrence"])
+        domains = value_pool.concept_domains(con, base)
+        known = {r[0] for r in con.execute("SELECT concept_id FROM concept").fetchall()}
+        focus = value_pool.focus_of(con, gold, TODAY, base, domains, known)
+        found = focus[("procedure_occurrence", "procedure_concept_id")]
+        kinds = con.execute(
+            "SELECT DISTINCT domain_id FROM concept WHERE concept_id IN "
+            f"({', '.join(str(i) for i in found)})"
+        ).fetchall()
+        used = con.execute(
+            "SELECT count(DISTINCT procedure_concept_id) FROM procedure_occurrence WHERE "
+            f"procedure_concept_id IN ({', '.join(str(i) for i in found)})"
+        ).fetchall()[0][0]
+    finally:
+        con.close()
+    # the base's own procedures coded in the named domain, which its most frequent lack
+    assert kinds == [("Measurement",)] and used == len(found) > 0
+    assert not set(found) & set(base[("procedure_occurrence", "procedure_concept_id")])
+
+
 def test_a_variant_is_consistent_and_the_same_for_the_same_seed() -> None:
     pools = {
         ("person", "year_of_birth"): [1950, 1949, 1951],
