@@ -74,7 +74,7 @@ from score.suite.vocabulary_bound import vocabulary_bound
 
 Progress = Callable[[int, int], None]
 #: variants filled at once (a candidate is put beside the blocks of the first it fits)
-OPEN_VARIANTS = 4
+OPEN_VARIANTS = 8
 #: how a neighbour that is valid SQL can still fail on the base database
 RAN_BUT_FAILED = frozenset({"timeout", "row_cap", "runtime_error"})
 
@@ -83,12 +83,12 @@ RAN_BUT_FAILED = frozenset({"timeout", "row_cap", "runtime_error"})
 class BuildSettings:
     seed: int = 0
     max_databases: int = 50
-    max_candidates: int = 2000
+    max_candidates: int = 3000
     jobs: int = 1
     profile: str = "sqlgold"
-    patience: int = 12
+    patience: int = 24
     #: candidates (each killing something) side by side in one variant
-    blocks_per_variant: int = 12
+    blocks_per_variant: int = 24
 
     def as_dict(self) -> dict[str, Any]:
         return {

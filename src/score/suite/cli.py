@@ -47,7 +47,7 @@ def suite_group() -> None:
 @click.option(
     "--max-candidates",
     type=click.IntRange(1),
-    default=2000,
+    default=3000,
     show_default=True,
     help="Most candidate variants made and tried.",
 )
