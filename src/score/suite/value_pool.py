@@ -25,6 +25,7 @@ from sqlglot.errors import SqlglotError
 
 from score.cdm.schema import CDM_COLUMN_TYPES, CDM_TABLES
 from score.execution.fixed_today import pin_today, uses_current_time
+from score.suite.crowd import counts_persons
 
 Pools = dict[tuple[str, str], list[Any]]
 
@@ -40,6 +41,7 @@ MAX_SPAN = 36525
 #: pseudo-columns of a pool: the day spans and the per-person row counts a gold names
 SPANS = ("*", "span")
 COUNTS = ("*", "count")
+PERSONS = ("*", "persons")
 _COMPARE = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
 _CONCEPT_FILTER_COLUMNS = ("concept_name", "concept_code", "concept_class_id", "vocabulary_id")
 
@@ -245,6 +247,8 @@ def gold_constants(
                 if ints and side.find(exp.Count) is not None:
                     # HAVING COUNT(*) > 20: as many rows per person, and one fewer or more
                     pools[COUNTS] += [d for v in ints for d in (v - 1, v, v + 1) if 0 < d <= 40]
+                    if counts_persons(side):  # COUNT(DISTINCT person_id) < 200: a crowd
+                        pools[PERSONS] += [d for v in ints for d in (v - 1, v, v + 1) if d > 0]
                 if not isinstance(side, exp.Column):
                     side = side.find(exp.Column)  # e.g. YEAR(x) = 2019, LOWER(x) = 'y'
                     if side is None:
@@ -415,19 +419,14 @@ def _of_named_domains(
     con: duckdb.DuckDBPyConnection, gold_sql: str, domains: Sequence[Any] | None
 ) -> Pools:
     """(table, concept column) -> the base's most frequent concepts of that column in a
-    domain the gold names (``c.domain_id = 'Measurement'``), for each table it reads: a
-    procedure coded with a Measurement concept, as the base holds some, is what such a
-    gold looks for, and a column's pool (its most frequent values) may hold none."""
+    domain the gold names (``c.domain_id = 'Measurement'``), for each table it reads
+    (a column's pool, its most frequent values, may hold none)."""
     named = sorted({d for d in domains or () if isinstance(d, str)})
     if not named:
         return {}
     out: Pools = {}
-    for table in _tables_read(gold_sql):
-        if table in ("concept", "concept_ancestor"):
-            continue
-        for column in _columns(table):
-            if not column.endswith("_concept_id"):
-                continue
+    for table in [t for t in _tables_read(gold_sql) if t not in ("concept", "concept_ancestor")]:
+        for column in [c for c in _columns(table) if c.endswith("_concept_id")]:
             rows = con.execute(
                 f'SELECT t."{column}" FROM "{table}" t JOIN concept c '
                 f'ON c.concept_id = t."{column}" WHERE c.domain_id IN '

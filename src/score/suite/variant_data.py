@@ -23,7 +23,8 @@ from typing import Any
 import pyarrow as pa
 
 from score.cdm.schema import CDM_TABLES
-from score.suite.value_pool import COUNTS, SPANS
+from score.suite.crowd import add_crowd
+from score.suite.value_pool import COUNTS, PERSONS, SPANS
 
 Row = dict[str, Any]
 
@@ -340,6 +341,9 @@ def variant_rows(
             out["death"].append(
                 _fill("death", {"person_id": person_id, "death_date": died}, palette)
             )
+    crowds = tuple((focus or {}).get(PERSONS, ()))
+    if crowds and rng.random() < 0.5:  # a gold counts persons: that many on one concept
+        _crowd(out, palette, focus or {}, rng.choice(crowds), rng)
     if rng.random() < 0.5:
         _renumber(out, rng)
     for table in sorted(out):
@@ -348,6 +352,25 @@ def variant_rows(
         # apart from one that breaks the tie by the id
         rng.shuffle(out[table])
     return out
+
+
+def _crowd(
+    out: dict[str, list[Row]],
+    palette: Palette,
+    focus: Mapping[tuple[str, str], Sequence[Any]],
+    size: int,
+    rng: random.Random,
+) -> None:
+    """A crowd (:mod:`score.suite.crowd`) of ``size`` persons on the first concept of
+    the palette of an event table the gold reads."""
+    read = [(t, s) for t, s, _ in EVENT_TABLES if t in out and any(k[0] == t for k in focus)]
+    if not read or "person" not in out or "observation_period" not in out:
+        return
+    table, start = rng.choice(read)
+    column = f"{table.split('_')[0]}_concept_id"
+    values = palette.values(table, column) if any(c == column for c, _, _ in _cols(table)) else []
+    if values:
+        add_crowd(out, table, column, values[0], size, start, lambda t, r: _fill(t, r, palette))
 
 
 def _renumber(out: dict[str, list[Row]], rng: random.Random) -> None:

@@ -130,6 +130,42 @@ def test_a_named_domain_brings_the_bases_concepts_of_it_in_each_column_read(omop
     assert not set(found) & set(base[("procedure_occurrence", "procedure_concept_id")])
 
 
+def test_a_count_of_persons_gives_a_crowd_of_that_many_on_one_concept() -> None:
+    gold = (
+        "SELECT c.concept_id FROM cdm.concept c LEFT JOIN cdm.drug_exposure de "
+        "ON de.drug_concept_id = c.concept_id GROUP BY c.concept_id "
+        "HAVING COUNT(DISTINCT de.person_id) < 200"
+    )
+    pools, _, _ = value_pool.gold_constants([gold], today=TODAY)
+    assert sorted(pools[value_pool.PERSONS]) == [199, 200, 201]
+    # COUNT(*) per person is no count of persons
+    other = "SELECT person_id FROM cdm.visit_occurrence GROUP BY person_id HAVING COUNT(*) >= 20"
+    assert value_pool.PERSONS not in value_pool.gold_constants([other], today=TODAY)[0]
+    base = {
+        ("observation_period", "observation_period_start_date"): [dt.date(2010, 1, 1)],
+        ("observation_period", "observation_period_end_date"): [dt.date(2020, 1, 1)],
+        ("drug_exposure", "drug_exposure_start_date"): [dt.date(2012, 1, 1)],
+        ("drug_exposure", "drug_concept_id"): [11, 12, 13],
+        ("person", "year_of_birth"): [1950],
+    }
+    focus = {
+        value_pool.PERSONS: [199, 200, 201],
+        ("drug_exposure", "drug_concept_id"): [11, 12],
+    }
+    tables = ["person", "observation_period", "drug_exposure"]
+    sizes = set()
+    for n in range(20):
+        rows = variant_rows(base, tables, f"0:{n}", focus)
+        by_concept: dict[int, set[int]] = {}
+        for r in rows["drug_exposure"]:
+            by_concept.setdefault(r["drug_concept_id"], set()).add(r["person_id"])
+        periods = {r["person_id"] for r in rows["observation_period"]}
+        assert {r["person_id"] for r in rows["drug_exposure"]} <= periods
+        assert len({r["person_id"] for r in rows["person"]}) == len(rows["person"])
+        sizes |= {len(p) for p in by_concept.values()} & {199, 200, 201}
+    assert len(sizes) >= 2  # exactly that many persons on a concept, in several variants
+
+
 def test_a_variant_is_consistent_and_the_same_for_the_same_seed() -> None:
     pools = {
         ("person", "year_of_birth"): [1950, 1949, 1951],
