@@ -42,6 +42,8 @@ MAX_SPAN = 36525
 SPANS = ("*", "span")
 COUNTS = ("*", "count")
 PERSONS = ("*", "persons")
+#: a focus key's prefix for the concepts a gold names itself (no family, no local ones)
+OWN = "*own:"
 _COMPARE = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
 _CONCEPT_FILTER_COLUMNS = ("concept_name", "concept_code", "concept_class_id", "vocabulary_id")
 
@@ -402,6 +404,8 @@ def focus_of(
     for key, domain in domains.items():
         if local and domain in local:
             focus[key] = list(dict.fromkeys([*focus.get(key, []), *local[domain]]))
+            if len(own := [v for v in focus[key] if v in concepts]) > 1:
+                focus[(OWN + key[0], key[1])] = own  # those the gold names, for a palette
     for key, ids in _of_named_domains(con, gold_sql, gold.get(("concept", "domain_id"))).items():
         focus.setdefault(key, ids)
     unknown = sorted(concepts - known)
@@ -419,8 +423,7 @@ def _of_named_domains(
     con: duckdb.DuckDBPyConnection, gold_sql: str, domains: Sequence[Any] | None
 ) -> Pools:
     """(table, concept column) -> the base's most frequent concepts of that column in a
-    domain the gold names (``c.domain_id = 'Measurement'``), for each table it reads
-    (a column's pool, its most frequent values, may hold none)."""
+    domain the gold names (``c.domain_id = 'Measurement'``), for each table it reads."""
     named = sorted({d for d in domains or () if isinstance(d, str)})
     if not named:
         return {}

@@ -24,7 +24,7 @@ import pyarrow as pa
 
 from score.cdm.schema import CDM_TABLES
 from score.suite.crowd import add_crowd
-from score.suite.value_pool import COUNTS, PERSONS, SPANS
+from score.suite.value_pool import COUNTS, OWN, PERSONS, SPANS
 
 Row = dict[str, Any]
 
@@ -48,6 +48,9 @@ ERA_TABLES = (
 _SPANS = (0, 0, 1, 7, 30, 365)
 #: the share of a candidate's focus palettes that take the gold's own constant alone
 SHARP = 0.25
+#: the share of the other focus palettes of a concept column that take only the concepts
+#: the gold names (where it names several)
+OWN_ONLY = 0.4
 #: the share of persons with a second observation period (after a gap)
 SECOND_PERIOD = 0.3
 #: the share of persons with two periods whose events fall in both (else in the first)
@@ -92,10 +95,15 @@ class Palette:
                 focus = self.rng.sample(focus, self.rng.choice((2, 3, 4)))
             elif len(focus) > 6:  # many boundaries (dates of several years): most of them
                 focus = self.rng.sample(focus, self.rng.choice((4, len(focus))))
+            own = list(self.focus.get((OWN + table, column)) or [])
             if focus and self.rng.random() < SHARP:
                 # the gold's own constant alone: every row meets it (a person with exactly
                 # the count a HAVING names, ties on the day a filter names)
                 focus = focus[:1]
+            elif own and self.rng.random() < OWN_ONLY:
+                # the concepts the gold names, without their families: a person with
+                # both of two it joins (a drug era overlapping another's) is common
+                focus = own
             if focus:
                 extra = self.rng.sample(pool, min(len(pool), self.rng.choice((0, 1))))
                 self.chosen[key] = focus + [v for v in extra if v not in focus]

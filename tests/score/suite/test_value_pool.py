@@ -4,13 +4,14 @@ base database's own values and concepts."""
 from __future__ import annotations
 
 import datetime as dt
+import random
 
 import duckdb
 from sqlglot import parse_one
 
 from score.suite import value_pool
 from score.suite.distill import Distillation
-from score.suite.variant_data import EVENT_TABLES, variant_rows
+from score.suite.variant_data import EVENT_TABLES, Palette, variant_rows
 
 TODAY = dt.date(2026, 1, 1)
 
@@ -338,6 +339,33 @@ def test_a_focus_leads_the_palette() -> None:
     assert {r["year_of_birth"] for r in rows["person"]} - set(range(1900, 2000)) == set()
     seen = {r["year_of_birth"] for r in rows["person"]}
     assert seen & {1919, 1920, 1921}
+
+
+def test_some_palettes_take_only_the_concepts_a_gold_names(omop_db) -> None:
+    gold = (
+        "SELECT COUNT(*) FROM cdm.condition_occurrence a JOIN cdm.condition_occurrence b "
+        "ON b.person_id = a.person_id AND b.condition_concept_id = 201826 "
+        "WHERE a.condition_concept_id = 4311629"
+    )
+    con = duckdb.connect(str(omop_db), read_only=True)
+    con.execute("SET schema = 'cdm'")
+    try:
+        base = value_pool.base_pools(con, ["condition_occurrence"])
+        domains = value_pool.concept_domains(con, base)
+        known = {r[0] for r in con.execute("SELECT concept_id FROM concept").fetchall()}
+        local = {"Condition": [2_000_000_001, 2_000_000_002]}
+        focus = value_pool.focus_of(con, gold, TODAY, base, domains, known, local)
+    finally:
+        con.close()
+    key = ("condition_occurrence", "condition_concept_id")
+    own = focus[(value_pool.OWN + key[0], key[1])]
+    assert sorted(own) == [201826, 4311629] and set(own) < set(focus[key])
+    chosen = []
+    for n in range(40):
+        palette = Palette(random.Random(n), {key: [1, 2, 3]}, focus)
+        chosen.append(set(palette.values(*key)))
+    assert {201826, 4311629} in chosen  # the two it names, and nothing else
+    assert any(c & set(local["Condition"]) for c in chosen)  # or their local children too
 
 
 def test_distillation_keeps_a_variant_only_for_a_new_kill() -> None:
