@@ -140,6 +140,36 @@ def reference_predictions(tasks_path: Path, out: Path) -> Path:
     return out
 
 
+def score_run(
+    tasks: Path, predictions: Path, out: Path, db: Path, cache: Path, *extra: str
+) -> None:
+    """``sqlgold score run`` of ``predictions`` over every split into ``out``, quietly;
+    its exit code is not checked (3, a mismatch the suite found, is a result)."""
+    subprocess.run(
+        [
+            *SQLGOLD,
+            "score",
+            "run",
+            str(tasks),
+            str(predictions),
+            "--out",
+            str(out),
+            "--split",
+            "all",
+            "--db",
+            str(db),
+            "--cache",
+            str(cache),
+            "-q",
+            *extra,
+        ],
+        cwd=ROOT,
+        check=False,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
 def scoring_cost(tasks: Path, suite: Path, db: Path, work: Path, runs: int) -> dict:
     """Seconds of `score run` over the reference answers without and with the suite,
     gold caches warm (a first scoring of each fills them and builds the variants'
@@ -150,28 +180,7 @@ def scoring_cost(tasks: Path, suite: Path, db: Path, work: Path, runs: int) -> d
     def once(name: str, *extra: str) -> float:
         out = work / f"run-{name}"
         started = time.perf_counter()
-        subprocess.run(
-            [
-                *SQLGOLD,
-                "score",
-                "run",
-                str(tasks),
-                str(predictions),
-                "--out",
-                str(out),
-                "--split",
-                "all",
-                "--db",
-                str(db),
-                "--cache",
-                str(cache),
-                "-q",
-                *extra,
-            ],
-            cwd=ROOT,
-            check=False,  # exit code 3 (a mismatch the suite found) is a result, not a failure
-            stdout=subprocess.DEVNULL,
-        )
+        score_run(tasks, predictions, out, db, cache, *extra)
         seconds = time.perf_counter() - started
         summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
         once.last = summary  # type: ignore[attr-defined]
@@ -219,30 +228,7 @@ def near_misses_scored(tasks: Path, suite: Path, db: Path, work: Path) -> dict:
         predictions = work / f"near-misses-{k}.jsonl"
         predictions.write_text("".join(json.dumps(a) + "\n" for a in answers), encoding="utf-8")
         out = work / f"run-near-misses-{k}"
-        subprocess.run(
-            [
-                *SQLGOLD,
-                "score",
-                "run",
-                str(tasks),
-                str(predictions),
-                "--out",
-                str(out),
-                "--split",
-                "all",
-                "--db",
-                str(db),
-                "--cache",
-                str(work / "gold-cache"),
-                "--suite",
-                str(suite),
-                "-q",
-            ],
-            cwd=ROOT,
-            check=False,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        score_run(tasks, predictions, out, db, work / "gold-cache", "--suite", str(suite))
         sql = {(a["task_id"], a["language"]): a["sql"] for a in answers}
         for line in (out / "results.jsonl").read_text(encoding="utf-8").splitlines():
             record = json.loads(line)

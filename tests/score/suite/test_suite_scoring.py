@@ -41,8 +41,9 @@ def tasks_of(suite) -> Path:
     return suite.folder.parent / "tasks.jsonl"
 
 
-def score(omop_db, suite_folder, tasks, out, cache, **options):
-    preds = write_predictions(out.parent / f"{out.name}.preds.jsonl")
+def score(omop_db, suite_folder, tasks, out, cache, preds=None, **options):
+    """Score ``preds`` (by default :data:`PREDICTIONS`) with the suite at ``suite_folder``."""
+    preds = preds or write_predictions(out.parent / f"{out.name}.preds.jsonl")
     with Executor(omop_db) as ex:
         return run_scoring(
             tasks,
@@ -437,14 +438,7 @@ def test_an_answer_reading_only_the_vocabulary_is_run_where_its_gold_reads_clini
         tmp_path / "preds.jsonl",
         {("s-count", "en"): "SELECT 1130 AS n FROM cdm.vocabulary LIMIT 1"},
     )
-    with Executor(omop_db) as ex:
-        run_scoring(
-            tasks_of(made_suite),
-            preds,
-            out,
-            ex,
-            ScoringOptions(split="all", cache_dir=suite_run[1], suite=made_suite.folder),
-        )
+    score(omop_db, made_suite.folder, tasks_of(made_suite), out, suite_run[1], preds)
     record = by_key(out)[("s-count", "en")]
     assert record["base_correct"] is True and record["outcome"] == "mismatch"
     assert record["suite"]["told_apart_by"] == "v1-even"
@@ -484,14 +478,7 @@ def test_an_answer_of_the_vocabulary_alone_is_told_apart_by_a_local_concept(omop
         },
     )
     out = tmp_path / "run"
-    with Executor(omop_db) as ex:
-        run_scoring(
-            tmp_path / "tasks.jsonl",
-            preds,
-            out,
-            ex,
-            ScoringOptions(split="all", cache_dir=tmp_path / "cache", suite=suite.folder),
-        )
+    score(omop_db, suite.folder, tmp_path / "tasks.jsonl", out, tmp_path / "cache", preds)
     records = by_key(out)
     dropped = records[("s-vocab", "en")]
     assert dropped["base_correct"] is True and dropped["outcome"] == "mismatch"
@@ -527,14 +514,7 @@ def test_a_dropped_task_is_judged_where_its_gold_and_reference_agree(omop_db, tm
         },
     )
     out = tmp_path / "run"
-    with Executor(omop_db) as ex:
-        run_scoring(
-            tmp_path / "tasks.jsonl",
-            preds,
-            out,
-            ex,
-            ScoringOptions(split="all", cache_dir=tmp_path / "cache", suite=suite.folder),
-        )
+    score(omop_db, suite.folder, tmp_path / "tasks.jsonl", out, tmp_path / "cache", preds)
     record = by_key(out)[("s-dropped", "en")]
     assert record["base_correct"] is True and record["outcome"] == "mismatch"
     assert record["suite"]["told_apart_by"] == "v1-even" and record["suite"]["dropped"]
