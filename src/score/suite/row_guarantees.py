@@ -219,17 +219,24 @@ def equal_where_set(select: exp.Select, ref: Ref) -> set[Ref]:
     found = sources(select)
     if found is None:
         return set()
+    _, equal = _facts(_holding(select, ref[0]), found)
+    return {b for a, b in equal if a == ref} | {a for a, b in equal if b == ref}
+
+
+def _holding(select: exp.Select, alias: str) -> list[exp.Expr]:
+    """The conditions that hold on every row of ``select`` where ``alias`` found a row:
+    its WHERE's conjuncts, those of every inner join's condition, and those of the
+    condition of the LEFT JOIN that brings ``alias`` itself."""
     where = select.args.get("where")
     conditions = conjuncts(where.this if where is not None else None)
     for join in select.args.get("joins") or []:
         side = (join.side or "").upper()
         kind = (join.kind or "").upper()
         if (not side and kind in ("", "INNER")) or (
-            side == "LEFT" and join.this.alias_or_name == ref[0]
+            side == "LEFT" and join.this.alias_or_name == alias
         ):
             conditions += conjuncts(join.args.get("on"))
-    _, equal = _facts(conditions, found)
-    return {b for a, b in equal if a == ref} | {a for a, b in equal if b == ref}
+    return conditions
 
 
 def _source_keys(alias: str, source: str | exp.Select, depth: int) -> list[Key]:
@@ -290,8 +297,8 @@ def row_keys(select: exp.Select, depth: int = 0) -> list[Key]:
 def _one_period_each(select: exp.Select, found: dict[str, Source]) -> dict[str, list[Key]]:
     """Alias -> ``[{person_id}]`` for each ``observation_period`` whose rows ``select``
     keeps only if they hold one day: ``start <= d1 AND end >= d2`` with constant days
-    ``d1 <= d2`` (or ``d BETWEEN start AND end``), in the WHERE, an inner join's condition
-    or its own join's.  A person's observation periods never overlap (the CDM's
+    ``d1 <= d2`` (or ``d BETWEEN start AND end``), in the conditions that hold where it
+    found a row (:func:`_holding`).  A person's observation periods never overlap (the CDM's
     convention), so at most one of them holds a day.
 
     >>> from sqlglot import parse_one
@@ -301,19 +308,10 @@ def _one_period_each(select: exp.Select, found: dict[str, Source]) -> dict[str, 
     >>> _one_period_each(q, sources(q))
     {'op': [frozenset({('op', 'person_id')})]}
     """
-    where = select.args.get("where")
-    shared = conjuncts(where.this if where is not None else None)
-    own: dict[str, list[exp.Expr]] = {}
-    for join in select.args.get("joins") or []:
-        on = conjuncts(join.args.get("on"))
-        if not join.side and (join.kind or "").upper() in ("", "INNER"):
-            shared += on
-        else:
-            own[join.this.alias_or_name] = on
     return {
         alias: [frozenset({(alias, "person_id")})]
         for alias, (source, _) in found.items()
-        if source == "observation_period" and holds_one_day([*shared, *own.get(alias, [])], alias)
+        if source == "observation_period" and holds_one_day(_holding(select, alias), alias)
     }
 
 

@@ -5,12 +5,12 @@ observation period (sometimes a second one after a gap), their visits, the event
 each visit table, eras and deaths, each event inside one of its person's observation
 periods (the first, or for some persons either) and after the start of its visit, a
 death at the start of the last period or later, or on the day of one of the person's
-events.  Rows are stored in a
-shuffled order, not in id order, and in half the variants their ids run in a shuffled
-order too (not the persons').  Each column takes its values from a *palette*: one to
-three values of its pool (:mod:`score.suite.value_pool`) chosen for this variant, so
-GROUP BY, DISTINCT and joins collide; a nullable column is NULL in a share of rows
-chosen for the variant.  The same pools, schemas and seed give the same rows.
+events.  Rows are stored in a shuffled order, not in id order, and in half the variants
+their ids run in a shuffled order too (not the persons').  Each column takes its values
+from a *palette*: one to three values of its pool (:mod:`score.suite.value_pool`)
+chosen for this variant, so GROUP BY, DISTINCT and joins collide; a nullable column is
+NULL in a share of rows chosen for the variant.  The same pools, schemas and seed give
+the same rows.
 """
 
 from __future__ import annotations
