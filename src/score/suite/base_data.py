@@ -15,6 +15,7 @@ import pyarrow as pa
 
 from score.cdm.duckdb_file import use_cdm_schema
 from score.suite import local_concepts, value_pool
+from score.suite.focus import focus_of
 from score.suite.query_runs import today_of
 from score.suite.suite_file import VOCABULARY_TABLES
 
@@ -36,6 +37,14 @@ def _with_self_ancestry(table: pa.Table, concepts: Sequence[int]) -> pa.Table:
         for c in concepts
     ]
     return pa.concat_tables([table, pa.Table.from_pylist(rows, schema=table.schema)])
+
+
+def _reversed(table: pa.Table) -> pa.Table:
+    """``table``'s rows last to first.  The variants hold the vocabulary so: a query
+    that leaves a tie to the order rows are stored in (``ORDER BY level`` where its gold
+    orders by level, then id) finds them in the base database's order there and in the
+    opposite order on every variant, each pair of tied rows the other way round."""
+    return table.take(pa.array(range(table.num_rows - 1, -1, -1), type=pa.int64()))
 
 
 def read_base(
@@ -88,7 +97,7 @@ def read_base(
         )
         known |= set(ids.values())
         focus = {
-            t["id"]: value_pool.focus_of(
+            t["id"]: focus_of(
                 con,
                 t["gold_sql"],
                 today_of(t) or today,
@@ -117,6 +126,7 @@ def read_base(
                 vocabulary[table] = pa.concat_tables(
                     [found, pa.Table.from_pylist(rows, schema=found.schema)]
                 )
+        vocabulary = {t: _reversed(rows) for t, rows in vocabulary.items()}
     finally:
         con.close()
     return filled, pools, schemas, vocabulary, focus

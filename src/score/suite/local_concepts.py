@@ -11,9 +11,11 @@ above 2,000,000,000, the range the OMOP CDM leaves to local vocabularies.
 Each is a copy of a *template*, a concept the gold's filters select, that misses one
 filter of that gold and keeps the others: its vocabulary made the suite's own
 (``Local``, a row the suite adds to ``vocabulary``), its class another of the base
-vocabulary's (of the template's domain where it has one), its code one character off,
-or its name one that a near miss of the gold's LIKE pattern (``like_altered``) tells
-from the pattern.  A standard concept a gold names gets a child too, named after it,
+vocabulary's (of the template's domain where it has one), its domain another (a
+condition recorded with a concept the vocabulary has since moved to Observation), its
+validity date a day before or after the date a gold compares it with, its code one
+character off, or its name one that a near miss of the gold's LIKE pattern
+(``like_altered``) tells from the pattern.  A standard concept a gold names gets a child too, named after it,
 and the first such concept a grandchild that sits under the child and under the concept
 itself, as a real hierarchy's concept reached by two paths does: its least and greatest
 levels of separation from the concept differ (1 and 2); and a source concept, not
@@ -24,9 +26,8 @@ code no concept of that vocabulary has, one character changed (:func:`free_code`
 vocabulary's code names one concept, and a gold may read the code's form (LOINC's check
 digit after the dash).  A copy sits under its template in ``concept_ancestor`` (and
 under the template's ancestors, a level further down), so a gold that selects by
-ancestor still reaches it; it keeps its template's domain and standard flag (a clinical
-table holds standard concepts of its own domain), and the candidates aimed at its gold
-use it in their clinical rows (:func:`score.suite.value_pool.focus_of`).
+ancestor still reaches it; it keeps its template's standard flag, and the candidates
+aimed at its gold use it in the clinical rows of its template's domain (:func:`score.suite.focus.focus_of`).
 
 >>> separating_names("%biopsy%")
 ['biops', 'biopsy z', 'z biopsy']
@@ -36,6 +37,7 @@ use it in their clinical rows (:func:`score.suite.value_pool.focus_of`).
 
 from __future__ import annotations
 
+import datetime as dt
 import itertools
 import re
 import string
@@ -65,9 +67,11 @@ CHILDREN = 4
 #: and a source concept that maps to the concept
 GRANDCHILDREN = 1
 #: the columns whose filters a local concept misses, and how
-_SWAPPED = ("concept_class_id",)
+_SWAPPED = ("concept_class_id", "domain_id")
 _NEAR = ("concept_code",)
 _NAMED = ("concept_name", "concept_code")
+#: a filter on these misses by a day on either side of its date
+_DATED = ("valid_start_date", "valid_end_date")
 
 
 @dataclass(frozen=True, order=True)
@@ -184,12 +188,25 @@ def local_concepts_of(
     sorted, each once."""
     out: set[LocalConcept] = set(_children(con, sorted(set(named))[:CHILDREN]))
     usable = [f for f in filters if isinstance(f["value"], str)]
-    if not usable:
+    days = {
+        id(f): day
+        for f in usable
+        if f["column"] in _DATED and not f["like"] and (day := _day(f["value"])) is not None
+    }
+    selecting = [f for f in usable if f["column"] not in _DATED]
+    if not selecting:
+        selecting = [f for f in usable if id(f) in days]
+    if not selecting:
         return sorted(out)
-    for template in _templates(con, usable):
+    for template in _templates(con, selecting):
         for f in usable:
             column, value = f["column"], f["value"]
-            if f["like"] and column in _NAMED:
+            if id(f) in days:  # a day on either side of the date
+                out |= {
+                    LocalConcept(template, column, (days[id(f)] + dt.timedelta(days=d)).isoformat())
+                    for d in (-1, 1)
+                }
+            elif f["like"] and column in _NAMED:
                 out |= {LocalConcept(template, column, name) for name in separating_names(value)}
             elif column == "vocabulary_id":
                 if value != LOCAL_VOCABULARY["vocabulary_id"]:
@@ -201,6 +218,14 @@ def local_concepts_of(
             elif column in _NEAR or column == "concept_name":
                 out.add(LocalConcept(template, column, _near_code(value)))
     return sorted(out)
+
+
+def _day(value: str) -> dt.date | None:
+    """The day a date literal names (its first ten characters), or None."""
+    try:
+        return dt.date.fromisoformat(value[:10])
+    except ValueError:
+        return None
 
 
 def _children(con: duckdb.DuckDBPyConnection, named: Sequence[int]) -> list[LocalConcept]:
@@ -291,7 +316,10 @@ def local_rows(
         template = rows.get(local.template)
         if template is None:
             continue
-        row = dict(template, concept_id=concept_id, **{local.column: local.value})
+        value: Any = local.value
+        if local.column in _DATED:
+            value = dt.date.fromisoformat(value)
+        row = dict(template, concept_id=concept_id, **{local.column: value})
         if local.levels == 0:  # a source concept: not standard, mapped to its template
             row["standard_concept"] = None
         used = codes.setdefault(row["vocabulary_id"], set())

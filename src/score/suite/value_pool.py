@@ -33,8 +33,6 @@ Pools = dict[tuple[str, str], list[Any]]
 BASE_VALUES = 6
 #: how many concepts a gold's filter on the vocabulary may add
 CONCEPTS_PER_FILTER = 12
-#: a column's concepts of a domain a gold names, taken from the base when a gold reads it
-NAMED_DOMAIN_VALUES = 4
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
 #: the longest span of days a gold's constant gives (a century)
 MAX_SPAN = 36525
@@ -45,7 +43,11 @@ PERSONS = ("*", "persons")
 #: a focus key's prefix for the concepts a gold names itself (no family, no local ones)
 OWN = "*own:"
 _COMPARE = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
+#: the concept table's columns whose filters select the concepts a variant's rows use
 _CONCEPT_FILTER_COLUMNS = ("concept_name", "concept_code", "concept_class_id", "vocabulary_id")
+#: ... and those whose filters only local concepts miss (:mod:`score.suite.local_concepts`):
+#: a domain selects too many concepts, a validity date too few, to pick rows from
+_LOCAL_FILTER_COLUMNS = ("domain_id", "valid_start_date", "valid_end_date")
 
 
 def _columns(table: str) -> dict[str, str]:
@@ -264,7 +266,9 @@ def gold_constants(
                 for v in values:
                     if side.name.endswith("concept_id") and isinstance(v, int):
                         concepts.add(v)
-                    if table == "concept" and side.name in _CONCEPT_FILTER_COLUMNS:
+                    if table == "concept" and side.name in (
+                        _CONCEPT_FILTER_COLUMNS + _LOCAL_FILTER_COLUMNS
+                    ):
                         filters.append({"column": side.name, "value": v, "like": like})
                     if like and isinstance(v, str):
                         pools[(table, side.name)] += _like_values(v)
@@ -310,6 +314,8 @@ def related_concepts(
     ids = set(named)
     for f in filters:
         column, value = f["column"], f["value"]
+        if column not in _CONCEPT_FILTER_COLUMNS:
+            continue
         if f["like"]:
             where, params = f'"{column}" ILIKE ?', [value]
         else:
@@ -372,79 +378,3 @@ def merged_pools(
             extra = [v for v in extra if v in known]
         out[key] = list(dict.fromkeys([*values, *extra]))
     return out
-
-
-def focus_of(
-    con: duckdb.DuckDBPyConnection,
-    gold_sql: str,
-    today: dt.date,
-    base: Pools,
-    domains: Mapping[tuple[str, str], str],
-    known: set[int],
-    local: Mapping[str, Sequence[int]] | None = None,
-) -> Pools:
-    """The values one gold compares its columns with (and, for its concepts, their
-    family), for the palettes of a candidate aimed at that gold.  A concept id the gold
-    names where it compares a column goes into that column even when the base
-    vocabulary lacks it: a gold written for another database (TEXT-TO-OMOP's) names
-    concepts of a fuller vocabulary, and its rows must exist for it to return any.
-    ``local`` holds the gold's local concepts by domain (:mod:`score.suite.local_concepts`):
-    they join every concept-id column of their domain."""
-    gold, concepts, filters = gold_constants([gold_sql], today=today)
-    related = related_concepts(con, concepts, filters) if concepts or filters else {}
-    focus: Pools = {}
-    for key, values in gold.items():
-        if key[1].endswith("concept_id"):
-            values = [v for v in values if v in known or v in concepts]
-        if values:
-            focus[key] = list(dict.fromkeys(values))
-    for key, domain in domains.items():
-        if domain in related and key not in focus:
-            focus[key] = list(related[domain])
-    for key, domain in domains.items():
-        if local and domain in local:
-            focus[key] = list(dict.fromkeys([*focus.get(key, []), *local[domain]]))
-            if len(own := [v for v in focus[key] if v in concepts]) > 1:
-                focus[(OWN + key[0], key[1])] = own  # those the gold names, for a palette
-    for key, ids in _of_named_domains(con, gold_sql, gold.get(("concept", "domain_id"))).items():
-        focus.setdefault(key, ids)
-    unknown = sorted(concepts - known)
-    if unknown:  # its own domain is unknown: the main concept column of each table read
-        for table in _tables_read(gold_sql):
-            column = f"{table.split('_')[0]}_concept_id"
-            if column in _columns(table) and table not in ("concept", "concept_ancestor"):
-                focus[(table, column)] = list(
-                    dict.fromkeys([*focus.get((table, column), []), *unknown])
-                )
-    return focus
-
-
-def _of_named_domains(
-    con: duckdb.DuckDBPyConnection, gold_sql: str, domains: Sequence[Any] | None
-) -> Pools:
-    """(table, concept column) -> the base's most frequent concepts of that column in a
-    domain the gold names (``c.domain_id = 'Measurement'``), for each table it reads."""
-    named = sorted({d for d in domains or () if isinstance(d, str)})
-    if not named:
-        return {}
-    out: Pools = {}
-    for table in [t for t in _tables_read(gold_sql) if t not in ("concept", "concept_ancestor")]:
-        for column in [c for c in _columns(table) if c.endswith("_concept_id")]:
-            rows = con.execute(
-                f'SELECT t."{column}" FROM "{table}" t JOIN concept c '
-                f'ON c.concept_id = t."{column}" WHERE c.domain_id IN '
-                "(SELECT UNNEST(?::VARCHAR[])) GROUP BY 1 ORDER BY count(*) DESC, 1 "
-                f"LIMIT {NAMED_DOMAIN_VALUES}",
-                [named],
-            ).fetchall()
-            if rows:
-                out[(table, column)] = [r[0] for r in rows]
-    return out
-
-
-def _tables_read(sql: str) -> list[str]:
-    try:
-        tree = parse_one(sql, read="duckdb")
-    except SqlglotError:
-        return []
-    return sorted({t.name for t in tree.find_all(exp.Table) if t.name in CDM_TABLES})

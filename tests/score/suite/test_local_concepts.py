@@ -197,3 +197,93 @@ def test_a_named_concept_gets_a_child_and_a_grandchild_reached_by_two_paths(voca
     most = con.execute(by.format("max_levels_of_separation, descendant_concept_id")).fetchall()
     assert least != most
     con.close()
+
+
+def test_a_domain_filter_gets_a_copy_of_another_domain_that_its_clinical_rows_still_use(
+    vocabulary,
+):
+    # omop-082's gold: condition concepts named '%sinusitis%' (its near miss drops the
+    # domain); the copy is a concept of another domain the gold's table still records
+    gold = (
+        "SELECT COUNT(DISTINCT co.person_id) FROM cdm.condition_occurrence co "
+        "WHERE co.condition_concept_id IN (SELECT concept_id FROM cdm.concept "
+        "WHERE domain_id = 'Condition' AND LOWER(concept_name) LIKE '%sinusitis%')"
+    )
+    wanted = local_concepts_of(vocabulary, _filters(gold))
+    moved = [c for c in wanted if c.column == "domain_id"]
+    assert moved and all(c.value != "Condition" for c in moved)
+    ids = local_ids(wanted)
+    added = {r["concept_id"]: r for r in local_rows(vocabulary, ids)["concept"]}
+    for c in moved:
+        row = added[ids[c]]
+        assert row["domain_id"] == c.value and "sinusitis" in row["concept_name"].lower()
+    domains = dict(vocabulary.execute("SELECT concept_id, domain_id FROM concept").fetchall())
+    assert {ids[c] for c in moved} <= set(by_domain(wanted, ids, domains)["Condition"])
+
+
+def test_a_date_filter_gets_copies_a_day_either_side_of_its_date(vocabulary):
+    # omop-324's gold counts concepts that end before 2099-12-31; '< 2099-12-30' misses
+    gold = "SELECT COUNT(*) FROM cdm.concept WHERE valid_end_date < '2099-12-31'"
+    wanted = local_concepts_of(vocabulary, _filters(gold))
+    assert {c.value for c in wanted} == {"2099-12-30", "2100-01-01"}
+    assert {c.column for c in wanted} == {"valid_end_date"}
+    rows = local_rows(vocabulary, local_ids(wanted))["concept"]
+    assert sorted({r["valid_end_date"].isoformat() for r in rows}) == ["2099-12-30", "2100-01-01"]
+    base = vocabulary.sql("SELECT * FROM concept").to_arrow_table()
+    con = duckdb.connect()
+    con.register(
+        "concept", pa.concat_tables([base, pa.Table.from_pylist(rows, schema=base.schema)])
+    )
+    told = con.execute(
+        "SELECT (SELECT count(*) FROM concept WHERE valid_end_date < '2099-12-31'), "
+        "(SELECT count(*) FROM concept WHERE valid_end_date < '2099-12-30')"
+    ).fetchall()[0]
+    assert told[0] != told[1]
+    con.close()
+    # with another filter, that one picks the templates and the date only adds copies
+    both = local_concepts_of(
+        vocabulary,
+        _filters(
+            "SELECT count(*) FROM cdm.concept WHERE vocabulary_id = 'RxNorm' "
+            "AND valid_start_date >= '1970-01-01'"
+        ),
+    )
+    assert {c.column for c in both} == {"vocabulary_id", "valid_start_date"}
+    rxnorm = {
+        r[0]
+        for r in vocabulary.execute(
+            "SELECT concept_id FROM concept WHERE vocabulary_id = 'RxNorm'"
+        ).fetchall()
+    }
+    assert {c.template for c in both} <= rxnorm
+
+
+def test_the_variants_vocabulary_holds_the_base_rows_last_to_first(omop_db):
+    # a near miss that leaves a tie to the order rows are stored in (ORDER BY a level
+    # where its gold orders by level, then id) meets every tied pair the other way round
+    import datetime as dt
+
+    from score.suite.base_data import read_base
+
+    gold = {
+        "id": "t1",
+        "gold_sql": "SELECT descendant_concept_id FROM cdm.concept_ancestor "
+        "WHERE ancestor_concept_id = 4249893 ORDER BY min_levels_of_separation, 1",
+    }
+    vocabulary = read_base(omop_db, None, [gold], dt.date(2024, 1, 1))[3]
+    con = duckdb.connect(str(omop_db), read_only=True)
+    base = con.sql("SELECT * FROM cdm.concept").to_arrow_table()
+    con.close()
+    shared = vocabulary["concept"]
+    added = shared.num_rows - base.num_rows  # the named concept's child, grandchild, source
+    assert added == 3
+    assert shared.to_pylist()[added:] == base.to_pylist()[::-1]
+    assert [r["concept_id"] for r in shared.to_pylist()[:added]] == [
+        FIRST_LOCAL_ID + 2,
+        FIRST_LOCAL_ID + 1,
+        FIRST_LOCAL_ID,
+    ]
+    ancestry = vocabulary["concept_ancestor"].to_pylist()
+    locals_ = [r["descendant_concept_id"] for r in ancestry if r["ancestor_concept_id"] == 4249893]
+    # the local child and grandchild come first, the highest id first
+    assert locals_[:2] == sorted(locals_[:2], reverse=True) and min(locals_[:2]) >= FIRST_LOCAL_ID

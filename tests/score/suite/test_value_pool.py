@@ -11,6 +11,7 @@ from sqlglot import parse_one
 
 from score.suite import value_pool
 from score.suite.distill import Distillation
+from score.suite.focus import focus_of
 from score.suite.variant_data import EVENT_TABLES, Palette, variant_rows
 
 TODAY = dt.date(2026, 1, 1)
@@ -114,7 +115,7 @@ def test_a_named_domain_brings_the_bases_concepts_of_it_in_each_column_read(omop
         base = value_pool.base_pools(con, ["procedure_occurrence"])
         domains = value_pool.concept_domains(con, base)
         known = {r[0] for r in con.execute("SELECT concept_id FROM concept").fetchall()}
-        focus = value_pool.focus_of(con, gold, TODAY, base, domains, known)
+        focus = focus_of(con, gold, TODAY, base, domains, known)
         found = focus[("procedure_occurrence", "procedure_concept_id")]
         kinds = con.execute(
             "SELECT DISTINCT domain_id FROM concept WHERE concept_id IN "
@@ -354,7 +355,7 @@ def test_some_palettes_take_only_the_concepts_a_gold_names(omop_db) -> None:
         domains = value_pool.concept_domains(con, base)
         known = {r[0] for r in con.execute("SELECT concept_id FROM concept").fetchall()}
         local = {"Condition": [2_000_000_001, 2_000_000_002]}
-        focus = value_pool.focus_of(con, gold, TODAY, base, domains, known, local)
+        focus = focus_of(con, gold, TODAY, base, domains, known, local)
     finally:
         con.close()
     key = ("condition_occurrence", "condition_concept_id")

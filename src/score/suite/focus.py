@@ -1,0 +1,103 @@
+"""A candidate's focus: the values one gold compares its columns with.
+
+A candidate variant is aimed at one gold: its palettes (:class:`score.suite.variant_data.Palette`)
+lead with that gold's constants and their neighbours, the concepts it names or selects
+with their families and the suite's local concepts for it
+(:mod:`score.suite.local_concepts`), the base's concepts of a domain it names, and,
+under :data:`READS`, the CDM tables it reads.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import duckdb
+from sqlglot import exp, parse_one
+from sqlglot.errors import SqlglotError
+
+from score.cdm.schema import CDM_COLUMN_TYPES, CDM_TABLES
+from score.suite.value_pool import OWN, Pools, gold_constants, related_concepts
+
+#: a column's concepts of a domain a gold names, taken from the base when a gold reads it
+NAMED_DOMAIN_VALUES = 4
+#: the focus key that lists the CDM tables a gold reads
+READS = ("*", "reads")
+
+
+def focus_of(
+    con: duckdb.DuckDBPyConnection,
+    gold_sql: str,
+    today: dt.date,
+    base: Pools,
+    domains: Mapping[tuple[str, str], str],
+    known: set[int],
+    local: Mapping[str, Sequence[int]] | None = None,
+) -> Pools:
+    """The values one gold compares its columns with (and, for its concepts, their
+    family), for the palettes of a candidate aimed at that gold.  A concept id the gold
+    names where it compares a column goes into that column even when the base
+    vocabulary lacks it: a gold written for another database (TEXT-TO-OMOP's) names
+    concepts of a fuller vocabulary, and its rows must exist for it to return any.
+    ``local`` holds the gold's local concepts by domain (:mod:`score.suite.local_concepts`):
+    they join every concept-id column of their domain."""
+    gold, concepts, filters = gold_constants([gold_sql], today=today)
+    related = related_concepts(con, concepts, filters) if concepts or filters else {}
+    focus: Pools = {}
+    for key, values in gold.items():
+        if key[1].endswith("concept_id"):
+            values = [v for v in values if v in known or v in concepts]
+        if values:
+            focus[key] = list(dict.fromkeys(values))
+    for key, domain in domains.items():
+        if domain in related and key not in focus:
+            focus[key] = list(related[domain])
+    for key, domain in domains.items():
+        if local and domain in local:
+            focus[key] = list(dict.fromkeys([*focus.get(key, []), *local[domain]]))
+            if len(own := [v for v in focus[key] if v in concepts]) > 1:
+                focus[(OWN + key[0], key[1])] = own  # those the gold names, for a palette
+    for key, ids in _of_named_domains(con, gold_sql, gold.get(("concept", "domain_id"))).items():
+        focus.setdefault(key, ids)
+    unknown = sorted(concepts - known)
+    if unknown:  # its own domain is unknown: the main concept column of each table read
+        for table in _tables_read(gold_sql):
+            column = f"{table.split('_')[0]}_concept_id"
+            if column in CDM_COLUMN_TYPES[table] and table not in ("concept", "concept_ancestor"):
+                focus[(table, column)] = list(
+                    dict.fromkeys([*focus.get((table, column), []), *unknown])
+                )
+    focus[READS] = _tables_read(gold_sql)
+    return focus
+
+
+def _of_named_domains(
+    con: duckdb.DuckDBPyConnection, gold_sql: str, domains: Sequence[Any] | None
+) -> Pools:
+    """(table, concept column) -> the base's most frequent concepts of that column in a
+    domain the gold names (``c.domain_id = 'Measurement'``), for each table it reads."""
+    named = sorted({d for d in domains or () if isinstance(d, str)})
+    if not named:
+        return {}
+    out: Pools = {}
+    for table in [t for t in _tables_read(gold_sql) if t not in ("concept", "concept_ancestor")]:
+        for column in [c for c in CDM_COLUMN_TYPES[table] if c.endswith("_concept_id")]:
+            rows = con.execute(
+                f'SELECT t."{column}" FROM "{table}" t JOIN concept c '
+                f'ON c.concept_id = t."{column}" WHERE c.domain_id IN '
+                "(SELECT UNNEST(?::VARCHAR[])) GROUP BY 1 ORDER BY count(*) DESC, 1 "
+                f"LIMIT {NAMED_DOMAIN_VALUES}",
+                [named],
+            ).fetchall()
+            if rows:
+                out[(table, column)] = [r[0] for r in rows]
+    return out
+
+
+def _tables_read(sql: str) -> list[str]:
+    try:
+        tree = parse_one(sql, read="duckdb")
+    except SqlglotError:
+        return []
+    return sorted({t.name for t in tree.find_all(exp.Table) if t.name in CDM_TABLES})
