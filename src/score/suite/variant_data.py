@@ -5,8 +5,9 @@ observation period (sometimes a second one after a gap), their visits, the event
 each visit table, eras and deaths, each event inside one of its person's observation
 periods (the first, or for some persons either) and after the start of its visit, a
 death at the start of the last period or later, or on the day of one of the person's
-events.  Rows are stored in a shuffled order, not in id order, and in half the variants
-their ids run in a shuffled order too (not the persons').  Each column takes its values
+events.  Half the variants hold twins (:mod:`score.suite.twins`): rows that tie where
+a gold breaks a tie.  Rows are stored in a shuffled order, not in id order, and in half
+the variants their ids run in a shuffled order too (not the persons').  Each column takes its values
 from a *palette*: one to three values of its pool (:mod:`score.suite.value_pool`)
 chosen for this variant, so GROUP BY, DISTINCT and joins collide; a nullable column is
 NULL in a share of rows chosen for the variant.  The same pools, schemas and seed give
@@ -24,6 +25,8 @@ import pyarrow as pa
 
 from score.cdm.schema import CDM_TABLES
 from score.suite.crowd import add_crowd
+from score.suite.focus import READS
+from score.suite.twins import TWINS, add_twins
 from score.suite.value_pool import COUNTS, OWN, PERSONS, SPANS
 
 Row = dict[str, Any]
@@ -44,6 +47,16 @@ ERA_TABLES = (
     ("condition_era", "condition_era_start_date", "condition_era_end_date"),
     ("drug_era", "drug_era_start_date", "drug_era_end_date"),
     ("dose_era", "dose_era_start_date", "dose_era_end_date"),
+)
+#: the tables a variant may hold twins of: (table, concept column, date columns)
+_TWIN_TABLES = tuple(
+    (t, "drug_concept_id" if t == "dose_era" else f"{t.split('_')[0]}_concept_id", (s, e))
+    for t, s, e in (
+        ("visit_occurrence", "visit_start_date", "visit_end_date"),
+        *EVENT_TABLES,
+        *ERA_TABLES,
+    )
+    if t not in ("note", "specimen")
 )
 _SPANS = (0, 0, 1, 7, 30, 365)
 #: the share of a candidate's focus palettes that take the gold's own constant alone
@@ -352,6 +365,16 @@ def variant_rows(
     crowds = tuple((focus or {}).get(PERSONS, ()))
     if crowds and rng.random() < 0.5:  # a gold counts persons: that many on one concept
         _crowd(out, palette, focus or {}, rng.choice(crowds), rng)
+    if rng.random() < TWINS:  # rows that tie where the gold breaks a tie
+        read = set((focus or {}).get(READS, ()))
+        add_twins(
+            out,
+            [(t, c, d) for t, c, d in _TWIN_TABLES if t in out and (t in read or not read)],
+            lambda t, c: palette.pools.get((t, c)) or [],
+            lambda t, c: (focus or {}).get((t, c)) or [],
+            rng,
+            lambda t, r: _fill(t, r, palette),
+        )
     if rng.random() < 0.5:
         _renumber(out, rng)
     for table in sorted(out):
@@ -402,39 +425,6 @@ def _renumber(out: dict[str, list[Row]], rng: random.Random) -> None:
             for row in rows:
                 if row.get("visit_occurrence_id") is not None:
                     row["visit_occurrence_id"] = visits[row["visit_occurrence_id"]]
-
-
-def merge_rows(a: Mapping[str, list[Row]], b: Mapping[str, list[Row]]) -> dict[str, list[Row]]:
-    """One database holding two variants' rows side by side: ``b``'s persons, its rows'
-    own ids and its visit references shifted past ``a``'s, locations kept once each."""
-
-    def top(rows: list[Row], key: str) -> int:
-        return max((r[key] for r in rows if r.get(key) is not None), default=0)
-
-    mine_ids = {r["person_id"] for r in a.get("person", [])}
-    clash = any(r["person_id"] in mine_ids for r in b.get("person", []))
-    persons = top(a.get("person", []), "person_id") if clash else 0  # named ids kept
-    visits = top(a.get("visit_occurrence", []), "visit_occurrence_id")
-    out: dict[str, list[Row]] = {}
-    for table in sorted(set(a) | set(b)):
-        mine, theirs = list(a.get(table, [])), b.get(table, [])
-        if table == "location":
-            known = {r["location_id"] for r in mine}
-            out[table] = mine + [r for r in theirs if r["location_id"] not in known]
-            continue
-        own = f"{table}_id"
-        shift = top(mine, own) if table != "person" else persons
-        for row in theirs:
-            row = dict(row)
-            if "person_id" in row and row["person_id"] is not None:
-                row["person_id"] += persons
-            if own in row and row[own] is not None and table != "person":
-                row[own] += shift
-            if table != "visit_occurrence" and row.get("visit_occurrence_id") is not None:
-                row["visit_occurrence_id"] += visits
-            mine.append(row)
-        out[table] = mine
-    return out
 
 
 def arrow_tables(
