@@ -25,7 +25,6 @@ ENGINE_DIFFERENCES = {
     "omop-110": "Spark refuses a correlated scalar subquery over a GROUP BY key",
     "omop-124": "Spark refuses a correlated scalar subquery over a GROUP BY key",
     "omop-038": "a LATERAL join with ORDER BY ... LIMIT 1 per row runs past the time limit",
-    "omop-047": "Spark does not resolve an outer alias inside a nested correlated subquery",
 }
 
 
