@@ -62,10 +62,10 @@ def test_a_killed_process_is_replaced_before_the_next_query_asks(omop_db: Path):
         with pytest.raises(QueryError) as caught:
             ex.execute(UNINTERRUPTIBLE)
         assert caught.value.kind == "timeout" and "process was ended" in caught.value.message
-        _join_replacements(ex)  # started without any query asking for it
-        assert ex._pool.started_ahead == 1 and ex.workers_started == 2
+        _join_replacements(ex)  # started without any query asking for it, and a spare
+        assert ex._pool.started_ahead == 2 and ex.workers_started == 3
         assert ex.execute("SELECT 2 AS n").rows() == [(2,)]
-        assert ex.workers_started == 2  # the next query ran in it: none started in a call
+        assert ex.workers_started == 3  # the next query ran in one: none started in a call
 
 
 def test_a_query_right_after_a_kill_takes_the_replacement_under_way(omop_db: Path):
@@ -74,9 +74,38 @@ def test_a_query_right_after_a_kill_takes_the_replacement_under_way(omop_db: Pat
         with pytest.raises(QueryError):
             ex.execute(UNINTERRUPTIBLE)
         # asked at once: it waits for the replacement (outside its time limit) and
-        # runs in it, instead of timing out or starting a third process
+        # runs in it, instead of timing out or starting a process of its own
         assert ex.execute("SELECT 3 AS n").rows() == [(3,)]
-        assert ex.workers_started == 2 and ex._pool.started_ahead == 1
+        _join_replacements(ex)
+        assert ex.workers_started == 3 and ex._pool.started_ahead == 2
+
+
+def test_after_a_first_kill_the_lane_keeps_a_spare_for_the_next(omop_db: Path):
+    """The query after a later kill finds a process ready (the spare) instead of waiting
+    for one to start; a retired process (one that grew) brings no spare."""
+    from score.execution.processes.messages import QUERY_LANE
+
+    settings = ExecutorSettings(timeout_seconds=0.5, memory_limit="400MB")
+    with Executor(omop_db, settings=settings) as ex:
+        assert ex.execute("SELECT 1 AS n").rows() == [(1,)]
+        with pytest.raises(QueryError):
+            ex.execute(UNINTERRUPTIBLE)
+        _join_replacements(ex)
+        lane = ex._pool._lanes[QUERY_LANE]
+        assert len(lane.idle) == 2 and lane.spare
+        with pytest.raises(QueryError):
+            ex.execute(UNINTERRUPTIBLE)
+        assert len(lane.idle) >= 1  # right after the kill: the spare, ready
+        assert ex.execute("SELECT 6 AS n").rows() == [(6,)]
+        _join_replacements(ex)
+        assert ex.workers_started == 4 and len(lane.idle) == 2  # one replacement, no spare
+    with Executor(
+        omop_db, settings=ExecutorSettings(timeout_seconds=20, memory_limit="400MB")
+    ) as ex:
+        ex.try_execute(HEAVY)
+        _join_replacements(ex)
+        assert ex._pool.retired == 1 and ex.workers_started == 2
+        assert not ex._pool._lanes[QUERY_LANE].spare
 
 
 def test_a_process_that_grew_is_retired_and_the_same_query_gives_the_same_outcome(omop_db):
@@ -140,10 +169,13 @@ def test_a_fresh_run_after_a_kill_takes_the_replacement_started_ahead(omop_db: P
     with Executor(omop_db, settings=settings) as ex:
         with pytest.raises(QueryError):
             ex.execute(UNINTERRUPTIBLE)
+        _join_replacements(ex)  # the replacement and the spare
         assert ex.execute("SELECT 4 AS n", fresh=True).rows() == [(4,)]
-        assert ex.workers_started == 2
-        assert ex.execute("SELECT 5 AS n", fresh=True).rows() == [(5,)]
-        assert ex.workers_started == 3  # a used one is not fresh: a new one is started
+        assert ex.workers_started == 3
+        assert ex.execute("SELECT 5 AS n", fresh=True).rows() == [(5,)]  # the spare
+        assert ex.workers_started == 3
+        assert ex.execute("SELECT 6 AS n", fresh=True).rows() == [(6,)]
+        assert ex.workers_started == 4  # a used one is not fresh: a new one is started
 
 
 def test_a_heavy_prediction_scores_the_same_alone_and_after_others(omop_db, tmp_path):

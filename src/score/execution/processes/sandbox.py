@@ -19,7 +19,10 @@ one request (:mod:`score.execution.processes.messages`) at a time (its side is
 * **replacement**: a worker killed, lost or retired is replaced at once, in the
   background, so its successor is usually ready before the next request comes; a
   request that comes sooner waits for it (as it would for a first worker) before its
-  time limit starts.
+  time limit starts.  A lane whose worker had to be killed or was lost keeps a spare
+  from then on, started with that first replacement: a run that meets one query past
+  its limit usually meets more (a hostile one), and the request after each later kill
+  takes the spare at once instead of waiting for a start.
 
 Workers are forked from multiprocessing's fork server
 (:mod:`score.execution.processes.fork_server`), which imports sqlgold's scoring modules
@@ -62,6 +65,7 @@ class _Lane:
     def __init__(self) -> None:
         self.idle: list[Worker] = []
         self.starting = 0  # replacements being started in the background
+        self.spare = False  # keeps a spare worker: one of its workers was killed or lost
         self.alive = 0
         self.most_alive = 0
         self.retired_peaks_kib: list[int] = []
@@ -98,14 +102,17 @@ class WorkerPool:
                 self.first_info = worker.info
         return worker
 
-    def acquire(self, lane: str = QUERY_LANE) -> Worker:
+    def acquire(self, lane: str = QUERY_LANE, *, fresh: bool = False) -> Worker:
+        """An idle worker of ``lane`` (with ``fresh``, one never used where there is one),
+        a replacement under way, or a new one."""
         with self._lock:
             if self._closed:
                 raise RuntimeError("the executor is closed")
             held = self._lane_locked(lane)
             while True:
                 while held.idle:
-                    worker = held.idle.pop()
+                    unused = [i for i, w in enumerate(held.idle) if not w.requests]
+                    worker = held.idle.pop(unused[-1] if fresh and unused else -1)
                     if worker.alive:
                         return worker
                     self._retire_locked(worker)
@@ -126,36 +133,46 @@ class WorkerPool:
             self.release(self._start(lane))
 
     def _replace(self, lane: str, gone: Worker) -> bool:
-        """Close ``gone`` and start a worker of ``lane`` in its place, in the background;
+        """Close ``gone`` and start a worker of ``lane`` in its place, in the background
+        (and the lane's spare, the first time one of its workers was killed or lost);
         False (nothing done) once the pool is closed."""
         with self._lock:
             if self._closed:
                 return False
-            self._lane_locked(lane).starting += 1
+            held = self._lane_locked(lane)
+            starts = 1
+            if not gone.retiring and not held.spare:  # killed or lost: keep a spare
+                held.spare = True
+                starts = 2
+            held.starting += starts
             thread = threading.Thread(
-                target=self._start_ahead, args=(lane, gone), name="sqlgold-replace", daemon=True
+                target=self._start_ahead,
+                args=(lane, gone, starts),
+                name="sqlgold-replace",
+                daemon=True,
             )
             self._replacing = [t for t in self._replacing if t.is_alive()] + [thread]
         thread.start()
         return True
 
-    def _start_ahead(self, lane: str, gone: Worker) -> None:
+    def _start_ahead(self, lane: str, gone: Worker, starts: int) -> None:
         self._close(gone)
-        worker = None
-        try:
-            worker = self._start(lane)
-        except Exception:  # noqa: BLE001 - the next acquire starts one and says why not
-            pass
-        with self._lock:
-            held = self._lanes[lane]
-            held.starting -= 1
-            if worker is not None:
-                self.started_ahead += 1
-                if not self._closed:
-                    held.idle.insert(0, worker)  # taken after the ones already idle
-            self._ready.notify_all()
-        if worker is not None and self._closed:
-            self._close(worker)
+        for _ in range(starts):
+            worker = None
+            try:
+                worker = self._start(lane)
+            except Exception:  # noqa: BLE001 - the next acquire starts one and says why not
+                pass
+            with self._lock:
+                held = self._lanes[lane]
+                held.starting -= 1
+                if worker is not None:
+                    self.started_ahead += 1
+                    if not self._closed:
+                        held.idle.insert(0, worker)  # taken after the ones already idle
+                self._ready.notify_all()
+            if worker is not None and self._closed:
+                self._close(worker)
 
     def _lane_locked(self, lane: str) -> _Lane:
         held = self._lanes.get(lane)
@@ -197,7 +214,7 @@ class WorkerPool:
         self, request: Any, kill_after: float | None, *, lane: str = QUERY_LANE, fresh: bool = False
     ) -> Any:
         """Handle ``request`` on a worker of ``lane`` (a newly started one with ``fresh``)."""
-        worker = self.acquire(lane)
+        worker = self.acquire(lane, fresh=fresh)
         if fresh and worker.requests:  # one started ahead and never used is fresh already
             worker.close()
             with self._lock:
