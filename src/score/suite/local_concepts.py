@@ -61,6 +61,20 @@ LOCAL_VOCABULARY = {
     "vocabulary_version": None,
     "vocabulary_concept_id": 0,
 }
+#: the rows the suite adds to the vocabulary's lookup tables, whether a copy uses them or not
+LOCAL_LOOKUP_ROWS = {
+    "vocabulary": LOCAL_VOCABULARY,
+    "domain": {
+        "domain_id": "Local",
+        "domain_name": "Local domain of a sqlgold test suite",
+        "domain_concept_id": 0,
+    },
+    "concept_class": {
+        "concept_class_id": "Local",
+        "concept_class_name": "Local concept class of a sqlgold test suite",
+        "concept_class_concept_id": 0,
+    },
+}
 #: how many of the concepts a gold names get a local child
 CHILDREN = 4
 #: how many of them also get a grandchild that sits under the child and the concept,
@@ -288,8 +302,8 @@ def local_rows(
     template and each of its ancestors (a grandchild: one level below the template's
     child, and one to two below the template); in ``concept_relationship``, its
     template's 'Subsumes' it and it 'Is a' its template (a grandchild the template's
-    child too), and a standard one 'Maps to' itself; in
-    ``vocabulary``, the suite's own vocabulary if a copy is in it."""
+    child too), and a standard one 'Maps to' itself; in ``vocabulary``, ``domain`` and
+    ``concept_class``, the suite's own (:data:`LOCAL_LOOKUP_ROWS`)."""
     if not ids:
         return {}
     templates = sorted({c.template for c in ids})
@@ -350,8 +364,10 @@ def local_rows(
         "concept_ancestor": ancestor_rows,
         "concept_relationship": relationship_rows,
     }
-    if any(r["vocabulary_id"] == LOCAL_VOCABULARY["vocabulary_id"] for r in concept_rows):
-        out["vocabulary"] = [dict(LOCAL_VOCABULARY)]
+    # the suite's own vocabulary, domain and class: a lookup row that no concept (or only
+    # a local one) uses, as a site's vocabulary subset has, so a gold that keeps the
+    # lookup rows without concepts (domain LEFT JOIN concept) is told from an inner join
+    out.update({t: [dict(row)] for t, row in LOCAL_LOOKUP_ROWS.items()})
     return out
 
 

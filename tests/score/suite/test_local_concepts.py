@@ -287,3 +287,33 @@ def test_the_variants_vocabulary_holds_the_base_rows_last_to_first(omop_db):
     locals_ = [r["descendant_concept_id"] for r in ancestry if r["ancestor_concept_id"] == 4249893]
     # the local child and grandchild come first, the highest id first
     assert locals_[:2] == sorted(locals_[:2], reverse=True) and min(locals_[:2]) >= FIRST_LOCAL_ID
+
+
+def test_the_suites_own_domain_and_class_have_no_concept(omop_db):
+    # omop-313: domains with their number of concepts, 0 included; the inner join drops
+    # a domain without concepts, which the embedded vocabulary lacks
+    import datetime as dt
+
+    from score.suite.base_data import read_base
+
+    gold = "SELECT count(*) FROM cdm.procedure_occurrence WHERE procedure_concept_id = 4249893"
+    vocabulary = read_base(omop_db, None, [{"id": "t1", "gold_sql": gold}], dt.date(2024, 1, 1))[3]
+    con = duckdb.connect()
+    for table in ("concept", "domain", "concept_class", "vocabulary"):
+        con.register(table, vocabulary[table])
+    left, inner = (
+        con.execute(
+            f"SELECT d.domain_id, count(c.concept_id) FROM domain d {join} JOIN concept c "
+            "ON c.domain_id = d.domain_id GROUP BY ALL ORDER BY ALL"
+        ).fetchall()
+        for join in ("LEFT", "INNER")
+    )
+    assert set(left) - set(inner) == {("Local", 0)}
+    for table, key in (("concept_class", "concept_class_id"), ("vocabulary", "vocabulary_id")):
+        unused = con.execute(
+            f"SELECT {key} FROM {table} t WHERE NOT EXISTS "
+            f"(SELECT 1 FROM concept c WHERE c.{key} = t.{key} AND c.concept_id < ?)",
+            [FIRST_LOCAL_ID],
+        ).fetchall()
+        assert ("Local",) in unused
+    con.close()
