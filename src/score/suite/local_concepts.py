@@ -15,19 +15,22 @@ vocabulary's (of the template's domain where it has one), its domain another (a
 condition recorded with a concept the vocabulary has since moved to Observation), its
 validity date a day before or after the date a gold compares it with, its code one
 character off, or its name one that a near miss of the gold's LIKE pattern
-(``like_altered``) tells from the pattern.  A standard concept a gold names gets a child too, named after it,
-and the first such concept a grandchild that sits under the child and under the concept
-itself, as a real hierarchy's concept reached by two paths does: its least and greatest
-levels of separation from the concept differ (1 and 2); and a source concept, not
-standard and in no hierarchy, that 'Maps to' it, as a site's own codes do (a gold that
-reads a mapping from one side is told from one that reads it from the other).
-A copy in ``Local`` keeps its template's code; one in its template's vocabulary gets a
-code no concept of that vocabulary has, one character changed (:func:`free_code`): a
-vocabulary's code names one concept, and a gold may read the code's form (LOINC's check
-digit after the dash).  A copy sits under its template in ``concept_ancestor`` (and
-under the template's ancestors, a level further down), so a gold that selects by
-ancestor still reaches it; it keeps its template's standard flag, and the candidates
-aimed at its gold use it in the clinical rows of its template's domain (:func:`score.suite.focus.focus_of`).
+(``like_altered``) tells from the pattern. A standard concept a gold names gets a child
+too, named after it, and the first such concept a grandchild that sits under the child
+and under the concept itself, as a real hierarchy's concept reached by two paths does:
+its least and greatest levels of separation from the concept differ (1 and 2); a lateral
+concept beside it, 0 levels apart from it though another concept (as a Branded Drug is
+from its Clinical Drug: a gold that takes level 0 for the concept itself meets it); and
+a source concept, not standard and in no hierarchy, that 'Maps to' it, as a site's own
+codes do (a gold that reads a mapping from one side is told from one that reads it from
+the other). A copy in ``Local`` keeps its template's code; one in its template's
+vocabulary gets a code no concept of that vocabulary has, one character changed
+(:func:`free_code`): a vocabulary's code names one concept, and a gold may read the
+code's form (LOINC's check digit after the dash). A copy sits under its template in
+``concept_ancestor`` (and under the template's ancestors, a level further down), so a
+gold that selects by ancestor still reaches it; it keeps its template's standard flag,
+and the candidates aimed at its gold use it in the clinical rows of its template's
+domain (:func:`score.suite.focus.focus_of`).
 
 >>> separating_names("%biopsy%")
 ['biops', 'biopsy z', 'z biopsy']
@@ -93,12 +96,16 @@ class LocalConcept:
     """A copy of concept ``template`` with ``column`` set to ``value``, ``levels`` below
     it at most: 2 for a grandchild, which also sits under the template's local child
     (one level below the template by one path, two by the other); 0 for a source
-    concept, not standard and in no hierarchy, that 'Maps to' the template."""
+    concept, not standard and in no hierarchy, that 'Maps to' the template, or, if
+    ``lateral``, a standard concept beside the template: under it and its ancestors with
+    no level added, as a lateral relationship of a real vocabulary leaves them (a
+    Branded Drug and its Clinical Drug are 0 levels apart)."""
 
     template: int
     column: str
     value: str
     levels: int = 1
+    lateral: bool = False
 
 
 def like(pattern: str, text: str) -> bool:
@@ -254,6 +261,9 @@ def _children(con: duckdb.DuckDBPyConnection, named: Sequence[int]) -> list[Loca
     for c, name in rows[:GRANDCHILDREN]:
         out.append(LocalConcept(c, "concept_name", f"{name} (local, two levels)", levels=2))
         out.append(LocalConcept(c, "concept_name", f"{name} (local source)", levels=0))
+        out.append(
+            LocalConcept(c, "concept_name", f"{name} (local, lateral)", levels=0, lateral=True)
+        )
     return out
 
 
@@ -334,14 +344,14 @@ def local_rows(
         if local.column in _DATED:
             value = dt.date.fromisoformat(value)
         row = dict(template, concept_id=concept_id, **{local.column: value})
-        if local.levels == 0:  # a source concept: not standard, mapped to its template
+        if local.levels == 0 and not local.lateral:  # a source concept: not standard
             row["standard_concept"] = None
         used = codes.setdefault(row["vocabulary_id"], set())
         if row["concept_code"] in used:
             row["concept_code"] = free_code(row["concept_code"], used)
         used.add(row["concept_code"])
         concept_rows.append(row)
-        if local.levels == 0:  # a source concept: in no hierarchy, mapped to its template
+        if local.levels == 0 and not local.lateral:  # a source concept: mapped, in no hierarchy
             pairs = [
                 (concept_id, local.template, "Maps to"),
                 (local.template, concept_id, "Mapped from"),
@@ -385,9 +395,11 @@ def _hierarchy(
     template's child too."""
     if row.get("standard_concept") == "S":
         ancestor_rows.append(_ancestry(concept_id, concept_id, 0, 0))
+    step = 0 if local.lateral else 1
     for ancestor, low, high in ancestors.get(local.template, []):
-        ancestor_rows.append(_ancestry(ancestor, concept_id, low + 1, high + local.levels))
-    pairs = [(concept_id, local.template, "Is a"), (local.template, concept_id, "Subsumes")]
+        ancestor_rows.append(_ancestry(ancestor, concept_id, low + step, high + local.levels))
+    pairs = [] if local.lateral else [(concept_id, local.template, "Is a")]
+    pairs += [(local.template, concept_id, "Subsumes")] if pairs else []
     parent = LocalConcept(local.template, "concept_name", _child_name(template["concept_name"]))
     if local.levels == 2 and parent in ids:  # under the template's child too
         ancestor_rows.append(_ancestry(ids[parent], concept_id, 1, 1))
@@ -412,7 +424,9 @@ def by_domain(
     """Domain -> the ids of ``concepts`` (each in its template's domain), in id order;
     no source concept (a clinical table's concept column holds standard ones)."""
     out: dict[str, list[int]] = {}
-    for c in sorted({c for c in concepts if c in ids and c.levels}, key=ids.__getitem__):
+    for c in sorted(
+        {c for c in concepts if c in ids and (c.levels or c.lateral)}, key=ids.__getitem__
+    ):
         domain = domains.get(c.template)
         if domain is not None:
             out.setdefault(domain, []).append(ids[c])

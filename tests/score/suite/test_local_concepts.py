@@ -144,14 +144,17 @@ def test_a_named_concept_gets_a_child_and_a_grandchild_reached_by_two_paths(voca
 
     _, named, filters = gold_constants([gold], today=dt.date(2024, 1, 1))
     wanted = local_concepts_of(vocabulary, filters, named)
-    assert sorted((c.template, c.column, c.levels) for c in wanted) == [
-        (201826, "concept_name", 0),
-        (201826, "concept_name", 1),
-        (201826, "concept_name", 2),
+    assert sorted((c.template, c.column, c.levels, c.lateral) for c in wanted) == [
+        (201826, "concept_name", 0, False),
+        (201826, "concept_name", 0, True),
+        (201826, "concept_name", 1, False),
+        (201826, "concept_name", 2, False),
     ]
     ids = local_ids(wanted)
     added = local_rows(vocabulary, ids)
-    source, child, grandchild = (ids[c] for c in sorted(wanted, key=lambda c: c.levels))
+    source, lateral, child, grandchild = (
+        ids[c] for c in sorted(wanted, key=lambda c: (c.levels, c.lateral))
+    )
     assert grandchild < child  # ties on the least levels fall the other way
     assert {
         (
@@ -167,6 +170,8 @@ def test_a_named_concept_gets_a_child_and_a_grandchild_reached_by_two_paths(voca
         (201826, grandchild, 1, 2),  # directly under it, and under its child
         (child, grandchild, 1, 1),
         (grandchild, grandchild, 0, 0),
+        (201826, lateral, 0, 0),  # beside it: another concept, no level between them
+        (lateral, lateral, 0, 0),
     }
     assert {
         (r["concept_id_1"], r["concept_id_2"], r["relationship_id"])
@@ -182,13 +187,16 @@ def test_a_named_concept_gets_a_child_and_a_grandchild_reached_by_two_paths(voca
         (grandchild, grandchild, "Maps to"),
         (source, 201826, "Maps to"),  # a source concept, in no hierarchy
         (201826, source, "Mapped from"),
+        (lateral, lateral, "Maps to"),
     }
     names = {r["concept_id"]: r["concept_name"] for r in added["concept"]}
     assert names[child].endswith(" (local)") and names[grandchild].endswith(" two levels)")
     standard = {r["concept_id"]: r["standard_concept"] for r in added["concept"]}
-    assert standard == {child: "S", grandchild: "S", source: None}
+    assert standard == {child: "S", grandchild: "S", lateral: "S", source: None}
     # clinical rows take the standard ones only
-    assert by_domain(wanted, ids, {201826: "Condition"}) == {"Condition": [grandchild, child]}
+    assert by_domain(wanted, ids, {201826: "Condition"}) == {
+        "Condition": sorted([grandchild, child, lateral])
+    }
     # the least and the greatest levels of separation now tell two queries apart
     con = duckdb.connect()
     con.register("ca", pa.Table.from_pylist(added["concept_ancestor"]))
@@ -196,6 +204,17 @@ def test_a_named_concept_gets_a_child_and_a_grandchild_reached_by_two_paths(voca
     least = con.execute(by.format("min_levels_of_separation, descendant_concept_id")).fetchall()
     most = con.execute(by.format("max_levels_of_separation, descendant_concept_id")).fetchall()
     assert least != most
+    # level 0 is not the concept itself: 'a = d AND level 0' is told from either alone
+    self_rows = "SELECT count(*) FROM ca WHERE ancestor_concept_id = 201826 AND ({})"
+    told = [
+        con.execute(self_rows.format(w)).fetchall()[0][0]
+        for w in (
+            "ancestor_concept_id = descendant_concept_id",
+            "min_levels_of_separation = 0",
+            "ancestor_concept_id = descendant_concept_id OR min_levels_of_separation = 0",
+        )
+    ]
+    assert told[0] != told[1] and told[0] != told[2]
     con.close()
 
 
@@ -275,13 +294,11 @@ def test_the_variants_vocabulary_holds_the_base_rows_last_to_first(omop_db):
     base = con.sql("SELECT * FROM cdm.concept").to_arrow_table()
     con.close()
     shared = vocabulary["concept"]
-    added = shared.num_rows - base.num_rows  # the named concept's child, grandchild, source
-    assert added == 3
+    added = shared.num_rows - base.num_rows  # the named concept's local family
+    assert added == 4  # child, grandchild, lateral, source
     assert shared.to_pylist()[added:] == base.to_pylist()[::-1]
     assert [r["concept_id"] for r in shared.to_pylist()[:added]] == [
-        FIRST_LOCAL_ID + 2,
-        FIRST_LOCAL_ID + 1,
-        FIRST_LOCAL_ID,
+        FIRST_LOCAL_ID + n for n in (3, 2, 1, 0)
     ]
     ancestry = vocabulary["concept_ancestor"].to_pylist()
     locals_ = [r["descendant_concept_id"] for r in ancestry if r["ancestor_concept_id"] == 4249893]
