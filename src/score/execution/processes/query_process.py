@@ -121,6 +121,7 @@ class Worker:
             self.process.start()
             child.close()
             self.info = self._await_ready()
+            self.ready_rss_kib = self.rss_kib("VmRSS")  # what it holds before any request
         except BaseException:
             self._output.close()
             raise

@@ -50,7 +50,7 @@ from score.execution.processes.query_process import (
     WorkerKilled,
     describe_exit,
 )
-from score.execution.processes.worker import EngineInfo, WorkerSpec
+from score.execution.processes.worker import WORN_SHARE, EngineInfo, WorkerSpec
 
 __all__ = ["Worker", "WorkerDied", "WorkerKilled", "WorkerPool", "WorkerSpec", "describe_exit"]
 
@@ -68,6 +68,9 @@ class _Lane:
         self.spare = False  # keeps a spare worker: one of its workers was killed or lost
         self.alive = 0
         self.most_alive = 0
+        self.busy = 0  # handed out by acquire and not yet released
+        self.most_busy = 0
+        self.ready_kib = 0  # the largest resident set of a worker when it was ready
         self.retired_peaks_kib: list[int] = []
 
 
@@ -98,6 +101,7 @@ class WorkerPool:
             held = self._lane_locked(lane)
             held.alive += 1
             held.most_alive = max(held.most_alive, held.alive)
+            held.ready_kib = max(held.ready_kib, worker.ready_rss_kib)
             if self.first_info is None:
                 self.first_info = worker.info
         return worker
@@ -114,6 +118,7 @@ class WorkerPool:
                     unused = [i for i, w in enumerate(held.idle) if not w.requests]
                     worker = held.idle.pop(unused[-1] if fresh and unused else -1)
                     if worker.alive:
+                        self._take_locked(held)
                         return worker
                     self._retire_locked(worker)
                 if not held.starting or self._closed:
@@ -121,7 +126,15 @@ class WorkerPool:
                 self._ready.wait()  # a replacement on its way: sooner than a new one
             if self._closed:
                 raise RuntimeError("the executor is closed")
-        return self._start(lane)
+        worker = self._start(lane)
+        with self._lock:
+            self._take_locked(held)
+        return worker
+
+    @staticmethod
+    def _take_locked(held: _Lane) -> None:
+        held.busy += 1
+        held.most_busy = max(held.most_busy, held.busy)
 
     def start_idle(self, count: int, lane: str = QUERY_LANE) -> None:
         """Start workers of ``lane`` until ``count`` of them are alive, the new ones left
@@ -185,6 +198,8 @@ class WorkerPool:
         retired and replaced, both in the background (a killed worker is reaped there,
         not on the time of the call that had it killed)."""
         with self._lock:
+            if worker in self._lane_of:
+                self._lanes[self._lane_of[worker]].busy -= 1
             if worker.alive and not self._closed and worker in self._lane_of:
                 self._lanes[self._lane_of[worker]].idle.append(worker)
                 self._ready.notify_all()  # a thread waiting for a replacement takes it
@@ -239,20 +254,27 @@ class WorkerPool:
         return sum(self.peak_rss_by_lane().values())
 
     def peak_rss_by_lane(self) -> dict[str, int]:
-        """Per lane, in KiB, the sum of the largest peak resident sets of as many of its
-        workers (live or gone) as it ever had alive together: a bound on what that lane
-        held at once."""
+        """Per lane, in KiB, a bound on what that lane held at once: the sum of the
+        largest peak resident sets of as many of its workers (live or gone) as it ever
+        had handling requests together, and, for each more it had alive (idle: a spare, a
+        replacement started ahead), the most an idle worker holds: its resident set when
+        ready plus the growth that would have retired it."""
+        worn = self.spec.settings.memory_bytes * WORN_SHARE // 1024
         with self._lock:
             lanes = {
-                name: (held.most_alive, list(held.retired_peaks_kib))
+                name: (
+                    held.most_busy,
+                    max(0, held.most_alive - held.most_busy) * int(held.ready_kib + worn),
+                    list(held.retired_peaks_kib),
+                )
                 for name, held in self._lanes.items()
             }
             live = list(self._lane_of.items())
         for worker, name in live:
-            lanes[name][1].append(max(worker.rss_kib(), worker.peak_rss_kib))
+            lanes[name][2].append(max(worker.rss_kib(), worker.peak_rss_kib))
         return {
-            name: sum(sorted(peaks, reverse=True)[:most])
-            for name, (most, peaks) in sorted(lanes.items())
+            name: sum(sorted(peaks, reverse=True)[:busy]) + idle
+            for name, (busy, idle, peaks) in sorted(lanes.items())
         }
 
     def cpu_seconds(self) -> float:
