@@ -43,6 +43,7 @@ def focus_of(
     ``local`` holds the gold's local concepts by domain (:mod:`score.suite.local_concepts`):
     they join every concept-id column of their domain."""
     gold, concepts, filters = gold_constants([gold_sql], today=today)
+    read = _tables_read(gold_sql)
     related = related_concepts(con, concepts, filters) if concepts or filters else {}
     focus: Pools = {}
     for key, values in gold.items():
@@ -58,30 +59,31 @@ def focus_of(
             focus[key] = list(dict.fromkeys([*focus.get(key, []), *local[domain]]))
             if len(own := [v for v in focus[key] if v in concepts]) > 1:
                 focus[(OWN + key[0], key[1])] = own  # those the gold names, for a palette
-    for key, ids in _of_named_domains(con, gold_sql, gold.get(("concept", "domain_id"))).items():
+    for key, ids in _of_named_domains(con, read, gold.get(("concept", "domain_id"))).items():
         focus.setdefault(key, ids)
     unknown = sorted(concepts - known)
     if unknown:  # its own domain is unknown: the main concept column of each table read
-        for table in _tables_read(gold_sql):
+        for table in read:
             column = f"{table.split('_')[0]}_concept_id"
             if column in CDM_COLUMN_TYPES[table] and table not in ("concept", "concept_ancestor"):
                 focus[(table, column)] = list(
                     dict.fromkeys([*focus.get((table, column), []), *unknown])
                 )
-    focus[READS] = _tables_read(gold_sql)
+    focus[READS] = read
     return focus
 
 
 def _of_named_domains(
-    con: duckdb.DuckDBPyConnection, gold_sql: str, domains: Sequence[Any] | None
+    con: duckdb.DuckDBPyConnection, read: Sequence[str], domains: Sequence[Any] | None
 ) -> Pools:
     """(table, concept column) -> the base's most frequent concepts of that column in a
-    domain the gold names (``c.domain_id = 'Measurement'``), for each table it reads."""
+    domain the gold names (``c.domain_id = 'Measurement'``), for each table it reads
+    (``read``)."""
     named = sorted({d for d in domains or () if isinstance(d, str)})
     if not named:
         return {}
     out: Pools = {}
-    for table in [t for t in _tables_read(gold_sql) if t not in ("concept", "concept_ancestor")]:
+    for table in [t for t in read if t not in ("concept", "concept_ancestor")]:
         for column in [c for c in CDM_COLUMN_TYPES[table] if c.endswith("_concept_id")]:
             rows = con.execute(
                 f'SELECT t."{column}" FROM "{table}" t JOIN concept c '

@@ -115,8 +115,17 @@ class WorkerPool:
             held = self._lane_locked(lane)
             while True:
                 while held.idle:
-                    unused = [i for i, w in enumerate(held.idle) if not w.requests]
-                    worker = held.idle.pop(unused[-1] if fresh and unused else -1)
+                    at = -1
+                    if fresh:  # the last idle one never used, if any
+                        at = next(
+                            (
+                                i
+                                for i in range(len(held.idle) - 1, -1, -1)
+                                if not held.idle[i].requests
+                            ),
+                            -1,
+                        )
+                    worker = held.idle.pop(at)
                     if worker.alive:
                         self._take_locked(held)
                         return worker
