@@ -99,8 +99,10 @@ def test_after_a_first_kill_the_lane_keeps_a_spare_for_the_next(omop_db: Path):
         assert ex.execute("SELECT 6 AS n").rows() == [(6,)]
         _join_replacements(ex)
         assert ex.workers_started == 4 and len(lane.idle) == 2  # one replacement, no spare
-        # the memory bound counts the spare as an idle process, not as a second heavy one
+        # the memory bound counts the spare as an idle process, not as a second heavy one,
+        # and, never used, at what it held when ready
         assert lane.most_busy == 1 and lane.most_alive == 2
+        assert lane.most_idle_kib == lane.ready_kib
         heaviest = max(lane.retired_peaks_kib)  # a killed one held the 200 MB string
         assert heaviest > 200_000
         assert heaviest <= ex.workers_peak_rss_by_lane()[QUERY_LANE] < 2 * heaviest

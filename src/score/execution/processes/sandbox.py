@@ -71,6 +71,9 @@ class _Lane:
         self.busy = 0  # handed out by acquire and not yet released
         self.most_busy = 0
         self.ready_kib = 0  # the largest resident set of a worker when it was ready
+        # the most its idle workers may have held at once: each its resident set when
+        # ready, and those that handled a request the growth that would retire them
+        self.most_idle_kib = 0
         self.retired_peaks_kib: list[int] = []
 
 
@@ -102,6 +105,7 @@ class WorkerPool:
             held.alive += 1
             held.most_alive = max(held.most_alive, held.alive)
             held.ready_kib = max(held.ready_kib, worker.ready_rss_kib)
+            self._note_idle_locked(lane)
             if self.first_info is None:
                 self.first_info = worker.info
         return worker
@@ -128,6 +132,7 @@ class WorkerPool:
                     worker = held.idle.pop(at)
                     if worker.alive:
                         self._take_locked(held)
+                        self._note_idle_locked(lane)
                         return worker
                     self._retire_locked(worker)
                 if not held.starting or self._closed:
@@ -138,12 +143,34 @@ class WorkerPool:
         worker = self._start(lane)
         with self._lock:
             self._take_locked(held)
+            self._note_idle_locked(lane)
         return worker
 
     @staticmethod
     def _take_locked(held: _Lane) -> None:
         held.busy += 1
         held.most_busy = max(held.most_busy, held.busy)
+
+    def _note_idle_locked(self, lane: str) -> None:
+        """Raise ``lane``'s ``most_idle_kib`` to what its idle workers may hold now, past
+        those the bound's busy slots already cover (:meth:`peak_rss_by_lane` sums the
+        largest peaks of as many workers as were ever busy at once: with fewer busy now,
+        the free slots cover as many idle ones, the heaviest first).  Each idle worker
+        holds at most its resident set when ready (a spare, a replacement started ahead:
+        never used) plus, if it handled a request, the growth that would have retired it
+        (:data:`~score.execution.processes.worker.WORN_SHARE` of the memory limit).  A
+        worker killed or ending is not counted: its replacement starts only once it has
+        been reaped (:meth:`_start_ahead`), and its peak is among the peaks."""
+        held = self._lanes[lane]
+        alive = sum(1 for w, name in self._lane_of.items() if name == lane and w.alive)
+        idle = max(0, alive - held.busy)  # the idle list, and those still starting
+        used = min(idle, sum(1 for w in held.idle if w.requests and w.alive))
+        covered = max(0, held.most_busy - held.busy)
+        used_left = max(0, used - covered)
+        new_left = max(0, idle - used - max(0, covered - used))
+        worn = int(self.spec.settings.memory_bytes * WORN_SHARE // 1024)
+        kib = used_left * (held.ready_kib + worn) + new_left * held.ready_kib
+        held.most_idle_kib = max(held.most_idle_kib, kib)
 
     def start_idle(self, count: int, lane: str = QUERY_LANE) -> None:
         """Start workers of ``lane`` until ``count`` of them are alive, the new ones left
@@ -209,6 +236,7 @@ class WorkerPool:
         with self._lock:
             if worker in self._lane_of:
                 self._lanes[self._lane_of[worker]].busy -= 1
+                self._note_idle_locked(self._lane_of[worker])
             if worker.alive and not self._closed and worker in self._lane_of:
                 self._lanes[self._lane_of[worker]].idle.append(worker)
                 self._ready.notify_all()  # a thread waiting for a replacement takes it
@@ -265,17 +293,11 @@ class WorkerPool:
     def peak_rss_by_lane(self) -> dict[str, int]:
         """Per lane, in KiB, a bound on what that lane held at once: the sum of the
         largest peak resident sets of as many of its workers (live or gone) as it ever
-        had handling requests together, and, for each more it had alive (idle: a spare, a
-        replacement started ahead), the most an idle worker holds: its resident set when
-        ready plus the growth that would have retired it."""
-        worn = self.spec.settings.memory_bytes * WORN_SHARE // 1024
+        had handling requests together, and the most its other workers (idle: a spare, a
+        replacement started ahead) may have held at once (:meth:`_note_idle_locked`)."""
         with self._lock:
             lanes = {
-                name: (
-                    held.most_busy,
-                    max(0, held.most_alive - held.most_busy) * int(held.ready_kib + worn),
-                    list(held.retired_peaks_kib),
-                )
+                name: (held.most_busy, held.most_idle_kib, list(held.retired_peaks_kib))
                 for name, held in self._lanes.items()
             }
             live = list(self._lane_of.items())
