@@ -96,7 +96,8 @@ class WorkerPool:
         self.retired_cpu_seconds = 0.0
         self.first_info: EngineInfo | None = None
 
-    def _start(self, lane: str) -> Worker:
+    def _start(self, lane: str, *, taken: bool = False) -> Worker:
+        """A new worker of ``lane``; ``taken``: for the caller's request (busy, not idle)."""
         worker = Worker(self.spec)
         with self._lock:
             self.started += 1
@@ -105,7 +106,8 @@ class WorkerPool:
             held.alive += 1
             held.most_alive = max(held.most_alive, held.alive)
             held.ready_kib = max(held.ready_kib, worker.ready_rss_kib)
-            self._note_idle_locked(lane)
+            if not taken:
+                self._note_idle_locked(lane)
             if self.first_info is None:
                 self.first_info = worker.info
         return worker
@@ -140,7 +142,7 @@ class WorkerPool:
                 self._ready.wait()  # a replacement on its way: sooner than a new one
             if self._closed:
                 raise RuntimeError("the executor is closed")
-        worker = self._start(lane)
+        worker = self._start(lane, taken=True)
         with self._lock:
             self._take_locked(held)
             self._note_idle_locked(lane)
@@ -271,7 +273,7 @@ class WorkerPool:
             worker.close()
             with self._lock:
                 self._retire_locked(worker)
-            worker = self._start(lane)
+            worker = self._start(lane, taken=True)
         try:
             return worker.call(request, kill_after)
         except (WorkerKilled, WorkerDied):
