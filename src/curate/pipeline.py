@@ -32,6 +32,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from curate.answer_ahead import AnswerRuns, start_answer
 from curate.gold_reading import read_gold
 from curate.read_ahead import Reading, read_record, reading_ahead
 from curate.sources.records import SourceRecord
@@ -57,8 +58,6 @@ from score.inputs.schemas import validation_errors
 #: The dialect of every gold and answer curation runs (transpiled to it first): on an
 #: engine of another dialect the executor transpiles once more, as scoring does.
 CURATION_DIALECT = "duckdb"
-
-#: What each source dialect is read as by the transpiler (after OHDSI rendering).
 
 
 @dataclass(frozen=True)
@@ -123,8 +122,9 @@ class CurationContext:
     """The executors and options every record is curated with.
 
     ``nocase`` runs on the same data under a case-insensitive collation, for the
-    collation check (None when the check is off or cannot run on the engine); make one
-    with :func:`curation_context`.
+    collation check (None when the check is off or cannot run on the engine); ``answers``
+    runs reference answers beside their golds (None: after them); make one with
+    :func:`curation_context`.
     """
 
     executor: Executor
@@ -133,6 +133,7 @@ class CurationContext:
     templates: TemplateCache = field(
         default_factory=lambda: TemplateCache(read_gold, enabled=False)
     )
+    answers: AnswerRuns | None = None
 
 
 @contextmanager
@@ -149,9 +150,11 @@ def curation_context(
     # PostgreSQL's twin schema; elsewhere the report says it did not run
     nocase = open_nocase(executor, options.collation_check)
     templates = TemplateCache(read_gold, enabled=options.template_cache)
+    answers = AnswerRuns(executor)
     try:
-        yield CurationContext(executor, options, nocase, templates)
+        yield CurationContext(executor, options, nocase, templates, answers)
     finally:
+        answers.close()
         if nocase is not None:
             nocase.close()
 
@@ -260,6 +263,7 @@ def _curate(
     if isinstance(gold, Drop):
         return _dropped(record.id, gold, notes)
     gold_sql = gold.sql
+    answer_run, answer = start_answer(read, ctx.answers, options.unresolved_semantics)
     stage.name = "verify"
     tree = _parsed(gold_sql)  # the guard's parse, shared by every check, the tier and order
     if tree is None:
@@ -275,7 +279,8 @@ def _curate(
     answer_sql = None
     if rendered is not None and rendered.answer_sql is not None:
         stage.name = "answer"
-        answer = read.answer_reading()
+        if isinstance(answer, Exception) or answer is None:
+            raise answer or AssertionError("no answer reading")
         if isinstance(answer, Drop):
             return _dropped(record.id, Drop("answer", answer.rule, answer.reason), notes)
         answer_open = unresolved(answer.warnings, collation_checked=False)
@@ -284,8 +289,9 @@ def _curate(
             return _dropped(record.id, drop, notes)
         warnings += tuple(f"answer_sql: {w}" for w in answer_open)
         answer_sql = answer.sql
+        ran = answer_run.result() if answer_run is not None else None
         drop = check_answer(
-            result, answer_sql, executor, order_matters=order, profile=options.profile
+            result, answer_sql, executor, order_matters=order, profile=options.profile, ran=ran
         )
         if drop:
             return _dropped(record.id, drop, notes)

@@ -205,9 +205,11 @@ def check_answer(
     *,
     order_matters: bool,
     profile: str,
+    ran: QueryResult | QueryError | None = None,
 ) -> Drop | None:
-    """None if the reference answer returns the gold's result under ``profile``."""
-    answer = executor.try_execute(answer_sql)
+    """None if the reference answer returns the gold's result under ``profile``
+    (``ran``: its run, already made; else it runs now)."""
+    answer = ran if ran is not None else executor.try_execute(answer_sql)
     if isinstance(answer, QueryError):
         return Drop(
             "answer", "answer_runs", f"the reference answer fails: {answer.kind}: {answer.message}"

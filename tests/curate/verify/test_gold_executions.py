@@ -5,6 +5,8 @@ DuckDB database."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from curate.pipeline import CurationOptions, curate_record, curation_context
@@ -78,7 +80,31 @@ def test_a_reference_answer_is_the_one_more_execution(executor, requests):
     answer = "SELECT count(person_id) FILTER (WHERE gender_concept_id = 8532) FROM cdm.person"
     _, verdict = curate(executor, gold, answer)
     assert verdict.status == "kept", verdict.reason
-    assert len(requests) == 2 and requests[1] == answer
+    assert sorted(requests) == sorted([gold, answer])
+
+
+def test_the_answer_runs_beside_its_gold_and_a_dropped_gold_still_decides(
+    executor, monkeypatch
+):
+    # the answer is sent from a thread of its own (so a second query process runs it
+    # while the gold's checks run), and the verdict is what running it after would give
+    threads: dict[str, str] = {}
+    real = Executor.call
+
+    def noting(self, request, **kwargs):
+        if isinstance(request, Execute):
+            threads[request.sql] = threading.current_thread().name
+        return real(self, request, **kwargs)
+
+    monkeypatch.setattr(Executor, "call", noting)
+    gold = "SELECT COUNT(*) AS n FROM cdm.person WHERE gender_concept_id = 8532"
+    answer = "SELECT COUNT(*) AS n FROM cdm.person WHERE gender_concept_id = 8507"
+    _, verdict = curate(executor, gold, answer)
+    assert (verdict.stage, verdict.rule) == ("answer", "answer_matches")
+    assert threads[answer].startswith("sqlgold-answer") and threads[answer] != threads[gold]
+    # a gold that fails: its drop, not its (also failing) answer's
+    _, verdict = curate(executor, "SELECT nope FROM cdm.person", "SELECT nada FROM cdm.person")
+    assert (verdict.stage, verdict.rule) == ("verify", "runs")
 
 
 def test_an_order_left_open_by_ties_is_dropped_every_time_without_a_second_run(executor, requests):

@@ -1,0 +1,63 @@
+"""A record's reference answer run beside its gold, in a second query process.
+
+The gold's checks (its run, order probe, tie checks, second run) and the reference
+answer's run are independent executions; the answer's result is only compared once the
+gold is kept.  Curation therefore sends the answer as soon as the record is read, on one
+background thread of its own, and the executor gives that thread its own query process
+(:class:`~score.execution.executor.Executor` is thread-safe): on two cores the answer
+runs while the gold's checks do, instead of after them.
+
+Nothing about the verdict changes: the answer is compared, and its drop decided, at the
+same point and in the same order as when it ran after the gold; an answer whose gold is
+dropped is run and its result discarded.  Each query runs under its own time and memory
+limits in its own process, as every query does.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Future, ThreadPoolExecutor
+
+from curate.read_ahead import Reading
+from curate.transpile.to_duckdb import Transpiled
+from curate.verify.gold import Drop
+from curate.verify.semantics import unresolved, unresolved_drop
+from score.execution.executor import Executor
+from score.execution.result import QueryError, QueryResult
+
+
+class AnswerRuns:
+    """Reference answers run one at a time, in order, on a thread beside the caller's."""
+
+    def __init__(self, executor: Executor) -> None:
+        self._executor = executor
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlgold-answer")
+
+    def start(self, sql: str) -> Future[QueryResult | QueryError]:
+        """Send ``sql`` now; its result (or the QueryError it ended with) when done."""
+        return self._thread.submit(self._executor.try_execute, sql)
+
+    def close(self) -> None:
+        """Wait for the answers under way (their query processes go back to the pool)."""
+        self._thread.shutdown(wait=True, cancel_futures=True)
+
+
+def start_answer(
+    reading: Reading, runs: AnswerRuns | None, unresolved_semantics: bool
+) -> tuple[Future[QueryResult | QueryError] | None, Transpiled | Drop | Exception | None]:
+    """The run of ``reading``'s reference answer, started now (None where there is none,
+    its reading failed or drops it, or ``runs`` is None), and that reading (or the
+    exception it raised, for the answer stage to raise), so it is not read twice."""
+    rendered = reading.rendered
+    if rendered is None or rendered.answer_sql is None:
+        return None, None
+    try:
+        answer: Transpiled | Drop | Exception = reading.answer_reading()
+    except Exception as e:  # noqa: BLE001 - raised again at the answer stage
+        return None, e
+    if runs is None or isinstance(answer, Drop):
+        return None, answer
+    if unresolved_semantics and unresolved_drop(
+        unresolved(answer.warnings, collation_checked=False), "answer"
+    ):
+        return None, answer
+    return runs.start(answer.sql), answer
