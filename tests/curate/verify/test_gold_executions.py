@@ -83,9 +83,7 @@ def test_a_reference_answer_is_the_one_more_execution(executor, requests):
     assert sorted(requests) == sorted([gold, answer])
 
 
-def test_the_answer_runs_beside_its_gold_and_a_dropped_gold_still_decides(
-    executor, monkeypatch
-):
+def test_the_answer_runs_beside_its_gold_and_a_dropped_gold_still_decides(executor, monkeypatch):
     # the answer is sent from a thread of its own (so a second query process runs it
     # while the gold's checks run), and the verdict is what running it after would give
     threads: dict[str, str] = {}
