@@ -254,9 +254,11 @@ def _vm(field: str) -> int:
 def run_peaks(ex: Executor) -> dict[str, int]:
     """Peak RSS in KiB of the processes of a scoring run: this one, the fork server its
     query processes come from, and the query processes; ``peak_rss_kib`` is their sum, a
-    bound on the run's peak.  The query processes count as the executor bounds them:
-    per lane, as many of the largest as were alive at once (with one job, one process
-    that parses answers and one that runs their queries)."""
+    bound on the run's peak.  The query processes count as the executor bounds them
+    (:meth:`~score.execution.processes.sandbox.WorkerPool.peak_rss_by_lane`): per lane,
+    the largest peaks of as many as were busy at once (with one job, one process that
+    parses answers and one that runs their queries), plus what its idle ones (a spare, a
+    replacement started ahead) may have held at once."""
     lanes: dict[str, int] = {}
     if hasattr(ex, "workers_peak_rss_by_lane"):
         lanes = ex.workers_peak_rss_by_lane()
