@@ -36,9 +36,11 @@ class AnswerRuns:
         """Send ``sql`` now; its result (or the QueryError it ended with) when done."""
         return self._thread.submit(self._executor.try_execute, sql)
 
-    def close(self) -> None:
-        """Wait for the answers under way (their query processes go back to the pool)."""
-        self._thread.shutdown(wait=True, cancel_futures=True)
+    def close(self, *, wait: bool = True) -> None:
+        """Start no more answers; with ``wait``, wait for the one under way (its query
+        process goes back to the pool), else it ends when its query does (closing the
+        executor ends that at once)."""
+        self._thread.shutdown(wait=wait, cancel_futures=True)
 
 
 def start_answer(

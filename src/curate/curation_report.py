@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from curate.pipeline import Verdict
+from curate.verdict import Verdict
 from curate.sources.records import SourceProblem
 from curate.verify.identical_results import result_groups
 

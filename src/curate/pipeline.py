@@ -33,6 +33,7 @@ from typing import Any
 from sqlglot import exp
 
 from curate.answer_ahead import AnswerRuns, start_answer
+from curate.checking_ahead import checked_in_order
 from curate.gold_reading import read_gold
 from curate.read_ahead import Reading, read_record, reading_ahead
 from curate.sources.records import SourceRecord
@@ -41,6 +42,7 @@ from curate.task_record import task_record
 from curate.template_cache import TemplateCache
 from curate.tiers import classify_tier, extract_features
 from curate.transpile.to_duckdb import Transpiled
+from curate.verdict import Verdict, dropped
 from curate.verify.gold import Drop, check_answer, check_unanswerable, internal_drop, run_gold
 from curate.verify.identical_results import RULE as IDENTICAL_RULE
 from curate.verify.identical_results import ResultPrint, over_limit
@@ -83,41 +85,6 @@ SUITE_RULE = "suite_disagreement"
 
 
 @dataclass(frozen=True)
-class Verdict:
-    """What curation decided for one source record."""
-
-    id: str
-    status: str  # "kept" or "dropped"
-    stage: str | None = None
-    rule: str | None = None
-    reason: str | None = None
-    tier: str | None = None
-    notes: tuple[str, ...] = ()
-    warnings: tuple[str, ...] = ()  # transpile warnings nothing settled (kept tasks only)
-    result: ResultPrint | None = None  # the kept gold's result hash, size and first row
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"id": self.id, "status": self.status}
-        if self.status == "dropped":
-            out.update(stage=self.stage, rule=self.rule, reason=self.reason)
-        else:
-            out["tier"] = self.tier
-            if self.result is not None:
-                out["result_sha256"] = self.result.sha256
-        if self.notes:
-            out["notes"] = list(self.notes)
-        if self.warnings:
-            out["warnings"] = list(self.warnings)
-        return out
-
-
-def _dropped(record_id: str, drop: Drop, notes: list[str]) -> tuple[None, Verdict]:
-    return None, Verdict(
-        record_id, "dropped", drop.stage, drop.rule, drop.reason, notes=tuple(notes)
-    )
-
-
-@dataclass(frozen=True)
 class CurationContext:
     """The executors and options every record is curated with.
 
@@ -151,10 +118,14 @@ def curation_context(
     nocase = open_nocase(executor, options.collation_check)
     templates = TemplateCache(read_gold, enabled=options.template_cache)
     answers = AnswerRuns(executor)
+    ended = False  # by an exception (Ctrl-C): the answer under way is not waited for
     try:
         yield CurationContext(executor, options, nocase, templates, answers)
+    except BaseException:
+        ended = True
+        raise
     finally:
-        answers.close()
+        answers.close(wait=not ended)
         if nocase is not None:
             nocase.close()
 
@@ -234,7 +205,7 @@ def curate_record(
         raise
     except Exception as error:  # noqa: BLE001 - one record's failure is that record's drop
         where = getattr(error, "sqlgold_stage", stage.name)  # set by read_gold
-        return _dropped(record.id, internal_drop(error, where), [])
+        return dropped(record.id, internal_drop(error, where), [])
 
 
 def _curate(
@@ -252,7 +223,7 @@ def _curate(
             because.declared if because else None,
         )
         if drop:
-            return _dropped(record.id, drop, notes)
+            return dropped(record.id, drop, notes)
         stage.name = "validate"
         task = task_record(record, None, None, "unanswerable", {}, False, None, (), executor)
         return _validated(task, notes)
@@ -261,7 +232,7 @@ def _curate(
     rendered, gold = read.rendered, read.gold
     notes.extend(read.notes)
     if isinstance(gold, Drop):
-        return _dropped(record.id, gold, notes)
+        return dropped(record.id, gold, notes)
     gold_sql = gold.sql
     answer_run, answer = start_answer(read, ctx.answers, options.unresolved_semantics)
     stage.name = "verify"
@@ -274,7 +245,7 @@ def _curate(
         order = ordered_result(tree)
     result, warnings = verify_gold(gold, ctx, order_matters=order, tree=tree)
     if isinstance(result, Drop):
-        return _dropped(record.id, result, notes)
+        return dropped(record.id, result, notes)
     printed = ResultPrint.of(result, ordered=order)
     answer_sql = None
     if rendered is not None and rendered.answer_sql is not None:
@@ -282,11 +253,11 @@ def _curate(
         if isinstance(answer, Exception) or answer is None:
             raise answer or AssertionError("no answer reading")
         if isinstance(answer, Drop):
-            return _dropped(record.id, Drop("answer", answer.rule, answer.reason), notes)
+            return dropped(record.id, Drop("answer", answer.rule, answer.reason), notes)
         answer_open = unresolved(answer.warnings, collation_checked=False)
         drop = unresolved_drop(answer_open, "answer") if options.unresolved_semantics else None
         if drop:
-            return _dropped(record.id, drop, notes)
+            return dropped(record.id, drop, notes)
         warnings += tuple(f"answer_sql: {w}" for w in answer_open)
         answer_sql = answer.sql
         ran = answer_run.result() if answer_run is not None else None
@@ -294,7 +265,7 @@ def _curate(
             result, answer_sql, executor, order_matters=order, profile=options.profile, ran=ran
         )
         if drop:
-            return _dropped(record.id, drop, notes)
+            return dropped(record.id, drop, notes)
     gold_result = {
         "sha256": result_sha256(result, ordered=order),
         "rows": result.num_rows,
@@ -326,7 +297,7 @@ def _validated(
     problems = validation_errors("task", task)
     if problems:
         drop = Drop("validate", "task_schema", "; ".join(problems))
-        return _dropped(task["id"], drop, notes)
+        return dropped(task["id"], drop, notes)
     verdict = Verdict(
         task["id"],
         "kept",
@@ -356,7 +327,7 @@ def _limit_per_result(
             f"its gold returns the very result of {first} (sha256 {verdict.result.sha256[:12]}); "
             f"at most {limit} kept per result",
         )
-        out.append(_dropped(verdict.id, drop, list(verdict.notes)))
+        out.append(dropped(verdict.id, drop, list(verdict.notes)))
     return out
 
 
@@ -395,9 +366,12 @@ def curate_records(
 ) -> tuple[list[dict[str, Any]], list[Verdict]]:
     """Curate every record; return the kept tasks sorted by id and a verdict per record.
 
-    With ``jobs`` > 1 records are curated in that many worker processes, each with its
-    own read-only executors on the same database (transpiling and comparing hold the
-    GIL, so threads would not help); the result is the same as with one job.
+    With one job, records are read ahead on one thread (:mod:`curate.read_ahead`) and
+    checked two at a time (:mod:`curate.checking_ahead`), so their queries overlap this
+    process's Python work.  With ``jobs`` > 1 records are curated in that many worker
+    processes, each with its own read-only executors on the same database (transpiling
+    and comparing hold the GIL: processes run those at once too).  The result is the
+    same either way.
     """
     records = list(records)
     options = options or CurationOptions()
@@ -426,21 +400,20 @@ def curate_records(
                 raise
             except Exception as error:  # noqa: BLE001 - a worker died: drop what it held
                 for record in records[len(outcomes) :]:
-                    outcomes.append(_dropped(record.id, internal_drop(error, "worker"), []))
+                    outcomes.append(dropped(record.id, internal_drop(error, "worker"), []))
                     if progress:
                         progress(record)
     else:
         with curation_context(executor, options) as ctx:
             with reading_ahead(records, ctx.templates) as readings:
-                for record, ahead in zip(records, readings, strict=True):
-                    outcomes.append(curate_record(record, ctx, ahead))
-                    if progress:
-                        progress(record)
+                outcomes = checked_in_order(
+                    records, readings, lambda r, a: curate_record(r, ctx, a), progress
+                )
     if options.max_per_result is not None:
         outcomes = _limit_per_result(outcomes, options.max_per_result)
     if options.suite_drops:
         outcomes = [
-            _dropped(v.id, Drop("suite", SUITE_RULE, options.suite_drops[v.id]), list(v.notes))
+            dropped(v.id, Drop("suite", SUITE_RULE, options.suite_drops[v.id]), list(v.notes))
             if task is not None and v.id in options.suite_drops
             else (task, v)
             for task, v in outcomes

@@ -17,6 +17,7 @@ about text comparison, grouping or sorting again under such a collation
 
 from __future__ import annotations
 
+import threading
 from dataclasses import replace
 
 from sqlglot import exp
@@ -90,6 +91,7 @@ class NocaseExecutor:
     def __init__(self, executor: Executor) -> None:
         self._base = executor
         self._opened: Executor | None = None
+        self._opening = threading.Lock()  # records are checked on two threads
 
     def _open(self) -> Executor:
         base = self._base
@@ -100,8 +102,9 @@ class NocaseExecutor:
         return Executor(base.db_path, twin, base.settings, sql_dialect=base.sql_dialect)
 
     def try_execute(self, sql: str) -> QueryResult | QueryError:
-        if self._opened is None:
-            self._opened = self._open()
+        with self._opening:
+            if self._opened is None:
+                self._opened = self._open()
         if self._base.engine == "duckdb":
             return self._opened.try_execute(sql)
         try:

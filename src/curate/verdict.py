@@ -1,0 +1,46 @@
+"""What curation decided for one source record: kept (with its tier and result print) or
+dropped (with the stage, rule and reason)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from curate.verify.gold import Drop
+from curate.verify.identical_results import ResultPrint
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What curation decided for one source record."""
+
+    id: str
+    status: str  # "kept" or "dropped"
+    stage: str | None = None
+    rule: str | None = None
+    reason: str | None = None
+    tier: str | None = None
+    notes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()  # transpile warnings nothing settled (kept tasks only)
+    result: ResultPrint | None = None  # the kept gold's result hash, size and first row
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id, "status": self.status}
+        if self.status == "dropped":
+            out.update(stage=self.stage, rule=self.rule, reason=self.reason)
+        else:
+            out["tier"] = self.tier
+            if self.result is not None:
+                out["result_sha256"] = self.result.sha256
+        if self.notes:
+            out["notes"] = list(self.notes)
+        if self.warnings:
+            out["warnings"] = list(self.warnings)
+        return out
+
+
+def dropped(record_id: str, drop: Drop, notes: list[str]) -> tuple[None, Verdict]:
+    """No task, and the verdict that drops ``record_id`` for ``drop``."""
+    return None, Verdict(
+        record_id, "dropped", drop.stage, drop.rule, drop.reason, notes=tuple(notes)
+    )
