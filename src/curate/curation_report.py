@@ -13,8 +13,8 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from curate.verdict import Verdict
 from curate.sources.records import SourceProblem
+from curate.verdict import Verdict
 from curate.verify.identical_results import result_groups
 
 REPORT_FORMAT = "sqlgold.curation-report/1"
