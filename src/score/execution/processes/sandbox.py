@@ -68,7 +68,7 @@ class _Lane:
         self.spare = False  # keeps a spare worker: one of its workers was killed or lost
         self.alive = 0
         self.most_alive = 0
-        self.busy = 0  # handed out by acquire and not yet released
+        self.busy: set[Worker] = set()  # handed out by acquire and not yet released
         self.most_busy = 0
         self.ready_kib = 0  # the largest resident set of a worker when it was ready
         # the most its idle workers may have held at once: each its resident set when
@@ -133,7 +133,7 @@ class WorkerPool:
                         )
                     worker = held.idle.pop(at)
                     if worker.alive:
-                        self._take_locked(held)
+                        self._take_locked(held, worker)
                         self._note_idle_locked(lane)
                         return worker
                     self._retire_locked(worker)
@@ -142,16 +142,20 @@ class WorkerPool:
                 self._ready.wait()  # a replacement on its way: sooner than a new one
             if self._closed:
                 raise RuntimeError("the executor is closed")
+        return self._start_taken(lane)
+
+    def _start_taken(self, lane: str) -> Worker:
+        """A new worker of ``lane``, busy with the caller's request."""
         worker = self._start(lane, taken=True)
         with self._lock:
-            self._take_locked(held)
+            self._take_locked(self._lanes[lane], worker)
             self._note_idle_locked(lane)
         return worker
 
     @staticmethod
-    def _take_locked(held: _Lane) -> None:
-        held.busy += 1
-        held.most_busy = max(held.most_busy, held.busy)
+    def _take_locked(held: _Lane, worker: Worker) -> None:
+        held.busy.add(worker)
+        held.most_busy = max(held.most_busy, len(held.busy))
 
     def _note_idle_locked(self, lane: str) -> None:
         """Raise ``lane``'s ``most_idle_kib`` to what its idle workers may hold now, past
@@ -164,15 +168,17 @@ class WorkerPool:
         worker killed or ending is not counted: its replacement starts only once it has
         been reaped (:meth:`_start_ahead`), and its peak is among the peaks."""
         held = self._lanes[lane]
-        alive = sum(1 for w, name in self._lane_of.items() if name == lane and w.alive)
-        idle = max(0, alive - held.busy)  # the idle list, and those still starting
-        used = min(idle, sum(1 for w in held.idle if w.requests and w.alive))
-        covered = max(0, held.most_busy - held.busy)
-        used_left = max(0, used - covered)
-        new_left = max(0, idle - used - max(0, covered - used))
         worn = int(self.spec.settings.memory_bytes * WORN_SHARE // 1024)
-        kib = used_left * (held.ready_kib + worn) + new_left * held.ready_kib
-        held.most_idle_kib = max(held.most_idle_kib, kib)
+        holding = sorted(
+            (
+                held.ready_kib + (worn if w.requests else 0)
+                for w, name in self._lane_of.items()
+                if name == lane and w.alive and w not in held.busy
+            ),
+            reverse=True,
+        )
+        covered = held.most_busy - len(held.busy)
+        held.most_idle_kib = max(held.most_idle_kib, sum(holding[covered:]))
 
     def start_idle(self, count: int, lane: str = QUERY_LANE) -> None:
         """Start workers of ``lane`` until ``count`` of them are alive, the new ones left
@@ -237,7 +243,7 @@ class WorkerPool:
         not on the time of the call that had it killed)."""
         with self._lock:
             if worker in self._lane_of:
-                self._lanes[self._lane_of[worker]].busy -= 1
+                self._lanes[self._lane_of[worker]].busy.discard(worker)
                 self._note_idle_locked(self._lane_of[worker])
             if worker.alive and not self._closed and worker in self._lane_of:
                 self._lanes[self._lane_of[worker]].idle.append(worker)
@@ -260,6 +266,7 @@ class WorkerPool:
             return
         held = self._lanes[lane]
         held.alive -= 1
+        held.busy.discard(worker)
         self.retired_cpu_seconds += worker.used_cpu_seconds
         peaks = sorted([*held.retired_peaks_kib, worker.peak_rss_kib], reverse=True)
         held.retired_peaks_kib = peaks[:_PEAKS_KEPT]
@@ -273,7 +280,7 @@ class WorkerPool:
             worker.close()
             with self._lock:
                 self._retire_locked(worker)
-            worker = self._start(lane, taken=True)
+            worker = self._start_taken(lane)
         try:
             return worker.call(request, kill_after)
         except (WorkerKilled, WorkerDied):
