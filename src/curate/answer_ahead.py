@@ -20,7 +20,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from curate.read_ahead import Reading
 from curate.transpile.to_duckdb import Transpiled
 from curate.verify.gold import Drop
-from curate.verify.semantics import unresolved, unresolved_drop
 from score.execution.executor import Executor
 from score.execution.result import QueryError, QueryResult
 
@@ -44,11 +43,12 @@ class AnswerRuns:
 
 
 def start_answer(
-    reading: Reading, runs: AnswerRuns | None, unresolved_semantics: bool
+    reading: Reading, runs: AnswerRuns | None
 ) -> tuple[Future[QueryResult | QueryError] | None, Transpiled | Drop | Exception | None]:
-    """The run of ``reading``'s reference answer, started now (None where there is none,
-    its reading failed or drops it, or ``runs`` is None), and that reading (or the
-    exception it raised, for the answer stage to raise), so it is not read twice."""
+    """``reading``'s reference answer read (or the exception its reading raised, for the
+    answer stage to raise; None when it has none) and, for one that was read, its run
+    started now (None without ``runs``).  The answer stage decides its drops as before;
+    an answer it drops was run for nothing."""
     rendered = reading.rendered
     if rendered is None or rendered.answer_sql is None:
         return None, None
@@ -57,9 +57,5 @@ def start_answer(
     except Exception as e:  # noqa: BLE001 - raised again at the answer stage
         return None, e
     if runs is None or isinstance(answer, Drop):
-        return None, answer
-    if unresolved_semantics and unresolved_drop(
-        unresolved(answer.warnings, collation_checked=False), "answer"
-    ):
         return None, answer
     return runs.start(answer.sql), answer

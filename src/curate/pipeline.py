@@ -228,13 +228,13 @@ def _curate(
         task = task_record(record, None, None, "unanswerable", {}, False, None, (), executor)
         return _validated(task, notes)
     stage.name = "ohdsi"
-    read = ahead.result() if ahead else read_record(record, ctx.templates, with_answer=False)
-    rendered, gold = read.rendered, read.gold
+    read = ahead.result() if ahead else read_record(record, ctx.templates)
+    gold = read.gold
     notes.extend(read.notes)
     if isinstance(gold, Drop):
         return dropped(record.id, gold, notes)
     gold_sql = gold.sql
-    answer_run, answer = start_answer(read, ctx.answers, options.unresolved_semantics)
+    answer_run, answer = start_answer(read, ctx.answers)
     stage.name = "verify"
     tree = _parsed(gold_sql)  # the guard's parse, shared by every check, the tier and order
     if tree is None:
@@ -248,10 +248,10 @@ def _curate(
         return dropped(record.id, result, notes)
     printed = ResultPrint.of(result, ordered=order)
     answer_sql = None
-    if rendered is not None and rendered.answer_sql is not None:
+    if answer is not None:  # the record has a reference answer
         stage.name = "answer"
-        if isinstance(answer, Exception) or answer is None:
-            raise answer or AssertionError("no answer reading")
+        if isinstance(answer, Exception):
+            raise answer
         if isinstance(answer, Drop):
             return dropped(record.id, Drop("answer", answer.rule, answer.reason), notes)
         answer_open = unresolved(answer.warnings, collation_checked=False)

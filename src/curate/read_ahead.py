@@ -49,7 +49,7 @@ def read_record(
     record: SourceRecord, templates: TemplateCache, *, with_answer: bool = True
 ) -> Reading:
     """The record's gold read (raising as ``templates.read`` does) and, ``with_answer``,
-    its answer's (else it is left None: read when the gold is kept)."""
+    its answer's (else it is left None: read when asked, :meth:`Reading.answer_reading`)."""
     notes, rendered, gold = templates.read(record)
     answer: Transpiled | Drop | BaseException | None = None
     if (
