@@ -398,8 +398,11 @@ def _hierarchy(
     step = 0 if local.lateral else 1
     for ancestor, low, high in ancestors.get(local.template, []):
         ancestor_rows.append(_ancestry(ancestor, concept_id, low + step, high + local.levels))
-    pairs = [] if local.lateral else [(concept_id, local.template, "Is a")]
-    pairs += [(local.template, concept_id, "Subsumes")] if pairs else []
+    pairs = (
+        []  # beside its template: no 'Is a' between them
+        if local.lateral
+        else [(concept_id, local.template, "Is a"), (local.template, concept_id, "Subsumes")]
+    )
     parent = LocalConcept(local.template, "concept_name", _child_name(template["concept_name"]))
     if local.levels == 2 and parent in ids:  # under the template's child too
         ancestor_rows.append(_ancestry(ids[parent], concept_id, 1, 1))

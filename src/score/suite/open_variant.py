@@ -16,6 +16,7 @@ from score.execution.result import QueryError
 from score.suite.distill import NeighbourKey
 from score.suite.query_runs import SuiteTask, on_trial, told_apart
 from score.suite.trial_database import TrialDatabase
+from score.suite.twins import largest_id
 from score.suite.variant_data import Row, arrow_tables
 
 
@@ -94,14 +95,10 @@ def _still_kills(
 def merge_rows(a: Mapping[str, list[Row]], b: Mapping[str, list[Row]]) -> dict[str, list[Row]]:
     """One database holding two variants' rows side by side: ``b``'s persons, its rows'
     own ids and its visit references shifted past ``a``'s, locations kept once each."""
-
-    def top(rows: list[Row], key: str) -> int:
-        return max((r[key] for r in rows if r.get(key) is not None), default=0)
-
     mine_ids = {r["person_id"] for r in a.get("person", [])}
     clash = any(r["person_id"] in mine_ids for r in b.get("person", []))
-    persons = top(a.get("person", []), "person_id") if clash else 0  # named ids kept
-    visits = top(a.get("visit_occurrence", []), "visit_occurrence_id")
+    persons = largest_id(a.get("person", []), "person_id") if clash else 0  # named ids kept
+    visits = largest_id(a.get("visit_occurrence", []), "visit_occurrence_id")
     out: dict[str, list[Row]] = {}
     for table in sorted(set(a) | set(b)):
         mine, theirs = list(a.get(table, [])), b.get(table, [])
@@ -110,7 +107,7 @@ def merge_rows(a: Mapping[str, list[Row]], b: Mapping[str, list[Row]]) -> dict[s
             out[table] = mine + [r for r in theirs if r["location_id"] not in known]
             continue
         own = f"{table}_id"
-        shift = top(mine, own) if table != "person" else persons
+        shift = largest_id(mine, own) if table != "person" else persons
         for row in theirs:
             row = dict(row)
             if "person_id" in row and row["person_id"] is not None:

@@ -47,7 +47,7 @@ def group_twin(
     if twin is None:
         return
     key = f"{table}_id"
-    next_id = _next_id(rows, key)
+    next_id = largest_id(rows, key) + 1
     for row in [r for r in rows if r.get(column) == concept]:
         rows.append(dict(row, **{column: twin, key: next_id}))
         next_id += 1
@@ -67,7 +67,7 @@ def row_twins(
     again with ``fill`` and a measured value other than the row's (one more)."""
     key = f"{table}_id"
     start, end = dates
-    next_id = _next_id(out[table], key)
+    next_id = largest_id(out[table], key) + 1
     for row in rows:
         copy = {c: row[c] for c in ("person_id", "visit_occurrence_id", column, start) if c in row}
         copy[key] = next_id
@@ -125,6 +125,6 @@ def _meets(row: Row, named: Mapping[str, set[Any]]) -> int:
     return sum(row.get(c) in values for c, values in named.items())
 
 
-def _next_id(rows: Sequence[Row], key: str) -> int:
-    """One more than the largest ``key`` of ``rows`` (1 if none has one)."""
-    return max((r[key] for r in rows if r.get(key) is not None), default=0) + 1
+def largest_id(rows: Sequence[Row], key: str) -> int:
+    """The largest ``key`` of ``rows`` (0 if none has one)."""
+    return max((r[key] for r in rows if r.get(key) is not None), default=0)
