@@ -7,7 +7,7 @@ an error bar for each interval, a legend below, and a small panel with ``b`` and
 Coordinates are printed with one decimal, so the same inputs give the same bytes.
 
 >>> from score.statistics.metrics import record
->>> from score.statistics.stats import summarize
+>>> from score.statistics.summary import summarize
 >>> svg = render_chart([summarize([record("q1", "correct")], resamples=50)])
 >>> svg.startswith("<svg") and svg.rstrip().endswith("</svg>")
 True

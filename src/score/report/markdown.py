@@ -1,12 +1,12 @@
 """report.md: the summaries of one or more runs as Markdown a researcher can paste.
 
-:func:`render_report` reads summaries (:func:`score.statistics.stats.summarize`) and, optionally, a
+:func:`render_report` reads summaries (:func:`score.statistics.summary.summarize`) and, optionally, a
 comparison (:func:`score.statistics.stats.compare_runs`), and refuses any format it does not know.
 The text depends on its inputs only (no clock, no paths), so the same inputs give the
 same bytes.
 
 >>> from score.statistics.metrics import record
->>> from score.statistics.stats import summarize
+>>> from score.statistics.summary import summarize
 >>> s = summarize([record("q1", "correct"), record("q2", "mismatch")], resamples=100)
 >>> meta = {"database": "db1", "task_set": "t@1", "comparator_profile": "sqlgold"}
 >>> text = render_report([s], meta=meta)
@@ -23,7 +23,8 @@ from score.report.peer_scores import markdown_sections
 from score.report.suite_section import suite_sections
 from score.scoring.outcomes import EXCLUDED, OUTCOMES, Outcome
 from score.statistics.metrics import BREAKDOWNS, NO_GROUP, group_order
-from score.statistics.stats import COMPARISON_FORMAT, SUMMARY_FORMATS_READ
+from score.statistics.stats import COMPARISON_FORMAT
+from score.statistics.summary import SUMMARY_FORMATS_READ
 
 #: Meta lines every report carries: key -> label.
 REQUIRED_META: dict[str, str] = {

@@ -51,7 +51,7 @@ from score.scoring.suite_phase import (
 from score.scoring.suite_verdicts import mark_for_suite, suite_summary
 from score.scoring.text2omop_summary import text2omop_summary
 from score.statistics.metrics import failure_reasons
-from score.statistics.stats import summarize
+from score.statistics.summary import summarize_runs
 
 #: What of run.json the priors' summaries depend on, besides the tasks scored: the
 #: database and engine, the executor's settings and the versions of what scores them.
@@ -317,14 +317,19 @@ def run_scoring(
             )
             judged = run_dir.records() + [r for rs in prior_records.values() for r in rs]
             judge_with_suite(judged, by_id, suite, judge, progress=judging)
-        if priors is None:
-            priors = [
-                summarize(recs, seed=options.seed, resamples=options.resamples, prior=True)
-                for recs in prior_records.values()
-            ]
-            priors_cache.put(priors_key, priors)
         records = run_dir.records()
-        summary = summarize(records, seed=options.seed, resamples=options.resamples)
+        # the priors' summaries (when not cached) with the run's: the same questions, so
+        # one set of bootstrap draws per group serves the three
+        fresh = list(prior_records.values()) if priors is None else []
+        summary, *fresh_summaries = summarize_runs(
+            [records, *fresh],
+            seed=options.seed,
+            resamples=options.resamples,
+            priors=[False] + [True] * len(fresh),
+        )
+        if priors is None:
+            priors = fresh_summaries
+            priors_cache.put(priors_key, priors)
         summary["meta"] = {
             "profile": options.profile,
             "database_fingerprint": executor.fingerprint,

@@ -9,7 +9,7 @@ from typing import Any
 
 from score.execution.result import QueryResult
 from score.scoring.result_preview import result_preview
-from score.statistics.stats import summarize
+from score.statistics.summary import summarize
 
 TIERS = ("simple", "compositional", "schema_aware", "unanswerable")
 CATEGORIES = ("person", "drug", "visit", "condition", "measurement")

@@ -10,7 +10,8 @@ import pytest
 import score.report.chart as chart
 from score.report.chart import PALETTE, PLOT_HEIGHT, render_chart
 from score.statistics.metrics import record
-from score.statistics.stats import compare_runs, summarize
+from score.statistics.stats import compare_runs
+from score.statistics.summary import summarize
 
 SVG = "{http://www.w3.org/2000/svg}"
 

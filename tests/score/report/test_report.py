@@ -10,7 +10,8 @@ import pytest
 import score.report.markdown as report
 from score.report.markdown import PRIORS_NOTE, render_report
 from score.statistics.metrics import record
-from score.statistics.stats import SUMMARY_FORMAT, compare_runs, summarize
+from score.statistics.stats import compare_runs
+from score.statistics.summary import SUMMARY_FORMAT, summarize
 from tests.paths import REPO
 
 SCHEMAS = REPO / "schemas"

@@ -1,4 +1,5 @@
-"""score.statistics.stats: bootstrap over questions, McNemar, paired differences, summaries."""
+"""score.statistics.stats and .summary: bootstrap over questions, McNemar, paired differences,
+summaries."""
 
 from __future__ import annotations
 
@@ -19,8 +20,8 @@ from score.statistics.stats import (
     mcnemar_p,
     replicates,
     resample_counts,
-    summarize,
 )
+from score.statistics.summary import summarize
 
 
 def bilingual(outcomes_en, outcomes_ko=None, *, run="run", **kw):
