@@ -1,7 +1,8 @@
 """report.md: the summaries of one or more runs as Markdown a researcher can paste.
 
-:func:`render_report` reads summaries (:func:`score.statistics.summary.summarize`) and, optionally, a
-comparison (:func:`score.statistics.stats.compare_runs`), and refuses any format it does not know.
+:func:`render_report` reads summaries (:func:`score.statistics.summary.summarize`) and,
+optionally, a comparison (:func:`score.statistics.stats.compare_runs`), and refuses any format
+it does not know.
 The text depends on its inputs only (no clock, no paths), so the same inputs give the
 same bytes.
 
