@@ -62,6 +62,8 @@ _TABLES = {t.lower(): {c.lower(): ty for c, ty, _ in cols} for t, cols in CDM_TA
 _COLUMNS = frozenset(c for cols in _TABLES.values() for c in cols)
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NUMBER = re.compile(r"[1-9][0-9]{0,8}")
+_WORDS = re.compile(r"[A-Za-z0-9_]+")  # what _word's edges cannot cut: a whole name
+_NUMBER_WORDS = re.compile(r"[A-Za-z0-9_.]+")  # a whole number's edges exclude "." too
 _MARK = "\x00"
 
 
@@ -88,6 +90,22 @@ class _Skeleton:
     text: str | None  # None: the render failed
     names: frozenset[str]  # CDM table and column names it writes itself
     conditional: frozenset[str] = frozenset()  # holes a SqlRender condition reads
+    # the text's words (runs of letters, digits and _) and number words (the same with
+    # the decimal point), lower case; None when the text is not ASCII (see _occurs)
+    words: frozenset[str] | None = None
+    number_words: frozenset[str] | None = None
+
+    def writes(self, value: str) -> bool:
+        """Whether the text holds ``value`` (a hole's) as a whole name or number, in any
+        case: the value is one of its words.  Looked up in the words found once per
+        skeleton, not searched for: a search pattern per value outgrew ``re``'s cache of
+        compiled patterns (DataQualityDashboard: thousands of values), and compiling them
+        cost more than the rest of the cache's work."""
+        if self.text is None:
+            return False
+        if self.words is None or self.number_words is None:
+            return _occurs(value, self.text)
+        return value.lower() in (self.number_words if value[:1].isdigit() else self.words)
 
 
 class TemplateCache:
@@ -161,9 +179,7 @@ class TemplateCache:
                 return None, {}
             # a hole a condition reads, or whose value the skeleton writes too, is a
             # parameter like the others: its value is part of the shape
-            demoted = skeleton.conditional | {
-                h for h, v in holes.items() if _occurs(v, skeleton.text)
-            }
+            demoted = skeleton.conditional | {h for h, v in holes.items() if skeleton.writes(v)}
             if not demoted:
                 return (skeleton.text, fixed, _facts(holes, skeleton.names)), holes
             holes = {h: v for h, v in holes.items() if h not in demoted}
@@ -185,9 +201,24 @@ class TemplateCache:
         conditional = frozenset(
             name for name, p in placeholders.items() if any(p in c for c in seen)
         )
-        found = _Skeleton(text, _cdm_names(text) if text is not None else frozenset(), conditional)
+        found = _skeleton_of(text, conditional)
         self._skeletons[key] = found
         return found
+
+
+def _skeleton_of(text: str | None, conditional: frozenset[str]) -> _Skeleton:
+    """The skeleton of a rendered ``text`` (None: the render failed)."""
+    if text is None:
+        return _Skeleton(None, frozenset(), conditional)
+    if not text.isascii():  # outside ASCII, IGNORECASE folds more than lower() does
+        return _Skeleton(text, _cdm_names(text), conditional)
+    return _Skeleton(
+        text,
+        _cdm_names(text),
+        conditional,
+        frozenset(w.lower() for w in _WORDS.findall(text)),
+        frozenset(w.lower() for w in _NUMBER_WORDS.findall(text)),
+    )
 
 
 def _is_hole(text: str) -> bool:
@@ -197,6 +228,7 @@ def _is_hole(text: str) -> bool:
 
 
 def _occurs(value: str, text: str) -> bool:
+    """Whether ``text`` holds ``value`` as a whole name or number, in any case."""
     return re.search(_word(value), text, re.IGNORECASE) is not None
 
 

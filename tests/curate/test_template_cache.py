@@ -178,3 +178,19 @@ def test_every_dqd_record_reads_as_it_would_alone(dqd_records):
     ]
     assert differ == []
     assert stats["written"] > len(dqd_records) / 2, stats
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_skeleton_finds_a_value_among_its_words_as_the_search_does(seed):
+    """The words looked up (once per skeleton) agree with the search for the value
+    (a pattern per value) on names and numbers, whatever surrounds them."""
+    import random
+
+    rng = random.Random(seed)
+    parts = ["person", "PERSON_id", "12", "3", "120", ".", " ", "_", "(", "x", "'", "\n", "a1", "ſ"]
+    values = ["person", "Person", "person_id", "12", "3", "120", "x", "a1", "id"]
+    for _ in range(40):
+        text = "".join(rng.choice(parts) for _ in range(rng.randint(0, 12)))
+        skeleton = template_cache._skeleton_of(text, frozenset())
+        for value in values:
+            assert skeleton.writes(value) == template_cache._occurs(value, text), (value, text)

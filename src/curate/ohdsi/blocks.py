@@ -19,10 +19,13 @@ parameter substitution:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from curate.ohdsi.conditions import evaluate, trim
+from curate.ohdsi.conditions import evaluate
+
+_BRACES = re.compile(r"[{}]")
 
 
 @dataclass
@@ -43,34 +46,50 @@ def _groups(sql: str) -> list[_Group]:
     """Matched braces in the order they close."""
     opened: list[int] = []
     found: list[_Group] = []
-    for at, char in enumerate(sql):
-        if char == "{":
+    for brace in _BRACES.finditer(sql):
+        at = brace.start()
+        if sql[at] == "{":
             opened.append(at)
-        elif char == "}" and opened:
+        elif opened:
             found.append(_Group(opened.pop(), at + 1))
     return found
 
 
-def _between(sql: str, left: _Group, right: _Group) -> str | None:
-    """The trimmed text between two groups, if ``right`` starts after ``left`` ends."""
-    if right.start <= left.end:
-        return None
-    return trim(sql[left.end : right.start])
-
-
 def _blocks(sql: str, groups: list[_Group]) -> list[_Block]:
+    """The blocks among ``groups``, in the order their conditions close.
+
+    A condition's then part is the group that starts past ``?`` and the white space
+    around it; only one group can start at a given place, so each condition has at most
+    one, found by where it starts (and its else part likewise past ``:``), with no
+    scan of the other groups.
+    """
+    starting = {group.start: group for group in groups}
     blocks: list[_Block] = []
-    for i, condition in enumerate(groups):
-        for j in range(i + 1, len(groups)):
-            then = groups[j]
-            if _between(sql, condition, then) != "?":
-                continue
-            otherwise = None
-            for k in range(j + 1, len(groups)):
-                if _between(sql, then, groups[k]) == ":":
-                    otherwise = groups[k]
-            blocks.append(_Block(condition, then, otherwise))
+    for condition in groups:
+        then = starting.get(_past(sql, condition.end, "?"))
+        if then is not None:
+            blocks.append(_Block(condition, then, starting.get(_past(sql, then.end, ":"))))
     return blocks
+
+
+def _past(sql: str, at: int, mark: str) -> int:
+    """Where the text resumes after white space, ``mark`` and white space from ``at``
+    (white space as Java's ``trim`` sees it: every character up to the space); -1 if
+    the first character after the white space is not ``mark``.
+
+    >>> _past("{a} ? {b}", 3, "?"), _past("{a} x {b}", 3, "?")
+    (6, -1)
+    """
+    at = _skip_space(sql, at)
+    if at >= len(sql) or sql[at] != mark:
+        return -1
+    return _skip_space(sql, at + 1)
+
+
+def _skip_space(sql: str, at: int) -> int:
+    while at < len(sql) and sql[at] <= " ":
+        at += 1
+    return at
 
 
 def _replace(sql: str, groups: list[_Group], start: int, end: int, keep: _Group | None) -> str:

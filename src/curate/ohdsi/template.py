@@ -26,6 +26,8 @@ from curate.ohdsi.errors import BAD_DEFAULT, RenderError
 
 _DEFAULT = "{DEFAULT"
 _TEXT_START = re.compile(r"['\"\[]|--|/\*")
+#: The rest of a name: ``\w`` is a character ``str.isalnum()`` accepts, or ``_``.
+_NAME_REST = re.compile(r"\w*")
 _REGEX_SPACE = " \t\n\x0b\f\r"  # Java's \s
 
 
@@ -88,10 +90,6 @@ def _ident_start(c: str) -> bool:
     return c.isalpha() or c == "_"
 
 
-def _ident_char(c: str) -> bool:
-    return c.isalnum() or c == "_"
-
-
 def _pieces(sql: str) -> Iterator[tuple[int, int, bool]]:
     """(start, end, in_text) pieces: SQL, or literals / quoted names / comments."""
     i = plain = 0
@@ -105,14 +103,9 @@ def _pieces(sql: str) -> Iterator[tuple[int, int, bool]]:
         if c in "'\"[":
             close = "]" if c == "[" else c
             j = i + 1
-            while j < n:
-                if sql[j] == close:
-                    if j + 1 < n and sql[j + 1] == close:  # a doubled quote inside
-                        j += 2
-                        continue
-                    break
-                j += 1
-            end = min(j + 1, n)
+            while (j := sql.find(close, j)) >= 0 and sql.startswith(close, j + 1):
+                j += 2  # a doubled quote inside
+            end = n if j < 0 else j + 1
         elif sql.startswith("--", i):
             j = sql.find("\n", i)
             end = n if j < 0 else j
@@ -134,14 +127,10 @@ def parameter_uses(sql: str) -> list[ParameterUse]:
         i = start
         while (i := sql.find("@", i, end)) >= 0:  # only an '@' starts a name
             if sql.startswith("@@", i):
-                i += 2
-                while i < end and _ident_char(sql[i]):
-                    i += 1
+                i = _NAME_REST.match(sql, i + 2, end).end()  # type: ignore[union-attr]
                 continue
             if sql[i] == "@" and i + 1 < end and _ident_start(sql[i + 1]):
-                j = i + 1
-                while j < end and _ident_char(sql[j]):
-                    j += 1
+                j = _NAME_REST.match(sql, i + 1, end).end()  # type: ignore[union-attr]
                 schema = j + 1 < end and sql[j] == "." and _ident_start(sql[j + 1])
                 uses.append(ParameterUse(sql[i + 1 : j], i, in_text, schema))
                 i = j
