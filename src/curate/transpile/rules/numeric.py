@@ -41,6 +41,7 @@ def integer_division(node: exp.Expression) -> exp.Expression:
     return node
 
 
+@acts_on(exp.Window, exp.Avg)
 def avg_of_integers(node: exp.Expression) -> exp.Expression:
     """AVG of an integer expression is an integer, truncated toward zero.
 

@@ -202,6 +202,7 @@ def _output_keys(body: exp.Select) -> list[tuple[str, exp.Ordered]] | None:
 _TEXT_MAKERS = (exp.Substring, exp.Trim, exp.Replace, exp.Pad)
 
 
+@acts_on(exp.Literal, exp.DPipe, *_TEXT_MAKERS)
 def empty_text_is_null(node: exp.Expression) -> exp.Expression:
     """Oracle has no empty string: ``''`` is NULL, ``||`` skips NULLs, and text a function
     makes empty is NULL.
