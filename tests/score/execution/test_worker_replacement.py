@@ -24,6 +24,10 @@ from tests.paths import REPO
 from tests.task_factory import make_task, write_task_file
 
 UNINTERRUPTIBLE = "SELECT length(lpad('x', 200000000, 'y')) AS n"  # about 3 s, in one call
+#: Uninterruptible as UNINTERRUPTIBLE, but holds its ~350 MB within its first second
+#: (a 150 MB string made at once, then padded), so a kill at 0.75 s finds it heavy even
+#: on a loaded machine (UNINTERRUPTIBLE grows its one string at ~100 MB/s).
+HEAVY_EARLY = "SELECT length(lpad(repeat('y', 150000000), 200000000, 'x')) AS n"
 #: Holds a 100 MB string for a moment: a quarter of a 400MB memory limit.
 HEAVY = "SELECT length(lpad('x', 100000000, 'y')) AS n"
 ABORTED = "terminate called after throwing an instance of 'std::bad_alloc'"
@@ -89,12 +93,12 @@ def test_after_a_first_kill_the_lane_keeps_a_spare_for_the_next(omop_db: Path):
     with Executor(omop_db, settings=settings) as ex:
         assert ex.execute("SELECT 1 AS n").rows() == [(1,)]
         with pytest.raises(QueryError):
-            ex.execute(UNINTERRUPTIBLE)
+            ex.execute(HEAVY_EARLY)
         _join_replacements(ex)
         lane = ex._pool._lanes[QUERY_LANE]
         assert len(lane.idle) == 2 and lane.spare
         with pytest.raises(QueryError):
-            ex.execute(UNINTERRUPTIBLE)
+            ex.execute(HEAVY_EARLY)
         assert len(lane.idle) >= 1  # right after the kill: the spare, ready
         assert ex.execute("SELECT 6 AS n").rows() == [(6,)]
         _join_replacements(ex)
@@ -103,7 +107,7 @@ def test_after_a_first_kill_the_lane_keeps_a_spare_for_the_next(omop_db: Path):
         # and, never used, at what it held when ready
         assert lane.most_busy == 1 and lane.most_alive == 2
         assert lane.most_idle_kib == lane.ready_kib
-        heaviest = max(lane.retired_peaks_kib)  # a killed one held the 200 MB string
+        heaviest = max(lane.retired_peaks_kib)  # a killed one held the strings
         assert heaviest > 200_000
         assert heaviest <= ex.workers_peak_rss_by_lane()[QUERY_LANE] < 2 * heaviest
     with Executor(
