@@ -47,6 +47,7 @@ from sqlglot.errors import ParseError, TokenError
 
 from score.execution.parse_position import plain_sqlglot_message
 from score.execution.result import QueryError
+from score.sqlglot_quiet import quiet
 
 _ADMITTED_ROOTS = (exp.Select, exp.SetOperation, exp.Subquery)
 
@@ -244,13 +245,8 @@ def silence_sqlglot() -> None:
 
 def parse_statements(sql: str, dialect: str = "duckdb") -> list[exp.Expr]:
     """Parse ``sql`` with sqlglot, dropping empty statements; raise ParseError."""
-    logger = logging.getLogger("sqlglot")
-    level = logger.level
-    logger.setLevel(logging.ERROR)  # "falling back to Command" is a verdict, not a warning
-    try:
+    with quiet():  # "falling back to Command" is a verdict, not a warning
         return [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
-    finally:
-        logger.setLevel(level)
 
 
 #: Verdicts on admitted queries are cached for texts up to this length only: a parse

@@ -18,6 +18,7 @@ from sqlglot.errors import SqlglotError
 from score.pages.document import render_page
 from score.pages.parts import count_bars, esc, meta_list, section
 from score.pages.sql_text import pretty_sql
+from score.sqlglot_quiet import quiet
 
 COLUMNS = ("record", "status", "tier", "category", "stage", "rule", "why")
 FILTERS = (1, 2, 3, 4, 5)
@@ -27,7 +28,8 @@ def plain_transpile(sql: str, dialect: str | None) -> str | None:
     """``sql`` moved to DuckDB by sqlglot alone (no fix-up rule), formatted; None if it
     cannot be (an OHDSI template with parameters, say)."""
     try:
-        out = sqlglot.transpile(sql, read=dialect or None, write="duckdb", pretty=True)
+        with quiet():  # sqlglot's warnings are not the reader's business here
+            out = sqlglot.transpile(sql, read=dialect or None, write="duckdb", pretty=True)
     except (SqlglotError, RecursionError, ValueError, KeyError, TypeError):
         return None
     return ";\n\n".join(out) if out else None

@@ -15,11 +15,12 @@ GROUP BY
 
 from __future__ import annotations
 
-import logging
 from functools import lru_cache
 
 import sqlglot
 from sqlglot.errors import SqlglotError
+
+from score.sqlglot_quiet import quiet
 
 #: longer SQL is shown as written (formatting it would cost more than it helps)
 MAX_FORMATTED = 20_000
@@ -30,14 +31,12 @@ def pretty_sql(sql: str, dialect: str | None = None) -> str:
     """``sql`` formatted one clause a line; unchanged when it does not parse."""
     if len(sql) > MAX_FORMATTED:
         return sql
-    logger = logging.getLogger("sqlglot")
-    level = logger.level
-    logger.setLevel(logging.ERROR)  # sqlglot's warnings are not the reader's business here
     try:
-        statements = sqlglot.parse(sql, read=dialect or None)
-        parts = [s.sql(dialect=dialect or None, pretty=True) for s in statements if s is not None]
+        with quiet():  # sqlglot's warnings are not the reader's business here
+            statements = sqlglot.parse(sql, read=dialect or None)
+            parts = [
+                s.sql(dialect=dialect or None, pretty=True) for s in statements if s is not None
+            ]
     except (SqlglotError, RecursionError, ValueError, KeyError, TypeError):
         return sql
-    finally:
-        logger.setLevel(level)
     return ";\n\n".join(parts) if parts else sql
