@@ -51,6 +51,12 @@ class ScoringContext:
     #: with one constant query, so ``SELECT 0`` runs once, not once per instance, on a
     #: server too); None: every answer runs its own query.
     shared_runs: dict[str, QueryResult] | None = None
+    #: Answers decided by their text alone (an abstention, a format failure: the
+    #: extraction's verdict, made before the task or its gold plays any part), by the
+    #: prediction's text, kind and status: the priors give every instance the same text,
+    #: so ``ABSTAIN`` goes to a query process once, not once per instance.  None: every
+    #: answer goes.
+    decided_texts: dict[tuple, AnswerReply] | None = None
 
 
 @dataclass
@@ -115,6 +121,10 @@ def _answer(pending: Pending, ctx: ScoringContext, *, prepare_only: bool) -> Non
             pending.csv_to_read = True
             return None
         return read_csv(pending, ctx)
+    text = (prediction.output, prediction.sql, prediction.kind, prediction.status)
+    known = ctx.decided_texts.get(text) if ctx.decided_texts is not None else None
+    if known is not None:
+        return finish_answer(pending, known, ctx)
     gold_sql = task["gold_sql"] if task["answerable"] and task["gold_sql"] else None
     request = Answer(
         output=prediction.output,
@@ -130,6 +140,8 @@ def _answer(pending: Pending, ctx: ScoringContext, *, prepare_only: bool) -> Non
         reply = ctx.executor.call(PrepareAnswer(request) if prepare_only else request)
     except QueryError as e:  # its process had to be ended: past the time limit, or died
         return pending.settle(decision.for_lost_process(e))
+    if ctx.decided_texts is not None and reply.kind != SQL:
+        ctx.decided_texts.setdefault(text, reply)
     if prepare_only and needs_run(reply):
         pending.prepared = reply  # the query runs in the pipeline's next phase
         return None

@@ -293,7 +293,13 @@ def run_scoring(
             for kind, label in PRIORS.items():
                 # a prior runs no gold: each task's pinned result stands for it
                 prior_ctx = ScoringContext(
-                    executor, gold, options.profile, label, gold_from_pin=True, shared_runs={}
+                    executor,
+                    gold,
+                    options.profile,
+                    label,
+                    gold_from_pin=True,
+                    shared_runs={},
+                    decided_texts={},
                 )
                 prior_records[kind] = [
                     mark_for_suite(r.to_record()) if suite is not None else r.to_record()

@@ -1,0 +1,61 @@
+"""An answer decided by its text alone (the abstain prior's ``ABSTAIN``) goes to a query
+process once per text, not once per instance, and every instance gets the same record."""
+
+from __future__ import annotations
+
+from score.scoring.gold_cache import GoldCache
+from score.scoring.outcomes import Outcome
+from score.scoring.pipeline import ScoringContext
+from score.scoring.priors import prior_predictions
+from tests.task_factory import make_task, scored_records
+
+
+def without_timings(records):
+    return [{k: v for k, v in r.items() if k != "timings"} for r in records]
+
+
+def test_an_abstention_is_extracted_once_for_every_instance(executor, monkeypatch):
+    tasks = [make_task(f"t{i}") for i in range(6)] + [make_task("none", None)]
+    sent = []
+    real = executor.call
+
+    def counting(request, **kwargs):
+        sent.append(type(request).__name__)
+        return real(request, **kwargs)
+
+    monkeypatch.setattr(executor, "call", counting)
+    records = {}
+    for decided in (None, {}):
+        sent.clear()
+        ctx = ScoringContext(
+            executor,
+            GoldCache(None, executor),
+            "sqlgold",
+            "p",
+            gold_from_pin=True,
+            decided_texts=decided,
+        )
+        records[decided is None] = scored_records(tasks, prior_predictions(tasks, "abstain"), ctx)
+        if decided is None:
+            assert len(sent) == len(tasks)  # each instance's text extracted in a query process
+        else:
+            assert len(sent) == 1 and len(decided) == 1  # once: the others reuse the verdict
+    assert without_timings(records[True]) == without_timings(records[False])
+    assert {r["outcome"] for r in records[False]} == {Outcome.ABSTAINED}
+
+
+def test_an_answer_that_runs_is_not_reused(executor, monkeypatch):
+    """``SELECT 0`` is SQL: its logical form and result depend on the task, so each
+    instance still prepares it (its run is shared by ``shared_runs``, not here)."""
+    tasks = [make_task(f"t{i}") for i in range(3)]
+    decided: dict = {}
+    ctx = ScoringContext(
+        executor,
+        GoldCache(None, executor),
+        "sqlgold",
+        "p",
+        gold_from_pin=True,
+        decided_texts=decided,
+    )
+    records = scored_records(tasks, prior_predictions(tasks, "select0"), ctx)
+    assert decided == {} and len(records) == 3
