@@ -14,6 +14,19 @@ def without_timings(records):
     return [{k: v for k, v in r.items() if k != "timings"} for r in records]
 
 
+def prior_context(executor, decided):
+    """A priors' pass context (pinned golds), reusing answers decided by text in
+    ``decided`` (None: never)."""
+    return ScoringContext(
+        executor,
+        GoldCache(None, executor),
+        "sqlgold",
+        "p",
+        gold_from_pin=True,
+        decided_texts=decided,
+    )
+
+
 def test_an_abstention_is_extracted_once_for_every_instance(executor, monkeypatch):
     tasks = [make_task(f"t{i}") for i in range(6)] + [make_task("none", None)]
     sent = []
@@ -27,14 +40,7 @@ def test_an_abstention_is_extracted_once_for_every_instance(executor, monkeypatc
     records = {}
     for decided in (None, {}):
         sent.clear()
-        ctx = ScoringContext(
-            executor,
-            GoldCache(None, executor),
-            "sqlgold",
-            "p",
-            gold_from_pin=True,
-            decided_texts=decided,
-        )
+        ctx = prior_context(executor, decided)
         records[decided is None] = scored_records(tasks, prior_predictions(tasks, "abstain"), ctx)
         if decided is None:
             assert len(sent) == len(tasks)  # each instance's text extracted in a query process
@@ -44,18 +50,12 @@ def test_an_abstention_is_extracted_once_for_every_instance(executor, monkeypatc
     assert {r["outcome"] for r in records[False]} == {Outcome.ABSTAINED}
 
 
-def test_an_answer_that_runs_is_not_reused(executor, monkeypatch):
+def test_an_answer_that_runs_is_not_reused(executor):
     """``SELECT 0`` is SQL: its logical form and result depend on the task, so each
     instance still prepares it (its run is shared by ``shared_runs``, not here)."""
     tasks = [make_task(f"t{i}") for i in range(3)]
     decided: dict = {}
-    ctx = ScoringContext(
-        executor,
-        GoldCache(None, executor),
-        "sqlgold",
-        "p",
-        gold_from_pin=True,
-        decided_texts=decided,
+    records = scored_records(
+        tasks, prior_predictions(tasks, "select0"), prior_context(executor, decided)
     )
-    records = scored_records(tasks, prior_predictions(tasks, "select0"), ctx)
     assert decided == {} and len(records) == 3
