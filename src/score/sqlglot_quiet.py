@@ -31,9 +31,7 @@ _FILTER = _QuietThreads()
 @contextmanager
 def quiet() -> Iterator[None]:
     """sqlglot's warnings logged by this thread within the block are dropped."""
-    logger = logging.getLogger("sqlglot")
-    if _FILTER not in logger.filters:
-        logger.addFilter(_FILTER)
+    logging.getLogger("sqlglot").addFilter(_FILTER)  # once: a filter already there is kept
     _state.depth = getattr(_state, "depth", 0) + 1
     try:
         yield

@@ -326,7 +326,7 @@ def run_scoring(
         records = run_dir.records()
         # the priors' summaries (when not cached) with the run's: the same questions, so
         # one set of bootstrap draws per group serves the three
-        fresh = list(prior_records.values()) if priors is None else []
+        fresh = list(prior_records.values())  # none when the priors' summaries were cached
         summary, *fresh_summaries = summarize_runs(
             [records, *fresh],
             seed=options.seed,

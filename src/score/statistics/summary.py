@@ -4,11 +4,11 @@
 instances at once (a scoring's run and its two priors, seed 004) and gives exactly what
 :func:`summarize` gives for each.  The bootstrap draws depend only on the seed, the number
 of resamples and the number of questions (:func:`score.statistics.stats.resample_counts`), so
-runs whose scored records name the same questions in the same order share one set of draws
-per group (:func:`score.statistics.stats.replicates` sums several runs' components over
-them in one product).  Every component is 0 or 1, so each replicate's sums are whole
-numbers, exact in floating point whatever the order of the additions: the intervals are the
-same to the last bit as one run at a time.
+runs whose scored records hold as many instances of each question share one set of draws
+per group, their records taken in question order (:func:`score.statistics.stats.replicates`
+sums several runs' components over them in one product).  Every component is 0 or 1, so
+each replicate's sums are whole numbers, exact in floating point whatever the order of the
+additions: the intervals are the same to the last bit as one run at a time.
 """
 
 from __future__ import annotations
@@ -131,20 +131,23 @@ def _score_blocks(
     way: the same suite flag) are bootstrapped together, their records in question order
     (a replicate's sums do not depend on the order of the records)."""
     scored_sets = [[r for r in records if is_scored(r)] for records in record_sets]
+    score_sets = [
+        default_scores(c_values, n=len(scored), suite=suite)
+        for scored, suite in zip(scored_sets, suites, strict=True)
+    ]
     together: dict[tuple[Any, ...], list[int]] = {}
     for i, scored in enumerate(scored_sets):
         questions = tuple(sorted(r["task_id"] for r in scored))
         together.setdefault((suites[i], questions), []).append(i)
     reps: dict[int, dict[str, Any]] = {}
     for members in together.values():
-        first = members[0]
-        scores = default_scores(c_values, n=len(scored_sets[first]), suite=suites[first])
         in_order = [sorted(scored_sets[i], key=_question) for i in members]
-        reps.update(zip(members, replicates(in_order, scores, boot), strict=True))
+        drawn = replicates(in_order, score_sets[members[0]], boot)  # the members score alike
+        reps.update(zip(members, drawn, strict=True))
     blocks = []
     for i, (records, scored) in enumerate(zip(record_sets, scored_sets, strict=True)):
         counts = outcome_counts(records)
-        scores = default_scores(c_values, n=len(scored), suite=suites[i])
+        scores = score_sets[i]
         points = point_estimates(scored, scores)
         block: dict[str, Any] = {
             "n": len(scored),
