@@ -11,24 +11,29 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from sqlglot import exp
+
 from curate.ohdsi.errors import RenderError
-from curate.ohdsi.render import render_record
+from curate.ohdsi.render import render_record_gold_tree
 from curate.sources import AUTO_DIALECT, READ_DIALECT
 from curate.sources.dialect import candidates
 from curate.sources.records import SourceRecord
-from curate.transpile.to_duckdb import Transpiled, TranspileError, transpile
+from curate.transpile.to_duckdb import READS, Transpiled, TranspileError, transpile
 from curate.tree_garbage import collected_at_end
 from curate.verify.gold import Drop
 
 
-def to_duckdb(sql: str, dialect: str | None, field_name: str) -> Transpiled | Drop:
+def to_duckdb(
+    sql: str, dialect: str | None, field_name: str, tree: exp.Expr | None = None
+) -> Transpiled | Drop:
+    """``sql`` (or its ``tree``, already read) transpiled to DuckDB, or the drop saying why not."""
     if dialect == AUTO_DIALECT:
         return agreed_reading(sql, field_name)
     read = READ_DIALECT.get(dialect or "")
     if read is None:
         return Drop("transpile", "dialect", f"{field_name}: unknown dialect {dialect!r}")
     try:
-        return transpile(sql, read=read)
+        return transpile(sql, read=read, tree=tree)
     except TranspileError as e:
         rule = getattr(e, "rule", None) or "transpile"
         return Drop("transpile", rule, f"{field_name}: {e.message}")
@@ -83,14 +88,19 @@ def _read_gold(
     record: SourceRecord,
 ) -> tuple[tuple[str, ...], SourceRecord | None, Transpiled | Drop]:
     try:
-        rendered, notes = render_record(record)
+        # a gold made one query comes as its tree, read as the transpile reads SQL Server
+        rendered, notes, tree = render_record_gold_tree(record, READS["tsql"])
     except RenderError as e:
         return (), None, Drop("ohdsi", e.reason, e.message)
     except Exception as error:
         error.sqlgold_stage = "ohdsi"
         raise
     try:
-        return notes, rendered, to_duckdb(rendered.gold_sql, rendered.gold_dialect, "gold_sql")
+        return (
+            notes,
+            rendered,
+            to_duckdb(rendered.gold_sql, rendered.gold_dialect, "gold_sql", tree),
+        )
     except Exception as error:
         error.sqlgold_stage = "transpile"
         raise

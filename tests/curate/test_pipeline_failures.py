@@ -42,7 +42,7 @@ def _boom(*args, **kwargs):
 # (name patched in curate.pipeline, or gold_reading:name, stage named in the reason,
 # records it reaches)
 STAGES = [
-    ("gold_reading:render_record", "ohdsi", {"a-answerable"}),
+    ("gold_reading:render_record_gold_tree", "ohdsi", {"a-answerable"}),
     ("gold_reading:transpile", "transpile", {"a-answerable"}),
     ("run_gold", "verify", {"a-answerable"}),
     ("check_answer", "answer", {"a-answerable"}),

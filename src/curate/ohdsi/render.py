@@ -38,9 +38,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from sqlglot import exp
+from sqlglot.dialects.dialect import DialectType
+
 from curate.ohdsi.blocks import resolve
 from curate.ohdsi.errors import MISSING_PARAMETER, RenderError
-from curate.ohdsi.script import to_single_query
+from curate.ohdsi.script import single_query_tree, to_single_query
 from curate.ohdsi.statements import SingleQueryError
 from curate.ohdsi.template import defaults, parameter_uses, without_defaults
 from curate.sources.records import SourceRecord
@@ -179,6 +182,13 @@ def _single(sql: str, notes: tuple[str, ...]) -> RenderResult:
     return RenderResult(single.sql, notes + single.notes)
 
 
+def _single_tree(sql: str, reader: DialectType) -> tuple[exp.Expr, tuple[str, ...]]:
+    try:
+        return single_query_tree(sql, reader)
+    except SingleQueryError as e:
+        raise RenderError(e.reason, e.message) from e
+
+
 #: Dialects whose SQL is rendered (SqlRender parameters) and keeps its dialect.
 _KEEP_DIALECT = ("postgres", "oracle", "auto")
 
@@ -197,8 +207,28 @@ def render_record(record: SourceRecord) -> tuple[SourceRecord, tuple[str, ...]]:
     keeps its dialect; ``duckdb`` SQL is left as it is.  Raises :class:`RenderError` with
     the record's id.
     """
+    rendered, notes, _ = _render_record(record, None)
+    return rendered, notes
+
+
+def render_record_gold_tree(
+    record: SourceRecord, reader: DialectType
+) -> tuple[SourceRecord, tuple[str, ...], exp.Expr | None]:
+    """:func:`render_record`, except that a gold made one query (``ohdsi`` or ``tsql``)
+    comes back as the tree of that query, read by ``reader`` (the transpiler's SQL Server
+    dialect) as it reads SQL Server text: the transpile starts from it, with neither the
+    query's text written nor that text parsed again.  The rendered record's gold is then
+    the SQL Server script SqlRender gives (the record's own SQL for ``tsql``), before it
+    was made one query; the third value is None for any other gold."""
+    return _render_record(record, reader)
+
+
+def _render_record(
+    record: SourceRecord, reader: DialectType | None
+) -> tuple[SourceRecord, tuple[str, ...], exp.Expr | None]:
     changes: dict[str, str] = {}
     notes: list[str] = []
+    gold_tree: exp.Expr | None = None
     pairs = (("gold_sql", "gold_dialect"), ("answer_sql", "answer_dialect"))
     for sql_field, dialect_field in pairs:
         sql, dialect = getattr(record, sql_field), getattr(record, dialect_field)
@@ -207,10 +237,14 @@ def render_record(record: SourceRecord) -> tuple[SourceRecord, tuple[str, ...]]:
         if dialect in _KEEP_DIALECT and not _is_template(sql, record.parameters):
             continue
         try:
-            if dialect == "ohdsi":
-                result = to_sql_server(sql, record.parameters)
-            elif dialect in _KEEP_DIALECT:
+            if dialect in _KEEP_DIALECT:
                 result = render(sql, record.parameters)
+            elif reader is not None and sql_field == "gold_sql":
+                script = render(sql, record.parameters) if dialect == "ohdsi" else RenderResult(sql)
+                gold_tree, made = _single_tree(script.sql, reader)
+                result = RenderResult(script.sql, script.notes + made)
+            elif dialect == "ohdsi":
+                result = to_sql_server(sql, record.parameters)
             else:
                 result = _single(sql, ())
         except RenderError as e:
@@ -219,4 +253,4 @@ def render_record(record: SourceRecord) -> tuple[SourceRecord, tuple[str, ...]]:
         changes[sql_field] = result.sql
         changes[dialect_field] = dialect if dialect in _KEEP_DIALECT else "tsql"
         notes.extend(f"{sql_field}: {n}" for n in result.notes)
-    return replace(record, **changes), tuple(notes)
+    return replace(record, **changes), tuple(notes), gold_tree

@@ -39,6 +39,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sqlglot import exp
+from sqlglot.dialects.dialect import DialectType
 
 from curate.ohdsi.statements import (
     NAME_CONFLICT,
@@ -281,9 +282,16 @@ def to_single_query(sql: str, *, dialect: str = "tsql", pretty: bool = True) -> 
     >>> to_single_query("USE cdm; SET NOCOUNT ON; SELECT 1 AS one;").notes
     ('USE cdm left out', 'SET NOCOUNT ON left out')
     """
+    query, notes = single_query_tree(sql, dialect)
+    # the assembled tree is not used again: the generator may change it instead of a copy
+    return SingleQuery(query.sql(dialect=dialect, pretty=pretty, copy=False), notes)
+
+
+def single_query_tree(sql: str, dialect: DialectType = "tsql") -> tuple[exp.Expr, tuple[str, ...]]:
+    """:func:`to_single_query`'s query as a tree, parsed by ``dialect``'s reader (the
+    transpiler's own SQL Server reader reads it as it would read the query's text), and
+    its notes.  The tree is the caller's to change."""
     script = Script()
     for _, stmt in parse_statements(sql, dialect):
         script.step(stmt)
-    query = _assemble(script)
-    # the assembled tree is not used again: the generator may change it instead of a copy
-    return SingleQuery(query.sql(dialect=dialect, pretty=pretty, copy=False), tuple(script.notes))
+    return _assemble(script), tuple(script.notes)

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import sqlglot
 from sqlglot import exp
-from sqlglot.dialects.dialect import Dialect
+from sqlglot.dialects.dialect import Dialect, DialectType
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import Token
 
@@ -66,7 +66,7 @@ class SingleQueryError(SqlgoldError):
 # Statements.
 
 
-def _statements(sql: str, dialect: str) -> list[tuple[str, list[str], list[Token]]]:
+def _statements(sql: str, dialect: DialectType) -> list[tuple[str, list[str], list[Token]]]:
     """Each statement's text, its first two words (upper case) and its tokens, split by
     tokens."""
     try:
@@ -94,7 +94,7 @@ def _statements(sql: str, dialect: str) -> list[tuple[str, list[str], list[Token
     return out
 
 
-def split_statements(sql: str, dialect: str = "tsql") -> list[str]:
+def split_statements(sql: str, dialect: DialectType = "tsql") -> list[str]:
     """The statements of a script as text, split at ``;`` and ``GO`` lines (by tokens).
 
     >>> split_statements("SELECT ';' AS x; SELECT 2\\nGO\\nSELECT 3")
@@ -103,10 +103,12 @@ def split_statements(sql: str, dialect: str = "tsql") -> list[str]:
     return [text for text, _, _ in _statements(sql, dialect)]
 
 
-def parse_statements(sql: str, dialect: str = "tsql") -> list[tuple[str, exp.Expr]]:
+def parse_statements(sql: str, dialect: DialectType = "tsql") -> list[tuple[str, exp.Expr]]:
     """Each statement of a script, as written and parsed on its own (an IF takes only its
-    own), from the script's one tokenization."""
+    own), from the script's one tokenization.  A dialect with a ``parse_tokens`` method
+    (the transpiler's SQL Server reader) builds its statements with it."""
     reader = Dialect.get_or_raise(dialect)
+    parse = getattr(reader, "parse_tokens", None) or reader.parser().parse
     statements: list[tuple[str, exp.Expr]] = []
     for text, words, tokens in _statements(sql, dialect):
         words = words + ["", ""]
@@ -115,7 +117,7 @@ def parse_statements(sql: str, dialect: str = "tsql") -> list[tuple[str, exp.Exp
         ):
             raise SingleQueryError(CONTROL_FLOW, f"control flow: {short(text)}")
         try:
-            parsed = reader.parser().parse(tokens, sql)
+            parsed = parse(tokens, sql)
         except ParseError as e:
             detail = e.errors[0] if e.errors else {}
             where = f" (line {detail['line']})" if detail.get("line") else ""

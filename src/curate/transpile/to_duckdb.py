@@ -61,16 +61,20 @@ def transpile(
     schema: Schema | dict | None = None,
     *,
     pretty: bool = False,
+    tree: exp.Expr | None = None,
 ) -> Transpiled:
     """Translate one gold query from ``read`` into DuckDB SQL with the same result.
 
     ``schema`` maps ``{schema: {table: {column: type}}}`` (DuckDB type names); the default
     is the CDM v5.4 under schema ``cdm``.  DuckDB input passes through unchanged after a
-    parse check (only unqualified CDM tables are qualified).
+    parse check (only unqualified CDM tables are qualified).  ``tree``, when given, is
+    the query already read by ``read``'s reader (:data:`READS`; a tree the transpile may
+    change), and ``sql`` is not parsed.
     """
     if read not in READS:
         raise TranspileError(f"cannot read dialect {read!r}; use one of {sorted(READS)}")
-    tree = _parse(sql, read)
+    if tree is None:
+        tree = _parse(sql, read)
     reject_unsupported(tree)
     tree, fired = apply_rules(tree, read, "names")
     if read == "duckdb":

@@ -18,6 +18,8 @@ from score.comparison.order_matters import order_matters as gold_orders_rows
 from score.execution.executor import Executor
 
 if TYPE_CHECKING:
+    from sqlglot import exp
+
     from curate.verify.concept_hints import ConceptHint
 
 
@@ -37,10 +39,16 @@ class GoldCheck:
 
 
 def check_gold_alone(
-    sql: str, dialect: str, executor: Executor, *, profile: str = "sqlgold"
+    sql: str,
+    dialect: str,
+    executor: Executor,
+    *,
+    profile: str = "sqlgold",
+    tree: exp.Expr | None = None,
 ) -> GoldCheck:
-    """Run a gold with no reference answer and apply curation's checks to it."""
-    gold = run_side("gold", sql, dialect, executor)
+    """Run a gold with no reference answer and apply curation's checks to it (``tree``:
+    the gold already read, as :func:`~curate.verify.pair.run_side` takes it)."""
+    gold = run_side("gold", sql, dialect, executor, tree)
     order = gold_orders_rows(gold.sql) if gold.sql else False
     drop = reference_drop(gold, executor, order_matters=order, profile=profile)
     hints: list[ConceptHint] = []

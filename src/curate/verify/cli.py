@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -22,6 +23,9 @@ from score.cli.options import (
 )
 from score.errors import SqlgoldError
 
+if TYPE_CHECKING:
+    from sqlglot import exp
+
 
 @dataclass(frozen=True)
 class Loaded:
@@ -35,6 +39,7 @@ class Loaded:
     empty_tables: tuple[str, ...] | None = None  # set for an unanswerable record
     null_columns: tuple[str, ...] = ()
     declared: str | None = None  # an unanswerable record's source declaration
+    gold_tree: exp.Expr | None = None  # a record's gold made one query, read as curation reads it
 
 
 @dataclass(frozen=True)
@@ -65,8 +70,9 @@ class PairSource:
                 None if self.answer is None else _sql_argument(self.answer, "--answer"),
                 self.answer_dialect,
             )
-        from curate.ohdsi.render import render_record
+        from curate.ohdsi.render import render_record_gold_tree
         from curate.sources.load import find_source
+        from curate.transpile.to_duckdb import READS
 
         assert self.source is not None
         record = find_source(self.source, self.fmt, self.record_id)
@@ -77,7 +83,8 @@ class PairSource:
                 null_columns=tuple(because.null_columns) if because else (),
                 declared=because.declared if because else None,
             )
-        rendered, _ = render_record(record)
+        # the gold read as curation reads it: a script made one query comes as its tree
+        rendered, _, tree = render_record_gold_tree(record, READS["tsql"])
         if rendered.gold_sql is None:
             raise SqlgoldError("has no gold_sql to check", stage="verify", task_id=self.record_id)
         return Loaded(
@@ -86,6 +93,7 @@ class PairSource:
             rendered.answer_sql,
             rendered.answer_dialect,
             record.order_matters,
+            gold_tree=tree,
         )
 
 
@@ -291,7 +299,9 @@ def _check(loaded: Loaded, executor, profile: str, rows: int, suite=None) -> boo
     if loaded.answer is None:
         from curate.verify.alone import check_gold_alone, render_gold_alone
 
-        alone = check_gold_alone(loaded.gold, loaded.gold_dialect, executor, profile=profile)
+        alone = check_gold_alone(
+            loaded.gold, loaded.gold_dialect, executor, profile=profile, tree=loaded.gold_tree
+        )
         click.echo(render_gold_alone(alone, rows=rows))
         if suite is not None:
             click.echo("\ntest suite: not checked (no answer to compare the gold with)")
@@ -306,6 +316,7 @@ def _check(loaded: Loaded, executor, profile: str, rows: int, suite=None) -> boo
         answer_dialect=loaded.answer_dialect,
         profile=profile,
         order_matters=loaded.order,
+        gold_tree=loaded.gold_tree,
     )
     click.echo(render_pair(check, rows=rows))
     if suite is None:

@@ -27,6 +27,8 @@ from score.execution.executor import Executor
 from score.execution.result import QueryError, QueryResult
 
 if TYPE_CHECKING:  # imported where used: only an empty gold or a mismatch needs them
+    from sqlglot import exp
+
     from curate.verify.concept_hints import ConceptHint
     from score.comparison.result_diff import ResultDiff
 
@@ -77,10 +79,14 @@ class PairCheck:
     drop: Drop | None = None  # the check the gold fails, as curation would drop it
 
 
-def run_side(label: str, sql: str, dialect: str, executor: Executor) -> Side:
+def run_side(
+    label: str, sql: str, dialect: str, executor: Executor, tree: exp.Expr | None = None
+) -> Side:
     """One query checked as curation would: transpiled to DuckDB SQL (the gold's form in a
     task), then run by ``executor`` on its engine (which translates DuckDB SQL to its own
-    dialect).  An answer written in a server engine's own dialect runs there as written."""
+    dialect).  An answer written in a server engine's own dialect runs there as written.
+    ``tree`` is the query already read (a record's gold made one query, as curation reads
+    it: :func:`curate.ohdsi.render.render_record_gold_tree`), ``sql`` then its source."""
     kind = executor.kind
     if label == "answer" and dialect == kind.value and kind is not EngineKind.DUCKDB:
         found = executor.try_execute(sql, dialect=dialect)
@@ -91,7 +97,7 @@ def run_side(label: str, sql: str, dialect: str, executor: Executor) -> Side:
     if read is None:
         return Side(label, sql, dialect, None, error=f"unknown dialect {dialect!r}")
     try:
-        t = transpile(sql, read=read)
+        t = transpile(sql, read=read, tree=tree)
     except TranspileError as e:
         return Side(label, sql, dialect, None, error=f"transpile: {e.message}")
     ran = None
@@ -167,13 +173,15 @@ def verify_pair(
     profile: str = "sqlgold",
     order_matters: bool | None = None,
     rules: ReferenceRules | None = None,
+    gold_tree: exp.Expr | None = None,
 ) -> PairCheck:
     """Run both queries and say whether, and where, their results differ.
 
     The gold also meets the checks curation applies, with ``rules`` (the default
-    reference rules unless given) and the executor's fixed today.
+    reference rules unless given) and the executor's fixed today; ``gold_tree`` is the
+    gold already read (:func:`run_side`).
     """
-    gold = run_side("gold", gold_sql, gold_dialect, executor)
+    gold = run_side("gold", gold_sql, gold_dialect, executor, gold_tree)
     answer = run_side("answer", answer_sql, answer_dialect, executor)
     order = order_matters
     if order is None:

@@ -277,6 +277,14 @@ class SqlgoldTSQL(TSQL):
             build_marked(tree) if tree is not None else None for tree in super().parse(sql, **opts)
         ]
 
+    def parse_tokens(self, tokens: list[Token], sql: str) -> list[exp.Expr | None]:
+        """The statements of already tokenized ``sql`` (tokens from :meth:`tokenize`, or a
+        run of them), built as :meth:`parse` builds them."""
+        return [
+            build_marked(tree) if tree is not None else None
+            for tree in self.parser().parse(tokens, sql)
+        ]
+
 
 def _float_type(node: exp.DataType) -> exp.DataType:
     """FLOAT(n): DOUBLE unless n <= 24 (then REAL)."""
