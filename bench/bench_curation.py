@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from bench_common import ROOT, RawDuckDB, log, median, timed
+from replicate import replicate_cdm
 
 from curate.curation import curate_to_files
 from score.execution.executor import Executor
@@ -214,6 +215,28 @@ def curation_cost(db: Path, querylibrary: Path, own: Path, runs: int, work: Path
         "queries_per_kept_gold": counter.queries / max(1, out["sources"]["all"]["kept_golds"]),
     }
     out["per_run"] = per_run
+    return out
+
+
+#: Figure 4's scaled row: the CDM replicated this many times (persons and their rows).
+SCALE = 20
+
+
+def curation_cost_scaled(
+    db: Path, querylibrary: Path, own: Path, runs: int, work: Path, factor: int = SCALE
+) -> dict:
+    """:func:`curation_cost` on ``db`` replicated ``factor`` times
+    (:func:`replicate.replicate_cdm`): each gold reads ``factor`` times the rows, so the
+    ratio shows how much of figure 4's is a fixed cost per record and how much is the
+    executions curation adds to each gold's."""
+    big = work / f"cdm_x{factor}.duckdb"
+    log(f"curation: replicating the CDM {factor}x")
+    replicate_cdm(db, big, factor)
+    try:
+        out = curation_cost(big, querylibrary, own, runs, work)
+    finally:
+        big.unlink(missing_ok=True)
+    out["factor"] = factor
     return out
 
 

@@ -38,9 +38,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-import duckdb
 from bench_common import ROOT, log, machine, timed
 from bench_one_prediction import one_prediction
+from replicate import replicate_cdm
 
 from curate.database import spark_server
 from curate.database.spark_load import load_cdm
@@ -51,73 +51,6 @@ from score.execution.settings import ExecutorSettings
 from score.inputs.task_file import task_file_text
 from score.inputs.task_set import load_tasks
 from score.scoring.run import ScoringOptions, run_scoring
-
-OFFSET = 10**8
-#: Tables not tied to a person: copied once.
-SHARED = {
-    "concept",
-    "vocabulary",
-    "domain",
-    "concept_class",
-    "concept_relationship",
-    "relationship",
-    "concept_synonym",
-    "concept_ancestor",
-    "source_to_concept_map",
-    "drug_strength",
-    "location",
-    "care_site",
-    "provider",
-    "cdm_source",
-    "metadata",
-    "cohort_definition",
-}
-#: Id columns that point at shared tables: never offset.
-SHARED_IDS = {"location_id", "care_site_id", "provider_id", "cohort_definition_id"}
-
-
-def replicate_cdm(src: Path, out: Path, factor: int) -> None:
-    """``src``'s CDM with ``factor`` copies of every person-level row (ids offset)."""
-    out.unlink(missing_ok=True)
-    con = duckdb.connect(str(out))
-    try:
-        con.execute(f"ATTACH '{src}' AS src (READ_ONLY)")
-        con.execute("CREATE SCHEMA cdm")
-        tables = [
-            r[0]
-            for r in con.execute(
-                "SELECT table_name FROM duckdb_tables() WHERE database_name = 'src' "
-                "AND schema_name = 'cdm' ORDER BY table_name"
-            ).fetchall()
-        ]
-        for table in tables:
-            cols = con.execute(
-                "SELECT column_name, data_type FROM duckdb_columns() WHERE database_name = "
-                "'src' AND schema_name = 'cdm' AND table_name = ? ORDER BY column_index",
-                [table],
-            ).fetchall()
-            if table in SHARED:
-                con.execute(f"CREATE TABLE cdm.{table} AS SELECT * FROM src.cdm.{table}")
-                continue
-            exprs = []
-            for name, dtype in cols:
-                offset = (
-                    name.endswith("_id")
-                    and not name.endswith("concept_id")
-                    and name not in SHARED_IDS
-                    and dtype in ("INTEGER", "BIGINT")
-                )
-                exprs.append(
-                    f'CAST("{name}" + k * {OFFSET} AS {dtype}) AS "{name}"'
-                    if offset
-                    else f'"{name}"'
-                )
-            con.execute(
-                f"CREATE TABLE cdm.{table} AS SELECT {', '.join(exprs)} FROM src.cdm.{table}, "
-                f"range({factor}) AS r(k) ORDER BY k"
-            )
-    finally:
-        con.close()
 
 
 def workload(tasks_file: Path, n: int, folder: Path) -> tuple[Path, Path, list[str]]:

@@ -11,7 +11,8 @@ Figures (see bench/README.md for what each one includes and excludes):
    sorted-string-tuples baseline, and the 1M / 100k growth;
 3. wide results: 2, 6, 10, 14 permuted columns;
 4. curation: records per second and wall time over raw execution of the kept golds (and
-   of every gold curation had to run);
+   of every gold curation had to run); the same on the CDM replicated 20x
+   (``curation_scaled``, not in ``--quick`` unless named in ``--only``);
 5. peak RSS of scoring 10,000 instances in a fresh process (with its query processes);
 6. hostile: a scoring run where 1 in 10 predictions is a resource attack, its wall time
    over the honest run's, the slowest attack over the timeout, and its peak RSS;
@@ -63,6 +64,7 @@ FIGURES = (
     "comparator",
     "wide",
     "curation",
+    "curation_scaled",
     "memory",
     "hostile",
     "startup",
@@ -213,8 +215,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     args.wide_rows = args.wide_rows or (10_000 if quick else 100_000)
     args.budget = args.budget or (10.0 if quick else 60.0)
     args.out = args.out or ROOT / "bench" / ("quick.json" if quick else "latest.json")
-    if args.only is None:  # a quick run leaves out the DQD corpus (minutes on 2 cores)
-        args.only = ",".join(f for f in FIGURES if not (quick and f == "curation_dqd"))
+    if args.only is None:  # a quick run leaves out the DQD corpus and the replicated CDM
+        slow = ("curation_dqd", "curation_scaled")
+        args.only = ",".join(f for f in FIGURES if not (quick and f in slow))
     args.only = [f for f in args.only.split(",") if f]
     unknown = set(args.only) - set(FIGURES)
     if unknown:
@@ -282,6 +285,9 @@ def headline(results: dict[str, Any], rows: list[int]) -> dict[str, Any]:
         out["help_seconds"] = st["help"]["wall_s"]
         out["verify_seconds"] = st["verify"]["wall_s"]
         out["verify_id_seconds"] = st["verify_id"]["wall_s"]
+    cs = results.get("curation_scaled")
+    if cs and cs.get("ratio") is not None:
+        out["curation_scaled_ratio"] = cs["ratio"]
     cp = results.get("curation_postgres")
     if cp and cp.get("ratio") is not None:
         out["postgres_curation_ratio"] = cp["ratio"]
@@ -488,6 +494,16 @@ def render(report: dict[str, Any], details: tuple[str, ...] = FIGURES) -> str:
         row(4, "curation throughput", f"{cu['records_per_second']:.1f} records/s")
     elif cu:
         row(4, "curation", "skipped: " + "; ".join(cu["notes"]))
+    cs = r.get("curation_scaled")
+    if cs and cs.get("ratio") is not None:
+        a = cs["sources"]["all"]
+        row(
+            4,
+            f"the same sources on the CDM replicated {cs['factor']}x "
+            f"({a['kept_golds']} kept golds): curation wall / raw DuckDB of the kept golds",
+            f"{cs['ratio']:.1f} (medians {a['wall_s']:.1f} s / {a['raw_s']:.2f} s; over the "
+            f"{a['golds_run']} golds run {a['ratio_golds_run']:.1f})",
+        )
     me = r.get("memory")
     if me and me.get("peak_rss_mb") is not None:
         parts = me.get("parts_mb")
@@ -880,6 +896,12 @@ def main(argv: list[str]) -> int:
             folder = work / "curation"
             folder.mkdir()
             results["curation"] = bench_curation.curation_cost(
+                args.db, args.querylibrary, args.source, args.runs, folder
+            )
+        if "curation_scaled" in args.only:
+            folder = work / "curation_scaled"
+            folder.mkdir()
+            results["curation_scaled"] = bench_curation.curation_cost_scaled(
                 args.db, args.querylibrary, args.source, args.runs, folder
             )
         if "curation_dqd" in args.only:
