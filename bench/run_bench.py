@@ -379,10 +379,16 @@ def _remeasured(report: dict[str, Any]) -> str:
     again = report.get("remeasured")
     if not again:
         return ""
+    cpu = report["machine"]["cpu"]
+
+    def where(one: dict[str, Any]) -> str:  # a run on another machine says which
+        theirs = one["machine"]["cpu"]
+        return "" if theirs == cpu else f" on {theirs} ({one['machine']['cores']} cores)"
+
     return "".join(
         f" Figure{'s' if len(one['figures']) > 1 else ''} {', '.join(one['figures'])} "
-        f"{'were' if len(one['figures']) > 1 else 'was'} measured again on {one['date']}, "
-        f"commit {one['machine']['git_commit']}, {one['runs']} runs."
+        f"{'were' if len(one['figures']) > 1 else 'was'} measured again on {one['date']}"
+        f"{where(one)}, commit {one['machine']['git_commit']}, {one['runs']} runs."
         for one in (again if isinstance(again, list) else [again])
     )
 
