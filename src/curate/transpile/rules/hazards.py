@@ -68,6 +68,11 @@ def _groups_text(node: exp.Expression) -> exp.Expression | None:
     return None
 
 
+#: The classes a hazard can be found on: any other node is passed over at once.
+_CHECKED = (*_SEARCHES, *_COMPARISONS, exp.Group, exp.Order, exp.Select, exp.Min, exp.Max)
+_CHECKED += (exp.SetOperation, exp.Div)
+
+
 def _untyped_division(node: exp.Expression) -> bool:
     return isinstance(node, exp.Div) and (is_unknown(node.this) or is_unknown(node.expression))
 
@@ -82,6 +87,8 @@ def hazards(
     """
     found: dict[str, None] = {}
     for node in tree.walk():
+        if not isinstance(node, _CHECKED):
+            continue
         if not collation:
             pass
         elif _compares_text(node):
