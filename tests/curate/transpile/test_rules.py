@@ -107,6 +107,14 @@ def test_annotation_leaves_the_trees_positions_and_comments() -> None:
     assert any(meta.get("line") for meta, _ in before) and any(c for _, c in before)
 
 
+@pytest.mark.parametrize("read", ["postgres", "oracle"])
+def test_a_derived_table_without_an_alias_is_typed(read) -> None:
+    # PostgreSQL 16 and Oracle read a subquery in FROM without an alias; its columns are
+    # typed only if the tree's tables are qualified (named) before its columns are
+    tree = parse_one("SELECT a + 1 FROM (SELECT year_of_birth AS a FROM cdm.person)", read=read)
+    assert annotate(tree, read).selects[0].type.this is not exp.DataType.Type.UNKNOWN
+
+
 def test_pretty_output_is_the_same_query() -> None:
     flat, pretty = transpile(TYPICAL), transpile(TYPICAL, pretty=True)
     assert "\n" in pretty.sql and pretty.rules == flat.rules
