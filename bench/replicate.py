@@ -9,19 +9,11 @@ from pathlib import Path
 
 import duckdb
 
+from score.cdm.schema import VOCABULARY_TABLES
+
 OFFSET = 10**8
 #: Tables not tied to a person: copied once.
-SHARED = {
-    "concept",
-    "vocabulary",
-    "domain",
-    "concept_class",
-    "concept_relationship",
-    "relationship",
-    "concept_synonym",
-    "concept_ancestor",
-    "source_to_concept_map",
-    "drug_strength",
+SHARED = VOCABULARY_TABLES | {
     "location",
     "care_site",
     "provider",
