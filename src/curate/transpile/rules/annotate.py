@@ -28,7 +28,6 @@ from curate.transpile.rules.tsql_dialect import SqlgoldTSQL
 from score.cdm.schema import CDM_TABLES
 
 CDM_SCHEMA_NAME = "cdm"
-_TAG = "sqlgold_node"
 
 
 class CannotAnnotate(ValueError):
@@ -86,10 +85,11 @@ def annotate(
     """
     nodes = list(tree.walk())
     copy = _bare_copy(tree, nodes)
-    # tag the copy's nodes (a copy walks in the original's order): qualify moves and
-    # replaces nodes, and the tags say which original node a surviving one stands for
-    for number, node in enumerate(copy.walk()):
-        node.meta[_TAG] = number
+    # a copy walks in the original's order: each copy node stands for the original node
+    # at its place.  qualify moves nodes and replaces some; a surviving copy node is found
+    # by its id, and the list keeps every copy node alive, so no new node can take an id
+    copies = list(copy.walk())
+    original_of = {id(c): o for c, o in zip(copies, nodes, strict=True)}
     try:
         qualified = qualify(
             copy,
@@ -108,9 +108,11 @@ def annotate(
     except (OptimizeError, ValueError, KeyError) as error:
         raise CannotAnnotate(str(error)) from error
     for node in typed.walk():
-        number = node.meta.pop(_TAG, None)
-        if number is not None and node.type is not None:
-            nodes[number].type = node.type
+        dtype = node.type
+        if dtype is not None:
+            original = original_of.get(id(node))
+            if original is not None:
+                original.type = dtype
     for select in tree.find_all(exp.Select):
         _type_repeated_keys(select)
     return tree
