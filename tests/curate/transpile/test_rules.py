@@ -250,3 +250,47 @@ def test_a_rule_declared_with_acts_on_leaves_every_other_node_unchanged() -> Non
             for node in list(tree.walk()):
                 if not isinstance(node, rule.fn.kinds):
                     assert rule.fn(node) is node, f"{rule.name} changed a {type(node).__name__}"
+
+
+def _gold_trees() -> list[tuple[str, object]]:
+    """The trees of :func:`_annotated_cases` and of every SQL Server gold of the
+    project's own source file, read and annotated as transpile does."""
+    trees = _annotated_cases()
+    source = Path(__file__).parents[3] / "data" / "benchmark" / "omop_source.jsonl"
+    golds = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines()]
+    texts = [g["gold_sql"] for g in golds if g.get("gold_dialect") == "tsql" and g.get("gold_sql")]
+    texts.append("SELECT r.n / r.d AS share FROM scratch.results AS r")  # types unknown
+    for sql in texts:
+        try:
+            tree = parse_one(sql, read=READS["tsql"])
+            tree, _ = apply_rules(tree, "tsql", "names")
+            trees.append(("tsql", annotate(tree, "tsql")))
+        except (TranspileError, CannotAnnotate, SqlglotError):
+            continue
+    return trees
+
+
+def test_refusals_and_hazards_are_looked_for_on_every_class_they_can_be_found_on() -> None:
+    # reject_unsupported and hazards pass over any node whose class is not in their
+    # _CHECKED tuple: a check that can fire on another class must have it added there
+    from curate.transpile.rules import hazards, reject
+
+    trees = _gold_trees()
+    assert len(trees) > 300
+    fired = {"reason": 0, "compares": 0, "groups": 0, "division": 0}
+    for _, tree in trees:
+        for node in tree.walk():
+            reason = reject._reason(node)
+            compares = hazards._compares_text(node)
+            groups = hazards._groups_text(node) is not None
+            division = hazards._untyped_division(node)
+            name = type(node).__name__
+            if reason is not None:
+                fired["reason"] += 1
+                assert isinstance(node, reject._CHECKED), f"reject: {name} is not in _CHECKED"
+            for kind, found in (("compares", compares), ("groups", groups), ("division", division)):
+                if found:
+                    fired[kind] += 1
+                    assert isinstance(node, hazards._CHECKED), f"hazards: {name} not in _CHECKED"
+    # every check was seen firing somewhere, so the trees exercise it
+    assert all(fired.values()), fired
