@@ -3,9 +3,10 @@
 sqlglot's type annotation needs a qualified tree (every column tied to its table), and
 ``qualify`` rewrites heavily: it quotes identifiers, aliases every projection and adds
 table prefixes.  To keep the gold SQL as its author wrote it, the tree is qualified and
-annotated on a *copy*; each copy node is mapped to the original node at its place, and the
-types found on the copy nodes that survive ``qualify`` are written back onto their originals.  Rules then decide from ``node.type`` and edit
-the original, readable tree.  Annotation runs once per query.
+annotated on a *copy*; each copy node is mapped to the original node at its place, and
+the types found on the copy nodes that survive ``qualify`` are written back onto their
+originals.  Rules then decide from ``node.type`` and edit the original, readable tree.
+Annotation runs once per query.
 
 >>> from sqlglot import parse_one
 >>> tree = annotate(parse_one("SELECT year_of_birth / 2 FROM cdm.person", read="tsql"), "tsql")
