@@ -221,13 +221,11 @@ def test_unclosed_like_class_is_refused() -> None:
         like_to_regex("[abc")
 
 
-def _annotated_cases() -> list[tuple[str, object]]:
-    """Every case of cases.json parsed, its names rules applied and annotated, as transpile does."""
-    cases = json.loads((Path(__file__).parent / "cases.json").read_text())
+def _annotated(texts: list[tuple[str, str]]) -> list[tuple[str, object]]:
+    """Each ``(read, sql)`` parsed, its names rules applied and annotated, as transpile
+    does (those that cannot be are left out)."""
     trees = []
-    for case in cases:
-        read = case.get("read", "tsql")
-        sql = case.get("tsql") or case.get("sql")
+    for read, sql in texts:
         try:
             tree = parse_one(sql, read=READS[read])
             tree, _ = apply_rules(tree, read, "names")
@@ -235,6 +233,12 @@ def _annotated_cases() -> list[tuple[str, object]]:
         except (TranspileError, CannotAnnotate, SqlglotError):
             continue
     return trees
+
+
+def _annotated_cases() -> list[tuple[str, object]]:
+    """Every case of cases.json parsed, its names rules applied and annotated, as transpile does."""
+    cases = json.loads((Path(__file__).parent / "cases.json").read_text())
+    return _annotated([(c.get("read", "tsql"), c.get("tsql") or c.get("sql")) for c in cases])
 
 
 def test_a_rule_declared_with_acts_on_leaves_every_other_node_unchanged() -> None:
@@ -260,14 +264,7 @@ def _gold_trees() -> list[tuple[str, object]]:
     golds = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines()]
     texts = [g["gold_sql"] for g in golds if g.get("gold_dialect") == "tsql" and g.get("gold_sql")]
     texts.append("SELECT r.n / r.d AS share FROM scratch.results AS r")  # types unknown
-    for sql in texts:
-        try:
-            tree = parse_one(sql, read=READS["tsql"])
-            tree, _ = apply_rules(tree, "tsql", "names")
-            trees.append(("tsql", annotate(tree, "tsql")))
-        except (TranspileError, CannotAnnotate, SqlglotError):
-            continue
-    return trees
+    return trees + _annotated([("tsql", sql) for sql in texts])
 
 
 def test_refusals_and_hazards_are_looked_for_on_every_class_they_can_be_found_on() -> None:
