@@ -123,6 +123,24 @@ def _sqlgold_pass(records) -> tuple[list[float], dict[str, int]]:
     return times, cache.stats()
 
 
+def _without_largest(records, sqlgold_ms: list[float], sqlrender_ms: list[float]) -> dict:
+    """The record that takes both sides longest, and the ratio of the means without it (one
+    large record can make most of a corpus's mean: Achilles' analysis 2004)."""
+    if len(records) < 2:
+        return {}
+    big = max(range(len(records)), key=lambda i: sqlgold_ms[i] + sqlrender_ms[i])
+    rest_sqlgold = sum(sqlgold_ms) - sqlgold_ms[big]
+    rest_sqlrender = sum(sqlrender_ms) - sqlrender_ms[big]
+    return {
+        "largest": {
+            "id": records[big].id,
+            "sqlgold_ms": sqlgold_ms[big],
+            "sqlrender_ms": sqlrender_ms[big],
+        },
+        "ratio_without_largest": rest_sqlgold / rest_sqlrender if rest_sqlrender else None,
+    }
+
+
 def _summary(ms: list[float]) -> dict[str, float]:
     return {
         "mean_ms": statistics.fmean(ms),
@@ -176,6 +194,7 @@ def render_speed(runs: int, work: Path, jar: Path | None = None) -> dict[str, An
             if command:
                 row["ratio_first"] = row["sqlgold"]["mean_ms"] / row["sqlrender_first"]["mean_ms"]
                 row["ratio_warm"] = row["sqlgold"]["mean_ms"] / row["sqlrender_warm"]["mean_ms"]
+                row.update(_without_largest(records, times, [ms for ms, _ in passes[0]]))
             rows.append(row)
             log(
                 f"  render {name} run {i + 1}: sqlgold {row['sqlgold']['mean_ms']:.2f} ms/record"
@@ -199,6 +218,14 @@ def render_speed(runs: int, work: Path, jar: Path | None = None) -> dict[str, An
                 entry[ratio] = median(r[ratio] for r in rows)
         if command:
             entry["sqlrender_errors"] = rows[0]["sqlrender_errors"]
+        if "largest" in rows[0]:
+            entry["ratio_without_largest"] = median(r["ratio_without_largest"] for r in rows)
+            entry["largest"] = {
+                "id": rows[-1]["largest"]["id"],
+                **{
+                    k: median(r["largest"][k] for r in rows) for k in ("sqlgold_ms", "sqlrender_ms")
+                },
+            }
         out["corpora"][name] = entry
     ratios = [c["ratio_first"] for c in out["corpora"].values() if "ratio_first" in c]
     out["worst_ratio"] = max(ratios) if ratios else None
