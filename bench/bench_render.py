@@ -17,8 +17,9 @@ OHDSI QueryLibrary pages), each run measures, one after the other:
 
 Reported per corpus: mean and median milliseconds per record and the ratio of the means
 (sqlgold / SqlRender's first pass, the target: at most 1 on every corpus; and over its
-second pass), and the same ratio without the record both sides take longest on.  The jar comes from ``--sqlrender-jar`` or ``$SQLRENDER_JAR`` (e.g. a
-checkout of OHDSI/SqlRender: ``inst/java/SqlRender.jar``), its patterns from
+second pass), and the same ratio without the record both sides take longest on.  The jar
+comes from ``--sqlrender-jar`` or ``$SQLRENDER_JAR`` (e.g. a checkout of OHDSI/SqlRender:
+``inst/java/SqlRender.jar``), its patterns from
 ``$SQLRENDER_PATTERNS`` or ``../csv/replacementPatterns.csv`` beside the jar (the same
 checkout's ``inst/csv/``); without Java 11+ or the jar the SqlRender side is skipped with
 the reason.  Nothing of SqlRender is part of sqlgold.
