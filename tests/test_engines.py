@@ -20,10 +20,9 @@ from curate.cli import main
 from score.cli.exit_codes import OK, USAGE
 from score.inputs.task_file import task_file_text
 from score.inputs.task_set import load_tasks
-from tests.paths import REPO
+from tests.paths import PROJECT_SOURCE, REPO
 
 TASKS = REPO / "data" / "benchmark" / "omop_tasks.jsonl"
-SOURCE = REPO / "data" / "benchmark" / "omop_source.jsonl"
 #: A few tasks that every engine runs as DuckDB does (no text order, no float formatting).
 IDS = ("omop-001", "omop-002", "omop-003")
 
@@ -52,7 +51,7 @@ def few(tmp_path_factory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("few")
     tasks = [t for t in load_tasks(TASKS) if t["id"] in IDS]
     (folder / "tasks.jsonl").write_text(task_file_text(tasks), encoding="utf-8")
-    lines = [line for line in SOURCE.read_text(encoding="utf-8").splitlines()
+    lines = [line for line in PROJECT_SOURCE.read_text(encoding="utf-8").splitlines()
              if json.loads(line)["id"] in IDS]  # fmt: skip
     (folder / "source.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     with (folder / "preds.jsonl").open("w", encoding="utf-8") as f:
@@ -74,7 +73,7 @@ def test_db_info_prints_the_same_fingerprint_on_every_engine(db, omop_db):
 
 
 def test_verify_checks_a_source_record_on_every_engine(db):
-    done = sqlgold("verify", "--db", db, "--id", "omop-042", "--source", SOURCE)
+    done = sqlgold("verify", "--db", db, "--id", "omop-042", "--source", PROJECT_SOURCE)
     assert done.exit_code == OK, done.output
     assert "SAME RESULT" in done.output
     if _engine(db) != "duckdb":

@@ -10,9 +10,8 @@ from click.testing import CliRunner
 
 from curate.cli import main as cli
 from score.cdm.duckdb_file import describe_database
-from tests.paths import REPO
+from tests.paths import PROJECT_SOURCE, REPO
 
-PROJECT_SOURCE = REPO / "data" / "benchmark" / "omop_source.jsonl"
 PROJECT_TASKS = REPO / "data" / "benchmark" / "omop_tasks.jsonl"
 
 

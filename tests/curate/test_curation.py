@@ -18,9 +18,8 @@ from curate.verify.reference_rules import ReferenceRules
 from score.cli.exit_codes import FOUND_DIFFERENT
 from score.execution.executor import Executor, ExecutorSettings
 from score.inputs.task_set import load_tasks
-from tests.paths import REPO
+from tests.paths import PROJECT_SOURCE, REPO
 
-PROJECT_SOURCE = REPO / "data" / "benchmark" / "omop_source.jsonl"
 PROJECT_TASKS = REPO / "data" / "benchmark" / "omop_tasks.jsonl"
 
 

@@ -15,9 +15,7 @@ from curate.sources.load import load_sources
 from curate.sources.records import SourceRecord
 from curate.transpile.to_duckdb import READS, Transpiled, transpile
 from curate.verify.gold import Drop
-from tests.paths import REPO
-
-PROJECT_SOURCE = REPO / "data" / "benchmark" / "omop_source.jsonl"
+from tests.paths import PROJECT_SOURCE
 
 #: Scripts whose written-out SQL Server text differs from their tree: sqlglot writes
 #: DATEDIFF's dates as CAST(... AS DATETIME2) and names every derived column.

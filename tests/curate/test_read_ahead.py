@@ -14,9 +14,7 @@ from curate.read_ahead import read_record
 from curate.sources.load import load_sources
 from curate.sources.records import SourceRecord
 from curate.template_cache import TemplateCache
-from tests.paths import REPO
-
-PROJECT_SOURCE = REPO / "data" / "benchmark" / "omop_source.jsonl"
+from tests.paths import PROJECT_SOURCE
 
 
 def _records() -> list[SourceRecord]:

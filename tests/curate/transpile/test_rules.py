@@ -12,13 +12,14 @@ from sqlglot import exp, parse_one
 from sqlglot.errors import SqlglotError
 
 import curate.transpile.rules.annotate as annotate_module
-from curate.transpile.rules import KNOWN_LIMITS, RULES, apply_rules, rules_for
+from curate.transpile.rules import KNOWN_LIMITS, RULES, apply_rules, hazards, reject, rules_for
 from curate.transpile.rules.annotate import CannotAnnotate, annotate
 from curate.transpile.rules.base import Nodes, children_first
 from curate.transpile.rules.convert import read_styled
 from curate.transpile.rules.date_strings import is_iso, read_datetime
 from curate.transpile.rules.strings import like_to_regex
 from curate.transpile.to_duckdb import READS, Transpiled, TranspileError, transpile
+from tests.paths import PROJECT_SOURCE
 
 TYPICAL = """
 SELECT TOP 10 c.concept_name, COUNT(DISTINCT co.person_id) AS persons,
@@ -260,8 +261,8 @@ def _gold_trees() -> list[tuple[str, object]]:
     """The trees of :func:`_annotated_cases` and of every SQL Server gold of the
     project's own source file, read and annotated as transpile does."""
     trees = _annotated_cases()
-    source = Path(__file__).parents[3] / "data" / "benchmark" / "omop_source.jsonl"
-    golds = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines()]
+    lines = PROJECT_SOURCE.read_text(encoding="utf-8").splitlines()
+    golds = [json.loads(line) for line in lines]
     texts = [g["gold_sql"] for g in golds if g.get("gold_dialect") == "tsql" and g.get("gold_sql")]
     texts.append("SELECT r.n / r.d AS share FROM scratch.results AS r")  # types unknown
     return trees + _annotated([("tsql", sql) for sql in texts])
@@ -270,8 +271,6 @@ def _gold_trees() -> list[tuple[str, object]]:
 def test_refusals_and_hazards_are_looked_for_on_every_class_they_can_be_found_on() -> None:
     # reject_unsupported and hazards pass over any node whose class is not in their
     # _CHECKED tuple: a check that can fire on another class must have it added there
-    from curate.transpile.rules import hazards, reject
-
     trees = _gold_trees()
     assert len(trees) > 300
     fired = {"reason": 0, "compares": 0, "groups": 0, "division": 0}
