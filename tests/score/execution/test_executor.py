@@ -322,9 +322,12 @@ def test_a_query_only_duckdb_can_parse_is_judged_on_duckdb_s_parse(omop_db: Path
         for inner in ("(SELECT content FROM read_text('/etc/hostname'))", "current_setting('x')"):
             result = ex.try_execute("SELECT " + deep.format(inner))
             assert isinstance(result, QueryError) and result.kind == "guard_rejected", inner
-        # a fixed today cannot be pinned in a tree sqlglot could not build
-        result = ex.try_execute("SELECT " + deep.format("current_date"))
-        assert isinstance(result, QueryError) and "current date" in result.message
+        # a fixed today is pinned among the text's tokens, where sqlglot builds no tree
+        result = ex.execute("SELECT " + deep.format("current_date") + " AS d")
+        assert result.rows() == [(dt.date(2025, 12, 31),)]
+        # a clock reader the pin cannot see is refused: the day would not be the fixed one
+        result = ex.try_execute("SELECT " + deep.format("other.now()"))
+        assert isinstance(result, QueryError) and "current date" in result.message, result
 
 
 def test_the_file_system_is_closed_even_past_the_guard(executor: Executor, omop_db: Path):
