@@ -113,6 +113,9 @@ class Executor:
         self.schema = info.schema
         self.tables = info.tables
         self.address_limit = info.address_limit
+        #: what the engine's session fixes or the server sets that bears on a query's
+        #: meaning (``{"TimeZone": "UTC", ...}``), reported in a run's summary
+        self.session_settings = dict(info.session or {})
         self._fingerprint: FingerprintCheck | None = None
         self._lock = threading.Lock()
 

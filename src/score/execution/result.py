@@ -67,6 +67,11 @@ class QueryResult:
     #: What comparators derive from this result (normalised columns), kept so a gold
     #: result compared with many predictions is prepared once.
     derived: dict = field(default_factory=dict, repr=False, compare=False)
+    #: The values, as the engine's driver returns them, of the columns the table holds
+    #: only approximately, by column index: PostgreSQL's NUMERIC (``Decimal``, with its
+    #: scale) is a float in the table.  Profiles that compare a driver's Python objects
+    #: read them (:meth:`driver_values`); None: the table holds every value exactly.
+    exact_values: dict[int, list] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if len(self.columns) != len(self.types) or len(self.columns) != self.table.num_columns:
@@ -92,6 +97,13 @@ class QueryResult:
 
     def column(self, index: int) -> list[Any]:
         return self.table.column(index).to_pylist()
+
+    def driver_values(self, index: int) -> list[Any] | None:
+        """The column's values as the engine's driver returns them, where the table holds
+        them only approximately (see :attr:`exact_values`); else None."""
+        if self.exact_values is None:
+            return None
+        return self.exact_values.get(index)
 
     @classmethod
     def from_rows(

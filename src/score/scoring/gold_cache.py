@@ -3,8 +3,9 @@
 A gold result is keyed by the database's content fingerprint (checked on open, see
 :mod:`score.cdm.fingerprint_check`), the sha256 of the gold SQL, and what can change a
 result: the fixed today (the task's own, else the executor's) and the row cap.  Results
-are Arrow IPC files (column names and DuckDB types in the schema metadata), written to a
-temporary name and renamed.
+are Arrow IPC files (column names and DuckDB types in the schema metadata; the values a
+driver returns that the table holds only approximately, PostgreSQL's NUMERIC, as their exact
+text in columns of their own), written to a temporary name and renamed.
 
 Only verified successes are stored on disk.  A gold that fails for want of time or
 memory (``timeout``, ``runtime_error``; under ``--jobs`` other queries may have been
@@ -19,6 +20,7 @@ import datetime as dt
 import hashlib
 import json
 import threading
+from decimal import Decimal
 from pathlib import Path
 
 import pyarrow as pa
@@ -118,8 +120,16 @@ class GoldCache:
                 meta = table.schema.metadata or {}
                 names = tuple(json.loads(meta[b"sqlgold.columns"]))
                 types = tuple(json.loads(meta[b"sqlgold.types"]))
+                exact_at = json.loads(meta.get(b"sqlgold.exact", b"[]"))
+                exact = {
+                    i: [
+                        None if v is None else Decimal(v) for v in table.column(f"x{i}").to_pylist()
+                    ]
+                    for i in exact_at
+                }
+                table = table.select(list(range(len(names))))
                 table = table.rename_columns(list(names)).replace_schema_metadata(None)
-                return QueryResult(names, types, table)
+                return QueryResult(names, types, table, exact_values=exact or None)
         except (OSError, KeyError, ValueError, pa.ArrowInvalid):
             return None  # a damaged entry is recomputed, never trusted
         return None
@@ -128,10 +138,15 @@ class GoldCache:
         if self.directory is None:
             return
         positional = found.table.rename_columns([f"c{i}" for i in range(found.num_columns)])
+        exact = found.exact_values or {}
+        for i, values in sorted(exact.items()):
+            texts = pa.array([None if v is None else str(v) for v in values], pa.string())
+            positional = positional.append_column(f"x{i}", texts)
         positional = positional.replace_schema_metadata(
             {
                 "sqlgold.columns": json.dumps(list(found.columns)),
                 "sqlgold.types": json.dumps(list(found.types)),
+                **({"sqlgold.exact": json.dumps(sorted(exact))} if exact else {}),
             }
         )
         with replacing(self._path(key)) as tmp, pa.OSFile(str(tmp), "wb") as sink:

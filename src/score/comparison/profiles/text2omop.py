@@ -12,11 +12,11 @@ Its rule, on the Python values a database client returns:
    ``Decimal('1.10') != 1.1``, NaN never equals NaN, a date never equals a datetime or
    its ISO text, rows of different widths never match.
 
-Values are the objects DuckDB's client returns for the result (on PostgreSQL, for the
-types sqlgold's engine reads: it reads NUMERIC as float where the peer's psycopg2 gives
-``Decimal``).  Because the type name sorts first, values of different types can land in
-different places: ``(1.0, 1.5)`` against ``(1, 1.5)`` sorts to ``(1.0, 1.5)`` and
-``(1.5, 1)``, which differ.
+Values are the objects the engine's Python client returns for the result: DuckDB's, or
+on PostgreSQL psycopg's, as the peer's psycopg2 gives them (NUMERIC as ``Decimal``, with
+its scale: :meth:`~score.execution.result.QueryResult.driver_values`). Because the type
+name sorts first, values of different types can land in different places: ``(1.0, 1.5)``
+against ``(1, 1.5)`` sorts to ``(1.0, 1.5)`` and ``(1.5, 1)``, which differ.
 
 **Weaker than sqlgold's own rule.**  Sorting each row on its own lets values move
 between columns row by row: gold rows ``(1, 5), (2, 6)`` and predicted rows
@@ -51,7 +51,10 @@ def canonical_rows(result: QueryResult) -> list[tuple[Any, ...]]:
     """The result's rows as the peer compares them: NULL as '', each row's values sorted
     by (type name, repr), the rows sorted by those keys."""
     columns = [
-        ["" if v is None else v for v in python_values(result.table.column(i), t)]
+        [
+            "" if v is None else v
+            for v in (result.driver_values(i) or python_values(result.table.column(i), t))
+        ]
         for i, t in enumerate(result.types)
     ]
     if not columns:

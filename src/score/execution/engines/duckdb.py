@@ -64,6 +64,7 @@ class DuckDBEngine:
 
     name = "duckdb"
     dialect = "duckdb"
+    session_settings = {"TimeZone": "UTC"}  # fixed in __init__, for every session
 
     def __init__(self, db_path: str | Path, schema: str | None, settings: ExecutorSettings) -> None:
         self.settings = settings
@@ -72,6 +73,9 @@ class DuckDBEngine:
         con = duckdb.connect(":memory:")
         try:
             limit_resources(con, settings)
+            # the time zone fixed, as on every engine: what timestamptz values and their
+            # casts read never depends on the machine's own
+            con.execute("SET GLOBAL TimeZone = 'UTC'")
             if settings.collation:
                 con.execute(f"SET default_collation = '{settings.collation}'")
             attach_read_only(con, db_path, SOURCE_ALIAS)

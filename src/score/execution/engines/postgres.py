@@ -6,18 +6,21 @@ one line: a superuser, a member of ``pg_read_server_files``, ``pg_write_server_f
 the CDM schema or write any of its tables.  ``sqlgold db load`` makes such a role,
 ``sqlgold_reader``.  The session then pins, for every query it runs:
 
-* ``search_path`` to the CDM schema (gold and predictions say ``cdm.person`` or
-  ``person``), ``TimeZone`` UTC, ``DateStyle`` ISO;
+* ``search_path`` to the CDM schema, then ``public`` (gold and predictions say
+  ``cdm.person`` or ``person``), and ``TimeZone`` UTC; every setting that changes what a
+  query means (``DateStyle``, ``IntervalStyle``, ...) stays at the server's value
+  (:mod:`score.execution.engines.postgres_session`);
 * ``statement_timeout`` (the query's time left) and ``lock_timeout``, ``work_mem`` and
   ``temp_file_limit`` from the memory limit, ``idle_in_transaction_session_timeout``;
 
-and runs each query in a ``READ ONLY`` transaction that is always rolled back, through
-a server-side cursor from which one FETCH reads at most one row past the row cap,
-converted to Arrow.  Session-level advisory locks and the random seed, what a rollback does not
-undo, are released and replaced before the next query (the guard refuses taking or
-setting them as well: :mod:`score.execution.engines.postgres_guard`); a ``PREPARE``
-cannot run at all, a cursor being declared only for a query.  Errors become the
-QueryError kinds by SQLSTATE.
+and runs each query in a ``READ ONLY`` transaction that is always rolled back, through a
+server-side cursor from which one FETCH reads at most one row past the row cap,
+converted to Arrow (NUMERIC as float, its ``Decimal`` values kept beside the table:
+:attr:`~score.execution.result.QueryResult.exact_values`). Session-level advisory locks
+and the random seed, what a rollback does not undo, are released and replaced before the
+next query (the guard refuses taking or setting them as well:
+:mod:`score.execution.engines.postgres_guard`); a ``PREPARE`` cannot run at all, a
+cursor being declared only for a query. Errors become the QueryError kinds by SQLSTATE.
 
 A query's seven statements (``BEGIN READ ONLY``, ``SET LOCAL statement_timeout``, the
 advisory unlock, ``setseed``, ``DECLARE``, ``FETCH``, ``ROLLBACK``) go to the server in
@@ -73,7 +76,6 @@ class PostgresEngine:
 
     def __init__(self, url: str, schema: str | None, settings: ExecutorSettings) -> None:
         import psycopg
-        from psycopg.types.numeric import FloatLoader
 
         self.settings = settings
         self.url = url
@@ -97,10 +99,15 @@ class PostgresEngine:
                 f"cannot connect to PostgreSQL: {first_line(e)}", path=redact(url)
             ) from None
         try:
-            conn.adapters.register_loader("numeric", FloatLoader)
             refuse_unsafe_role(conn, self.schema, redact(url))
             self.tables = cdm_tables(conn, self.schema, redact(url))
-            pin_session(conn, self.schema, settings, redact(url))
+            self.session_settings = pin_session(conn, self.schema, settings, redact(url))
+            if self.session_settings.get("IntervalStyle") != "postgres":
+                # psycopg reads intervals in the server's default style only: in another,
+                # an interval is its text, as the server writes it
+                from psycopg.types.string import TextLoader
+
+                conn.adapters.register_loader("interval", TextLoader)
             # transactions are begun and ended by the statements sent (autocommit stays
             # on, so psycopg adds no BEGIN of its own): each is READ ONLY, rolled back
         except BaseException:
@@ -207,7 +214,7 @@ class PostgresEngine:
             names, types, rows = self._rows(fetched)
             if len(rows) > limits.max_rows:
                 raise QueryError("row_cap", f"more than {limits.max_rows} rows (the row cap)")
-            table = to_arrow(names, types, rows)
+            table, exact = to_arrow(names, types, rows)
             if table.nbytes > limits.max_bytes:
                 raise QueryError(
                     "runtime_error",
@@ -222,7 +229,13 @@ class PostgresEngine:
         finally:
             self._end_transaction()
         result = QueryResult.from_arrow(table)
-        return QueryResult(result.columns, result.types, table, time.perf_counter() - start)
+        return QueryResult(
+            result.columns,
+            result.types,
+            table,
+            time.perf_counter() - start,
+            exact_values=exact or None,
+        )
 
     def _send_pipelined(self, sql: str, limits: Limits):
         """Send the query's seven statements and a sync in one round trip, by libpq's
@@ -266,7 +279,7 @@ class PostgresEngine:
 
     def _rows(self, fetched) -> tuple[list[str], list[int], list[tuple]]:
         """The column names, type OIDs and rows of a FETCH's result, converted by the
-        connection's own loaders (numeric as float)."""
+        connection's own loaders (numeric as ``Decimal``)."""
         if fetched.nfields == 0:
             raise QueryError("guard_rejected", "the statement returned no result set")
         names = [fetched.fname(i).decode(self._encoding) for i in range(fetched.nfields)]
@@ -354,16 +367,35 @@ def describe_postgres(
 
 def _requalify(sql: str, schema: str) -> str:
     """Gold and predictions say ``cdm.person``: on a CDM in another schema, ``cdm.`` names
-    that schema (unqualified names find it through the pinned ``search_path``)."""
-    from sqlglot import exp
+    that schema (unqualified names find it through the pinned ``search_path``).  Only
+    the qualifiers change; the rest of the text runs as written.
 
+    >>> _requalify("SELECT cdm.x FROM cdm.person cdm  -- cdm.person", "omop")
+    'SELECT cdm.x FROM "omop".person cdm  -- cdm.person'
+    """
+    spans = []
+    for table in parse(sql).find_all(exp.Table):
+        db = table.args.get("db")
+        if isinstance(db, exp.Identifier) and db.name.lower() == DEFAULT_SCHEMA:
+            start, end = db.meta.get("start"), db.meta.get("end")
+            if start is None or end is None:  # no position: the whole text is written anew
+                return _requalify_tree(sql, schema)
+            spans.append((start, end))
+    if not spans:
+        return sql
+    parts, at = [], 0
+    for start, end in sorted(spans):
+        parts += [sql[at:start], ident(schema)]
+        at = end + 1
+    return "".join([*parts, sql[at:]])
+
+
+def _requalify_tree(sql: str, schema: str) -> str:
     tree = parse(sql).copy()
-    changed = False
     for table in tree.find_all(exp.Table):
         if table.args.get("db") is not None and table.db.lower() == DEFAULT_SCHEMA:
             table.set("db", exp.to_identifier(schema, quoted=True))
-            changed = True
-    return tree.sql(DIALECT) if changed else sql
+    return tree.sql(DIALECT)
 
 
 def _one_row(conn, sql: str) -> tuple:

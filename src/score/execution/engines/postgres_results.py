@@ -48,7 +48,7 @@ _ARROW_TYPES: dict[int, pa.DataType] = {
     26: pa.int64(),
     700: pa.float32(),
     701: pa.float64(),
-    1700: pa.float64(),  # numeric: loaded as float (DuckDB's DOUBLE for CDM floats)
+    1700: pa.float64(),  # numeric: as float (DuckDB's DOUBLE for CDM floats); exact aside
     18: pa.string(),
     19: pa.string(),
     25: pa.string(),
@@ -65,12 +65,32 @@ _ARROW_TYPES: dict[int, pa.DataType] = {
 _TEXT_LIKE = frozenset({114, 3802, 142, 869, 650, 829, 1560, 1562, 790})  # json, xml, inet...
 
 
-def to_arrow(names: list[str], types: list[int], rows: list[tuple]) -> pa.Table:
-    """Rows converted by psycopg's loaders as an Arrow table, typed by the columns' OIDs."""
+#: NUMERIC's OID: psycopg loads it as ``Decimal``, the Arrow column holds it as float.
+NUMERIC = 1700
+
+
+def to_arrow(
+    names: list[str], types: list[int], rows: list[tuple]
+) -> tuple[pa.Table, dict[int, list]]:
+    """Rows converted by psycopg's loaders as an Arrow table, typed by the columns' OIDs,
+    and the values of the columns the table holds only approximately, by index: NUMERIC
+    (``Decimal``, as the driver returns it, in the table as float).
+
+    >>> from decimal import Decimal
+    >>> table, exact = to_arrow(["n"], [NUMERIC], [(Decimal("1.10"),), (None,)])
+    >>> table.column(0).to_pylist(), exact
+    ([1.1, None], {0: [Decimal('1.10'), None]})
+    """
     arrays = []
+    exact: dict[int, list] = {}
     for j, oid in enumerate(types):
         values = [row[j] for row in rows]
         target = _ARROW_TYPES.get(oid)
+        if oid == NUMERIC:
+            exact[j] = values
+            values = [None if v is None else float(v) for v in values]
+        elif target is not None and any(isinstance(v, str) for v in values):
+            target = pa.string()  # an interval the server writes in a style psycopg reads not
         if oid == 1083:
             values = [None if v is None else v.replace(tzinfo=None) for v in values]
         if target is None and oid in _TEXT_LIKE:
@@ -84,7 +104,7 @@ def to_arrow(names: list[str], types: list[int], rows: list[tuple]) -> pa.Table:
                 values = [None if v is None else str(v) for v in values]
                 target = pa.string()
         arrays.append(pa.array(values, type=target))
-    return pa.Table.from_arrays(arrays, names=names)
+    return pa.Table.from_arrays(arrays, names=names), exact
 
 
 def timeout_ms(limits: Limits) -> int:

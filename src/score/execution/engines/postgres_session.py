@@ -73,15 +73,28 @@ def cdm_tables(conn, schema: str, where: str) -> dict[str, str]:
     return {t: present[t] for t in CDM_TABLES if t in present}
 
 
-def pin_session(conn, schema: str, settings: ExecutorSettings, where: str) -> None:
+#: What sqlgold fixes in every session, for determinism: the time zone (what the clock,
+#: ``timestamptz`` values and their casts to ``date`` read).  Every setting that changes
+#: what a query means (``DateStyle``, ``IntervalStyle``, ``standard_conforming_strings``,
+#: ...) stays at the server's value; :data:`REPORTED` are read back and reported.
+FIXED_SETTINGS = {"TimeZone": "UTC"}
+REPORTED = ("DateStyle", "IntervalStyle", "standard_conforming_strings")
+
+
+def pin_session(conn, schema: str, settings: ExecutorSettings, where: str) -> dict[str, str]:
+    """Fix the session: the CDM schema first on the search path (then ``public``, as a
+    server's default path and TEXT-TO-OMOP's evaluator have it), the time zone, the
+    sandbox's limits, read-only transactions; the session settings that matter to a
+    query's meaning, as they are (:data:`FIXED_SETTINGS` and the server's
+    :data:`REPORTED` ones)."""
     import psycopg
 
     memory_kb = max(settings.memory_bytes // 1024, 1024)
     work_mem_kb = max(min(memory_kb // 8, 256 * 1024), 4096)
     timeout_ms = max(int(settings.timeout_seconds * 1000), 1)
     conn.execute(
-        f"SET search_path = {ident(schema)}; SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; "
-        f"SET IntervalStyle = 'iso_8601'; SET statement_timeout = {timeout_ms}; "
+        f"SET search_path = {ident(schema)}, public; SET TimeZone = 'UTC'; "
+        f"SET statement_timeout = {timeout_ms}; "
         f"SET lock_timeout = {timeout_ms}; SET work_mem = {work_mem_kb}; "
         f"SET idle_in_transaction_session_timeout = {timeout_ms * 4 + 60_000}; "
         "SET default_transaction_read_only = on; "
@@ -98,6 +111,8 @@ def pin_session(conn, schema: str, settings: ExecutorSettings, where: str) -> No
                 "`ALTER ROLE <role> SET temp_file_limit = '4GB'`",
                 path=where,
             ) from None
+    shown = {name: conn.execute(f"SHOW {name}").fetchone()[0] for name in REPORTED}
+    return {**FIXED_SETTINGS, **shown}
 
 
 def ident(name: str) -> str:

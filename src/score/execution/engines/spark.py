@@ -64,6 +64,7 @@ class SparkEngine:
     #: itself (:func:`score.execution.engines.spark_sql.to_spark`), so the guard reads the
     #: query as DuckDB SQL and the Spark guard reads the translation.
     dialect = "duckdb"
+    session_settings = {"TimeZone": "UTC"}  # spark.sql.session.timeZone, fixed
     #: The query a new worker runs before its address space is limited (see
     #: :mod:`score.execution.processes.worker`): one round trip, so gRPC's threads exist.
     warm_up_sql = "SELECT count(*) AS n FROM cdm.person"

@@ -80,6 +80,9 @@ class EngineInfo:
     tables: dict[str, str]
     stored_fingerprint: str | None
     address_limit: int | None  # bytes of RLIMIT_AS, None if it could not be set
+    #: the session settings that bear on what a query means: those sqlgold fixes (the
+    #: time zone) and, on a server, the server's own (DateStyle, IntervalStyle, ...)
+    session: dict[str, str] | None = None
 
 
 def serve(conn: connection.Connection, spec: WorkerSpec, output: str | None = None) -> None:
@@ -99,7 +102,12 @@ def serve(conn: connection.Connection, spec: WorkerSpec, output: str | None = No
         session.run(getattr(engine, "warm_up_sql", WARM_UP))
         limit = _limit_address_space(spec.settings)
         info = EngineInfo(
-            engine.name, engine.schema, dict(engine.tables), engine.stored_fingerprint(), limit
+            engine.name,
+            engine.schema,
+            dict(engine.tables),
+            engine.stored_fingerprint(),
+            limit,
+            dict(getattr(engine, "session_settings", {})),
         )
     except BaseException as e:  # noqa: BLE001 - reported to the parent, which raises it
         _send(conn, ("fatal", _portable_error(e)))
