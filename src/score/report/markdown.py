@@ -272,6 +272,32 @@ def _languages(runs: Sequence[Mapping[str, Any]]) -> list[str]:
     return lines
 
 
+def _how_run(runs: Sequence[Mapping[str, Any]]) -> list[str]:
+    """How each run's predictions reached the engine: as written, or transpiled (and
+    from which dialect); and the session settings that bear on a query's meaning."""
+    lines: list[str] = []
+    for i, s in enumerate(runs):
+        if s.get("prior"):
+            continue
+        name = run_label(s, i)
+        moved = s.get("predictions_transpiled")
+        if moved:
+            lines.append(
+                f"- {name}: predictions written for {moved['from']}, transpiled by sqlglot to "
+                f"{moved['to']} before they ran ({moved['instances']} instance(s)); "
+                "what ran is each instance's executed_sql."
+            )
+        else:
+            lines.append(f"- {name}: predictions ran as written (a fixed today aside).")
+        session = (s.get("meta") or {}).get("session")
+        if session:
+            shown = "; ".join(f"{k} {v}" for k, v in session.items())
+            lines.append(
+                f"  Session: {shown} (the time zone fixed by sqlgold, the rest the server's)."
+            )
+    return ["## How the predictions ran", "", *lines, ""] if lines else []
+
+
 def _warnings(runs: Sequence[Mapping[str, Any]]) -> list[str]:
     """Warnings about the inputs: many missing instances, bad prediction lines skipped
     (``--lenient``), gold results that drifted."""
@@ -393,6 +419,7 @@ def render_report(
     lines = ["# sqlgold score report", "", *_meta_lines(meta, boot), *_languages(ordered), ""]
     lines += _warnings(ordered)
     lines += ["## Headline", "", *_headline(ordered), ""]
+    lines += _how_run(ordered)
     lines += [
         "EX is over answerable instances; RS(c) is EHRSQL 2024's reliability score x100 "
         "(+1 right or rightly abstained, 0 abstained on an answerable question, -c anything "

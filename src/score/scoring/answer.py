@@ -56,6 +56,7 @@ class AnswerReply:
     error: QueryError | None = None
     seconds_left: float | None = None  # of the time limit, after a PrepareAnswer
     checked: bool = False  # a PrepareAnswer did the engine's check ahead (see RunAnswer)
+    transpiled_from: str | None = None  # the dialect the SQL was transpiled from to run
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,16 @@ class Answer:
         except QueryError as e:
             error = e
         lf = self._lf(sql, statement, session.settings.max_sql_bytes)
-        return AnswerReply(SQL, "", sql, statement.sql, lf, result=result, error=error)
+        return AnswerReply(
+            SQL,
+            "",
+            sql,
+            statement.sql,
+            lf,
+            result=result,
+            error=error,
+            transpiled_from=statement.transpiled_from,
+        )
 
     def _statement(
         self, session: Session
@@ -162,10 +172,22 @@ class PrepareAnswer:
         except QueryError as e:
             error = e
         lf = self.answer._lf(sql, statement, session.settings.max_sql_bytes)
+        transpiled = statement.transpiled_from
         if error is not None:
-            return AnswerReply(SQL, "", sql, statement.sql, lf, error=error)
+            return AnswerReply(
+                SQL, "", sql, statement.sql, lf, error=error, transpiled_from=transpiled
+            )
         left = None if session.deadline is None else session.deadline - time.monotonic()
-        return AnswerReply(SQL, "", sql, statement.sql, lf, seconds_left=left, checked=checked)
+        return AnswerReply(
+            SQL,
+            "",
+            sql,
+            statement.sql,
+            lf,
+            seconds_left=left,
+            checked=checked,
+            transpiled_from=transpiled,
+        )
 
 
 def needs_run(reply: AnswerReply) -> bool:

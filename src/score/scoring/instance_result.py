@@ -38,6 +38,9 @@ class InstanceResult:
     lf_match: bool | None = None
     timings: dict[str, float] = field(default_factory=dict)
     preview: dict[str, Any] | None = None  # both results' first rows (result_preview.py)
+    #: the dialect the prediction was written for, when it was transpiled to the engine's
+    #: to run (None: it ran as written); in results.jsonl only when set
+    transpiled_from: str | None = None
 
     @classmethod
     def start(cls, instance: Instance, run: str, prediction: Prediction | None) -> InstanceResult:
@@ -73,6 +76,8 @@ class InstanceResult:
         record["timings"] = dict(self.timings)
         if self.preview is not None:
             record["preview"] = copy.deepcopy(self.preview)
+        if self.transpiled_from is None:
+            del record["transpiled_from"]
         return record
 
 

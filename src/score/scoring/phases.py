@@ -201,6 +201,7 @@ def finish_answer(pending: Pending, reply: AnswerReply, ctx: ScoringContext) -> 
             reply.executed_sql,
             reply.lf_match,
         )
+        result.transpiled_from = reply.transpiled_from
     decided = decision.for_answer(pending.prediction, reply)
     if decided is not None:
         return pending.settle(decided)

@@ -246,6 +246,7 @@ def run_scoring(
         "database_schema": executor.schema,
         "database_fingerprint": executor.fingerprint,
         "database_fingerprint_check": executor.fingerprint_check.describe(),
+        "session": executor.session_settings,
         **({"languages": list(languages)} if options.languages is not None else {}),
         **({"suite": suite_meta(suite)} if suite is not None else {}),
         "settings": settings,
@@ -343,6 +344,8 @@ def run_scoring(
             "tasks": str(tasks_path),
             "tasks_sha256": meta["tasks_sha256"],
             "task_set_sha256": meta["task_set_sha256"],
+            "engine": executor.engine,
+            "session": executor.session_settings,
         }
         summary["split"] = {**scored.to_dict(), "predictions_outside": len(outside)}
         summary["languages"] = {
@@ -351,6 +354,13 @@ def run_scoring(
         }
         if result_file:
             summary["split"]["predictions_without_task"] = predictions.without_task
+        transpiled = sum(1 for r in records if r.get("transpiled_from"))
+        if transpiled:
+            summary["predictions_transpiled"] = {
+                "from": dialect,
+                "to": executor.dialect,
+                "instances": transpiled,
+            }
         summary["failure_reasons"] = failure_reasons(records)
         summary["input_problems"] = [str(p) for p in predictions.problems]
         if suite is not None:
