@@ -11,7 +11,7 @@ prediction's text whether the model answered (anything but ``<NO_SQL>``, both st
   there are none): EM, the stripped texts equal; EMN, equal after lower-casing, one final
   ``;`` dropped and every whitespace run made one space; ROUGE-L, the F1 of the longest
   common subsequence of whitespace-separated tokens (1 when both have no token, 0 when
-  one has none), computed by Google's ``rouge-score`` with a whitespace tokenizer.
+  one has none), the subsequence found by a bit-parallel algorithm (:func:`lcs_length`).
 * **Answering** (every item): TP answerable and answered, FP unanswerable and answered,
   FN answerable and declined; precision, recall and F1_ans (0 where a denominator is 0).
 * **Execution, over answerable items whose gold runs** (an item whose gold fails is
@@ -37,7 +37,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
 from score.inputs.text2omop import NO_SQL
@@ -90,22 +89,33 @@ def normalised_match(gold: str, pred: str) -> bool:
     return normalised(gold) == normalised(pred)
 
 
-class _Whitespace:
-    """A rouge-score tokenizer: the text's whitespace-separated tokens, case kept."""
+def lcs_length(a: list[str], b: list[str]) -> int:
+    """The length of the longest common subsequence of two token lists, by the
+    bit-parallel algorithm (Hyyrö 2004): one pass over ``b`` with the positions of each
+    token of ``a`` as the bits of an integer, exact for any lengths.
 
-    def tokenize(self, text: str) -> list[str]:
-        return text.split()
-
-
-@cache
-def _scorer() -> Any:
-    from rouge_score import rouge_scorer  # imported on first use: it loads nltk
-
-    return rouge_scorer.RougeScorer(["rougeL"], tokenizer=_Whitespace())
+    >>> lcs_length("A B C B D A B".split(), "B D C A B A".split())
+    4
+    >>> lcs_length([], ["x"]), lcs_length(["x"], ["x"])
+    (0, 1)
+    """
+    if not a or not b:
+        return 0
+    positions: dict[str, int] = {}
+    for i, token in enumerate(a):
+        positions[token] = positions.get(token, 0) | (1 << i)
+    full = (1 << len(a)) - 1
+    v = full
+    for token in b:
+        u = v & positions.get(token, 0)
+        v = ((v + u) | (v - u)) & full
+    return len(a) - v.bit_count()
 
 
 def rouge_l(gold: str, pred: str) -> float:
-    """F1 of the longest common subsequence of whitespace tokens (case kept).
+    """F1 of the longest common subsequence of whitespace tokens (case kept), computed
+    as TEXT-TO-OMOP's evaluator computes it (recall over the gold's tokens, precision
+    over the prediction's, ``2rp / (r + p)``).
 
     >>> rouge_l("SELECT a FROM t", "SELECT b FROM t")
     0.75
@@ -114,10 +124,15 @@ def rouge_l(gold: str, pred: str) -> float:
     """
     gold_tokens, pred_tokens = gold.split(), pred.split()
     if not gold_tokens and not pred_tokens:
-        return 1.0  # rouge-score gives 0 here; the definition gives 1
+        return 1.0
     if not gold_tokens or not pred_tokens:
         return 0.0
-    return float(_scorer().score(gold.strip(), pred.strip())["rougeL"].fmeasure)
+    lcs = lcs_length(gold_tokens, pred_tokens)
+    r = lcs / len(gold_tokens)
+    p = lcs / len(pred_tokens)
+    if r + p == 0:
+        return 0.0
+    return 2 * r * p / (r + p)
 
 
 def _ratio(numerator: int, denominator: int) -> float:

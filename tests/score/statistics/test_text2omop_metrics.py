@@ -111,3 +111,14 @@ def test_rouge_l_is_the_lcs_f1_of_whitespace_tokens() -> None:
         pred = " ".join(rng.choices(words, k=rng.randint(0, 12)))
         assert rouge_l(gold, pred) == pytest.approx(_lcs_f1(gold, pred)), (gold, pred)
     assert rouge_l("SELECT A", "select a") == 0.0  # case kept, unlike rouge-score's own tokens
+
+
+def test_the_lcs_is_exact_past_a_machine_word() -> None:
+    """The bit-parallel LCS against the table definition on texts of up to 300 tokens
+    (integers of hundreds of bits), exactly: ROUGE-L must equal the evaluator's."""
+    rng = random.Random(1)
+    words = ["SELECT", "a", "b", "FROM", "t", "JOIN", "ON", "=", "x", "(", ")"]
+    for _ in range(60):
+        gold = " ".join(rng.choices(words, k=rng.randint(60, 300)))
+        pred = " ".join(rng.choices(words, k=rng.randint(0, 300)))
+        assert rouge_l(gold, pred) == _lcs_f1(gold, pred), (len(gold), len(pred))
