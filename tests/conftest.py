@@ -1,18 +1,30 @@
-"""Shared fixtures: one real OMOP database built from the embedded data per test session."""
+"""Shared fixtures: one real OMOP database built from the embedded data per test session.
+
+The user's cache folder (:func:`score.defaults.cache_root`) is a folder of this session's
+own, so no test reads what another run left there, and nothing lands in the user's.
+"""
 
 from __future__ import annotations
 
+import atexit
+import os
 import secrets
+import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from curate.database import spark_server
-from curate.database.build import build_database
-from score.execution.executor import Executor, ExecutorSettings
-from tests.paths import SHARED
-from tests.pg_server import PostgresServer, start_server
+_CACHE_HOME = tempfile.mkdtemp(prefix="sqlgold-test-cache-")
+os.environ["XDG_CACHE_HOME"] = _CACHE_HOME  # before any sqlgold module asks for it
+atexit.register(shutil.rmtree, _CACHE_HOME, ignore_errors=True)
+
+from curate.database import spark_server  # noqa: E402 - after the cache folder is set
+from curate.database.build import build_database  # noqa: E402
+from score.execution.executor import Executor, ExecutorSettings  # noqa: E402
+from tests.paths import SHARED  # noqa: E402
+from tests.pg_server import PostgresServer, start_server  # noqa: E402
 
 
 @pytest.fixture(scope="session")

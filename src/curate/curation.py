@@ -26,6 +26,7 @@ from curate.transpile.rules import RULES
 from curate.verify.nocase import nocase_available
 from score.errors import InputError, SqlgoldError
 from score.execution.executor import Executor
+from score.inputs.validated_files import ValidatedFiles
 from score.out_paths import check_output_file
 from score.pages.curation_page import curation_page
 
@@ -181,7 +182,8 @@ def curate_to_files(
             stage="curate",
             path=str(source),
         )
-    write_files_atomic(
-        {out: tasks_text(tasks, database_fingerprint=executor.fingerprint), **reports}
-    )
+    text = tasks_text(tasks, database_fingerprint=executor.fingerprint)
+    write_files_atomic({out: text, **reports})
+    # every task was validated on its way in: the file's bytes need not be again
+    ValidatedFiles().remember(hashlib.sha256(text.encode("utf-8")).hexdigest())
     return CurationRun(report, tasks, out, report_path)

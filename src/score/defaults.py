@@ -16,6 +16,16 @@ DEFAULT_GROUNDING = Path("data/grounding")
 #: Fingerprints computed earlier, each valid for one exact state of a database file.
 DEFAULT_FINGERPRINT_CACHE = Path(".sqlgold-cache") / "fingerprints"
 
+
+def cache_root() -> Path:
+    """The user's cache folder for sqlgold, by the platform's convention
+    (``$XDG_CACHE_HOME/sqlgold``, by default ``~/.cache/sqlgold`` on Linux): what sqlgold
+    can compute again and keeps to save the time, wherever a command runs."""
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("sqlgold", appauthor=False))
+
+
 #: The longest line sqlgold reads from a user's file (predictions, CSV indexes, task
 #: files, source files), in bytes.  A longer line stops the read with an error naming the
 #: file, the line and this bound, after reading at most this much of it: memory stays

@@ -98,3 +98,59 @@ def test_without_a_twin_schema_text_golds_are_unresolved(pg_cdm, sample_source, 
     assert all(r["rule"] == "unresolved_semantics" for r in dropped), dropped
     assert all("collation" in r["reason"] for r in dropped), dropped
     assert report["counts"]["kept"] + len(dropped) == len(ids)
+
+
+def test_text2omop_golds_curated_on_duckdb_give_the_same_result_on_postgres(
+    pg_cdm, omop_db, shared_dir, tmp_path
+):
+    """TEXT-TO-OMOP's PostgreSQL golds, transpiled to DuckDB and verified there under the
+    documented options, give on PostgreSQL the result each task pins: no gold drifts
+    between the engines.  Those whose result is the engine's luck (a LIMIT through ties,
+    rows tied in the order compared) are dropped on DuckDB, each with its rule."""
+    from score.comparison.result_hash import result_sha256
+    from score.execution.executor import Executor, ExecutorSettings
+    from score.scoring.gold_cache import GOLD_DIALECT
+    from score.scoring.gold_pin import task_today
+
+    test_file = shared_dir / "corpora" / "text2omop" / "test.jsonl"
+    if not test_file.is_file():
+        pytest.skip(f"{test_file} is not there")
+    one_per_gold: dict[str, str] = {}
+    for line in test_file.read_text(encoding="utf-8").splitlines():
+        one_per_gold.setdefault(json.loads(line)["output"].strip(), line)
+    source = tmp_path / "text2omop_distinct.jsonl"
+    source.write_text("\n".join(one_per_gold.values()) + "\n", encoding="utf-8")
+    out = tmp_path / "t2o_tasks.jsonl"
+    options = ["--format", "text2omop", "--min-rows", "0", "--allow-all-zero"]
+    done = CliRunner().invoke(
+        cli,
+        [
+            "curate",
+            str(source),
+            "--db",
+            str(omop_db),
+            "--out",
+            str(out),
+            "-q",
+            *options,
+            "--today",
+            "2026-01-01",
+            "--jobs",
+            "2",
+        ],
+    )
+    assert done.exit_code == 0, done.output
+    tasks = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()[1:]]
+    answerable = [t for t in tasks if t["answerable"]]
+    assert len(answerable) >= 170
+    report = json.loads(out.with_name("t2o_report.json").read_text(encoding="utf-8"))
+    dropped = {r["rule"] for r in report["records"] if r["status"] == "dropped"}
+    assert dropped <= {"deterministic", "limit_needs_order", "no_ties_at_limit"}, dropped
+    differ = []
+    with Executor(pg_cdm.reader_url, settings=ExecutorSettings(timeout_seconds=30)) as ex:
+        for task in answerable:
+            result = ex.execute(task["gold_sql"], today=task_today(task), dialect=GOLD_DIALECT)
+            ordered = bool(task["order_matters"])
+            if result_sha256(result, ordered=ordered) != task["gold_result"]["sha256"]:
+                differ.append(task["id"])
+    assert differ == []

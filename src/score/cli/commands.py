@@ -178,8 +178,8 @@ def score_run(tasks, predictions, out, db_path, schema, quiet, **params):
     from score.execution.processes import fork_server
 
     fork_server.start(db_path)  # its imports overlap with this process's
-    from score.execution.executor import Executor
-    from score.scoring.run import run_scoring
+    from score.execution.executor import OpeningExecutor
+    from score.execution.lanes import workers_for_scoring
 
     if click.get_current_context().get_parameter_source("split") == ParameterSource.DEFAULT:
         params["split"] = None  # the library's choice: test, or all for a result file
@@ -197,13 +197,19 @@ def score_run(tasks, predictions, out, db_path, schema, quiet, **params):
         progress.close()
         judging(done, total)
 
-    with Executor(db_path, schema, settings) as executor:
+    # the database opens, and the query processes start, while sqlgold's scoring modules
+    # are imported and the inputs read
+    with OpeningExecutor(
+        db_path, schema, settings, workers=workers_for_scoring(options.jobs)
+    ) as opening:
+        from score.scoring.run import run_scoring
+
         try:
             outcome = run_scoring(
                 tasks,
                 predictions,
                 out,
-                executor,
+                opening,
                 options,
                 progress=progress,
                 measuring=measured,

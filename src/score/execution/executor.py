@@ -160,10 +160,18 @@ class Executor:
         calling at once then wait for no process to start)."""
         self._pool.start_idle(count)
 
-    def stream(self) -> QueryStream:
-        """Requests answered in order by one query process, each sent while the one
-        before runs (:class:`QueryStream`)."""
-        return QueryStream(self)
+    def start_ahead(self, workers: dict[str, int]) -> None:
+        """Have as many query processes of each lane as ``workers`` says open before they
+        are needed, started at once in the background (the caller goes on meanwhile):
+        the pipeline's parse and run lanes and the gold results' stream each then find
+        theirs ready, instead of each waiting for a start in turn."""
+        for lane_name, count in workers.items():
+            self._pool.start_ahead(lane_name, count - self._pool.alive(lane_name))
+
+    def stream(self, lane: str = QUERY_LANE) -> QueryStream:
+        """Requests of ``lane`` answered in order by one of its processes, each sent
+        while the one before runs (:class:`QueryStream`)."""
+        return QueryStream(self, lane)
 
     def _kill_after(self, request: Any) -> float:
         # a request given less than the time limit (the rest of an answer's) is killed
@@ -262,25 +270,26 @@ class Executor:
 
 
 class QueryStream:
-    """Query-lane requests of one :class:`Executor` (one thread's), answered in order
-    by one query process, each sent while the one before runs, so the process goes
+    """Requests of one lane of an :class:`Executor` (one thread's), answered in order
+    by one of its processes, each sent while the one before runs, so the process goes
     from one to the next without waiting for the caller (:mod:`score.execution.processes.stream`).
     Each request gets what :meth:`Executor.call` gives it: its time limit, and a
     QueryError if its process had to be ended or died.  A caller that makes a blocking
     call of the same lane :meth:`settle` s first, so that call reuses the process.
     """
 
-    def __init__(self, executor: Executor) -> None:
+    def __init__(self, executor: Executor, lane: str = QUERY_LANE) -> None:
         self._executor = executor
-        self._stream = WorkerStream(executor._pool, QUERY_LANE)
+        self._lane = lane
+        self._stream = WorkerStream(executor._pool, lane)
 
     @property
     def pending(self) -> int:
         return self._stream.pending
 
     def send(self, request: Any) -> None:
-        if lane(request) != QUERY_LANE:
-            raise ValueError(f"a query stream takes query-lane requests, not {request!r}")
+        if lane(request) != self._lane:
+            raise ValueError(f"a {self._lane}-lane stream takes no {request!r}")
         self._stream.send(request, self._executor._kill_after(request))
 
     def receive(self) -> Any:
@@ -307,7 +316,9 @@ class OpeningExecutor:
     """An :class:`Executor` being opened in a background thread, so a command can import
     its own machinery while the query process opens the database (the thread only waits
     on the fork server and the worker, so it holds the GIL for well under a millisecond).
-    A context manager: leaving it closes the executor, opened or still opening.
+    A context manager: leaving it closes the executor, opened or still opening.  With
+    ``workers`` (query processes per lane), those are started too, in the background, as
+    soon as the first one has opened the database (:meth:`Executor.start_ahead`).
 
     >>> with OpeningExecutor("data/omop/synthea1k.duckdb") as opening:  # doctest: +SKIP
     ...     import heavy_module  # meanwhile, the database opens
@@ -322,22 +333,31 @@ class OpeningExecutor:
         settings: ExecutorSettings | None = None,
         *,
         sql_dialect: str | None = None,
+        workers: dict[str, int] | None = None,
     ) -> None:
+        self.settings = settings or ExecutorSettings()
         self._opened: Executor | None = None
         self._failed: BaseException | None = None
         self._thread = threading.Thread(
             target=self._open,
-            args=(db_path, schema, settings, sql_dialect),
+            args=(db_path, schema, self.settings, sql_dialect, workers),
             name="sqlgold-open",
             daemon=True,
         )
         self._thread.start()
 
     def _open(
-        self, db_path: str | Path, schema: str | None, settings: Any, sql_dialect: str | None
+        self,
+        db_path: str | Path,
+        schema: str | None,
+        settings: Any,
+        sql_dialect: str | None,
+        workers: dict[str, int] | None,
     ) -> None:
         try:
             self._opened = Executor(db_path, schema, settings, sql_dialect=sql_dialect)
+            if workers:  # once the database is known to open: the rest, all at once
+                self._opened.start_ahead(workers)
         except BaseException as e:  # noqa: BLE001 - raised by result() in the caller's thread
             self._failed = e
 

@@ -34,6 +34,7 @@ from score.comparison.profiles.logical_form import (
     normalise_sql,
     normalise_tree,
 )
+from score.execution.lanes import PARSE_LANE
 from score.execution.processes.messages import Session
 from score.execution.result import QueryError, QueryResult
 from score.execution.statement import Statement
@@ -160,7 +161,7 @@ class PrepareAnswer:
 
     answer: Answer
     timed: ClassVar[bool] = True
-    lane: ClassVar[str] = "parse"  # its workers run no query: their memory stays small
+    lane: ClassVar[str] = PARSE_LANE  # its workers run no query: their memory stays small
 
     def handle(self, session: Session) -> AnswerReply:
         decided, sql, statement = self.answer._statement(session)

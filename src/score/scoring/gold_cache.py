@@ -7,6 +7,10 @@ are Arrow IPC files (column names and DuckDB types in the schema metadata; the v
 driver returns that the table holds only approximately, PostgreSQL's NUMERIC, as their exact
 text in columns of their own), written to a temporary name and renamed.
 
+:meth:`GoldCache.run_ahead` runs the golds a scoring will compare with on a query process
+of its own, in a thread, before they are asked for: the comparisons find them ready, and
+the process running the predictions never waits for a gold.
+
 Only verified successes are stored on disk.  A gold that fails for want of time or
 memory (``timeout``, ``runtime_error``; under ``--jobs`` other queries may have been
 competing) is run once more in a freshly started worker before its failure is
@@ -52,6 +56,10 @@ class GoldCache:
         self._lock = threading.Lock()
         self._key_locks: dict[str, threading.Lock] = {}
         self.executions = 0  # gold queries actually run (not served from the cache)
+        self._ahead: dict[str, threading.Event] = {}  # keys run_ahead will settle
+        self._failed_ahead: dict[str, QueryError] = {}  # its run's failure, to retry
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
         if self.directory is not None:
             self.directory.mkdir(parents=True, exist_ok=True)
 
@@ -63,7 +71,7 @@ class GoldCache:
     def result(self, sql: str, *, today: dt.date | None = None) -> QueryResult | QueryError:
         """The gold result of ``sql`` (under ``today``, else the executor's fixed today):
         from memory, from disk, or by running it once."""
-        key = self.key(sql, today)
+        key = self._settled(self.key(sql, today))
         with self._lock:
             if key in self._memory:
                 return self._memory[key]
@@ -71,7 +79,7 @@ class GoldCache:
         with key_lock:  # two threads asking for the same gold run it once
             found = self._stored(key)
             if found is None:
-                found = self._run(sql, today)
+                found = self._run(sql, today, self._failed_ahead.pop(key, None))
                 if isinstance(found, QueryResult):
                     self._write(key, found)
                 with self._lock:
@@ -82,6 +90,81 @@ class GoldCache:
         """Whether :meth:`result` would give the gold result of ``sql`` without running
         it: it is in memory, or read from disk now (and kept in memory)."""
         return self._stored(self.key(sql, today)) is not None
+
+    # -- ahead of need -------------------------------------------------------------
+    def run_ahead(self, golds: list[tuple[str, dt.date | None]]) -> None:
+        """Run the gold queries of ``golds`` (SQL and fixed today, in the order they will
+        be asked for) in a thread of this cache, through a stream of one query process,
+        so :meth:`result` finds them ready.  Those in memory or on disk are not run; a
+        failure that may be the machine's (:data:`RETRIED_KINDS`) is left to
+        :meth:`result`, which runs it again in a fresh process.  :meth:`close` stops it."""
+        todo: list[tuple[str, str, dt.date | None]] = []
+        with self._lock:
+            for sql, today in golds:
+                key = self.key(sql, today)
+                if key in self._memory or key in self._ahead:
+                    continue
+                self._ahead[key] = threading.Event()
+                todo.append((key, sql, today))
+        if not todo:
+            return
+        self._thread = threading.Thread(
+            target=self._ahead_of_need, args=(todo,), name="sqlgold-golds", daemon=True
+        )
+        self._thread.start()
+
+    def _ahead_of_need(self, todo: list[tuple[str, str, dt.date | None]]) -> None:
+        from score.execution.processes.messages import Execute
+
+        sent: list[tuple[str, str]] = []
+        try:
+            with self.executor.stream() as stream:
+                for key, sql, today in todo:
+                    if self._stop.is_set():
+                        break
+                    if self._stored(key) is None:
+                        stream.send(Execute(sql, today, GOLD_DIALECT))
+                        sent.append((key, sql))
+                        while stream.pending > 2:
+                            self._take_ahead(stream, *sent.pop(0))
+                    else:
+                        self._ahead[key].set()
+                while sent and not self._stop.is_set():
+                    self._take_ahead(stream, *sent.pop(0))
+        except Exception:  # noqa: BLE001 - result() runs whatever is left, and says why
+            pass
+        finally:
+            for event in self._ahead.values():
+                event.set()
+
+    def _take_ahead(self, stream, key: str, sql: str) -> None:
+        try:
+            found: QueryResult | QueryError = stream.receive()
+        except QueryError as e:
+            found = e
+        with self._lock:
+            self.executions += 1
+        if isinstance(found, QueryResult):
+            self._write(key, found)
+        with self._lock:
+            if isinstance(found, QueryResult) or found.kind not in RETRIED_KINDS:
+                self._memory.setdefault(key, found)
+            else:  # result() retries it in a fresh process, as it retries its own runs
+                self._failed_ahead[key] = found
+        self._ahead[key].set()
+
+    def _settled(self, key: str) -> str:
+        """``key``, once :meth:`run_ahead` is done with it (at once when it has no part)."""
+        event = self._ahead.get(key)
+        if event is not None:
+            event.wait()
+        return key
+
+    def close(self) -> None:
+        """Stop running golds ahead (those under way are waited for)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
 
     def _stored(self, key: str) -> QueryResult | QueryError | None:
         """The result under ``key`` in memory, else read from disk into memory; None."""
@@ -94,9 +177,16 @@ class GoldCache:
                 found = self._memory.setdefault(key, found)
         return found
 
-    def _run(self, sql: str, today: dt.date | None) -> QueryResult | QueryError:
-        found = self.executor.try_execute(sql, today=today, dialect=GOLD_DIALECT)
-        runs = 1
+    def _run(
+        self, sql: str, today: dt.date | None, failed: QueryError | None = None
+    ) -> QueryResult | QueryError:
+        """Run the gold, and once more in a fresh process if it failed for want of time
+        or memory; ``failed``: its first run's failure (run ahead), only retried."""
+        runs = 0
+        found: QueryResult | QueryError | None = failed
+        if found is None:
+            found = self.executor.try_execute(sql, today=today, dialect=GOLD_DIALECT)
+            runs = 1
         if isinstance(found, QueryError) and found.kind in RETRIED_KINDS:
             found = self.executor.try_execute(sql, today=today, fresh=True, dialect=GOLD_DIALECT)
             runs += 1

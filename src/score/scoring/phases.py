@@ -1,13 +1,15 @@
 """The phases one instance goes through, each feeding :mod:`score.scoring.decision`.
 
 The query phase (:func:`query_phase`) asks a query process for what needs one: the
-answer's extraction, guard and run (:mod:`score.scoring.answer`), or a result CSV, and
-the gold result (cached); the compare phase (:func:`compare_phase`) runs the comparator
-profile in the scoring process.  With one job the query phase is split: a parse
-process prepares the answer (``prepare_only``) and the run lane
-(:mod:`score.scoring.run_lane`) runs its query and finishes it with
-:func:`finish_answer`.  Whatever fails, the instance ends with a decision: a failure
-of sqlgold's own code is that instance's outcome (:func:`score.scoring.decision.for_failure`).
+answer's extraction, guard and run (:mod:`score.scoring.answer`), or a result CSV; the
+compare phase (:func:`compare_phase`) takes the gold result (from the gold cache, which
+may have run it ahead in a query process of its own) and runs the comparator profile in
+the scoring process, so no query process waits for a gold. In the scoring pipeline the
+query phase is split: the parse lane (:mod:`score.scoring.parse_lane`) prepares the
+answer in one process and a run lane (:mod:`score.scoring.run_lane`) runs its query in
+another and finishes it with :func:`finish_answer`. Whatever fails, the instance ends
+with a decision: a failure of sqlgold's own code is that instance's outcome
+(:func:`score.scoring.decision.for_failure`).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from score.scoring import decision
 from score.scoring.answer import Answer, AnswerReply, PrepareAnswer, RunAnswer, needs_run
 from score.scoring.extract import SQL
 from score.scoring.gold_cache import GoldCache
-from score.scoring.gold_pin import GoldPins, pinned_gold, pinned_hash, task_today
+from score.scoring.gold_pin import GoldPins, pinned_gold, task_today
 from score.scoring.instance_result import InstanceResult
 from score.scoring.outcomes import Outcome
 from score.scoring.result_preview import result_preview
@@ -111,22 +113,38 @@ def query_phase(
 
 
 def _answer(pending: Pending, ctx: ScoringContext, *, prepare_only: bool) -> None:
+    request = answer_request(pending, ctx)
+    if request is None:
+        if pending.csv_to_read and not prepare_only:
+            pending.csv_to_read = False
+            read_csv(pending, ctx)
+        return None
+    try:
+        reply = ctx.executor.call(PrepareAnswer(request) if prepare_only else request)
+    except QueryError as e:  # its process had to be ended: past the time limit, or died
+        return pending.settle(decision.for_lost_process(e))
+    take_reply(pending, reply, ctx, prepared=prepare_only)
+
+
+def answer_request(pending: Pending, ctx: ScoringContext) -> Answer | None:
+    """The request a query process must handle for ``pending``'s answer, or None when
+    there is none: the instance is decided (no prediction, an abstention the generator
+    said, a text decided before), or its result CSV is to be read (``csv_to_read``)."""
     prediction, task = pending.prediction, pending.task
     decided = decision.for_prediction(prediction)
     if decided is not None:
-        return pending.settle(decided)
+        pending.settle(decided)
+        return None
     assert prediction is not None
     if prediction.kind == "csv":
-        if prepare_only:
-            pending.csv_to_read = True
-            return None
-        return read_csv(pending, ctx)
-    text = (prediction.output, prediction.sql, prediction.kind, prediction.status)
-    known = ctx.decided_texts.get(text) if ctx.decided_texts is not None else None
+        pending.csv_to_read = True
+        return None
+    known = ctx.decided_texts.get(text_key(prediction)) if ctx.decided_texts is not None else None
     if known is not None:
-        return finish_answer(pending, known, ctx)
+        finish_answer(pending, known, ctx)
+        return None
     gold_sql = task["gold_sql"] if task["answerable"] and task["gold_sql"] else None
-    request = Answer(
+    return Answer(
         output=prediction.output,
         sql=prediction.sql,
         ready_sql=prediction.kind == "sql",
@@ -136,16 +154,27 @@ def _answer(pending: Pending, ctx: ScoringContext, *, prepare_only: bool) -> Non
         today=task_today(task),
         dialect=ctx.dialect,
     )
-    try:
-        reply = ctx.executor.call(PrepareAnswer(request) if prepare_only else request)
-    except QueryError as e:  # its process had to be ended: past the time limit, or died
-        return pending.settle(decision.for_lost_process(e))
+
+
+def take_reply(
+    pending: Pending, reply: AnswerReply, ctx: ScoringContext, *, prepared: bool
+) -> None:
+    """What a query process replied to :func:`answer_request`'s request (a
+    :class:`~score.scoring.answer.PrepareAnswer` of it when ``prepared``): kept for the
+    run phase when its SQL is still to run, else the answer's end."""
     if ctx.decided_texts is not None and reply.kind != SQL:
-        ctx.decided_texts.setdefault(text, reply)
-    if prepare_only and needs_run(reply):
+        assert pending.prediction is not None
+        ctx.decided_texts.setdefault(text_key(pending.prediction), reply)
+    if prepared and needs_run(reply):
         pending.prepared = reply  # the query runs in the pipeline's next phase
         return None
     finish_answer(pending, reply, ctx)
+
+
+def text_key(prediction: Prediction) -> tuple:
+    """What decides an answer before its task plays any part
+    (:attr:`ScoringContext.decided_texts`)."""
+    return (prediction.output, prediction.sql, prediction.kind, prediction.status)
 
 
 def read_csv_phase(pending: Pending, ctx: ScoringContext) -> Pending:
@@ -176,7 +205,7 @@ def read_csv(pending: Pending, ctx: ScoringContext) -> None:
     if decided is not None:
         return pending.settle(decided)
     assert isinstance(read, QueryResult)
-    _take_gold(pending, read, ctx)
+    _keep_result(pending, read)
 
 
 def run_request(reply: AnswerReply, ctx: ScoringContext) -> RunAnswer | QueryError:
@@ -207,22 +236,21 @@ def finish_answer(pending: Pending, reply: AnswerReply, ctx: ScoringContext) -> 
         return pending.settle(decided)
     assert reply.result is not None
     result.timings["execute_s"] = round(reply.result.seconds, 6)
-    _take_gold(pending, reply.result, ctx)
+    _keep_result(pending, reply.result)
 
 
-def gold_known(task: dict[str, Any], ctx: ScoringContext) -> bool:
-    """Whether the task's gold result can be had without running a query."""
-    if not task["answerable"] or (ctx.gold_from_pin and pinned_hash(task) is not None):
-        return True
-    return ctx.gold.known(task["gold_sql"], today=task_today(task))
+def _keep_result(pending: Pending, predicted: QueryResult) -> None:
+    """Keep the predicted result for the compare phase; an unanswerable task's answer is
+    decided without it."""
+    decided = decision.for_unanswerable(pending.task["answerable"])
+    if decided is not None:
+        return pending.settle(decided)
+    pending.predicted = predicted
 
 
 def _take_gold(pending: Pending, predicted: QueryResult, ctx: ScoringContext) -> None:
     """Keep the result for the comparator, with the gold's; or decide without them."""
     task = pending.task
-    decided = decision.for_unanswerable(task["answerable"])
-    if decided is not None:
-        return pending.settle(decided)
     if ctx.gold_from_pin:
         pinned = pinned_gold(task, predicted)
         if isinstance(pinned, str):
@@ -246,6 +274,11 @@ def compare_phase(pending: Pending, ctx: ScoringContext) -> InstanceResult:
     """The comparator's verdict, in the scoring process."""
     start = time.perf_counter()
     result = pending.result
+    if pending.predicted is not None and pending.gold is None and not result.decided:
+        try:
+            _take_gold(pending, pending.predicted, ctx)
+        except Exception as e:  # noqa: BLE001 - one instance never ends the run
+            pending.fail(e)
     if pending.predicted is not None and pending.gold is not None:
         verdict: Any
         try:

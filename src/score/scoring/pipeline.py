@@ -29,12 +29,14 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Collection, Iterable, Iterator, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
+from contextlib import ExitStack
 from typing import Any
 
 from score.inputs.predictions import Prediction
 from score.inputs.task_set import Instance, instances
 from score.scoring.instance_result import InstanceResult
+from score.scoring.parse_lane import PARSE_AHEAD, ParseLane
 from score.scoring.phases import Pending, ScoringContext, compare_phase, query_phase
 from score.scoring.run_lane import SENT_AHEAD, RunLane
 
@@ -49,12 +51,13 @@ def score_instance(
     return compare_phase(query_phase(instance, prediction, ctx), ctx)
 
 
-#: Instances in flight ahead of the comparator with one job: while the scoring process
-#: compares one result, one query process runs the next answer's query (with
-#: :data:`~score.scoring.run_lane.SENT_AHEAD` more waiting in its pipe) and another
-#: parses (extraction, guard, logical form) the ones after them, with room for a long
-#: text's parse (at most two results wait for the comparator besides the one it compares).
-LOOKAHEAD = 4 + SENT_AHEAD
+#: Instances in flight ahead of the comparator, per run lane: while the scoring process
+#: compares one result, each run lane's query process runs an answer's query (with
+#: :data:`~score.scoring.run_lane.SENT_AHEAD` more waiting in its pipe) and the parse
+#: process prepares (extraction, guard, logical form) the ones after them (with
+#: :data:`~score.scoring.parse_lane.PARSE_AHEAD` more in its pipe), with room for a long
+#: text's parse.
+LOOKAHEAD = 3 + SENT_AHEAD + PARSE_AHEAD
 
 
 def score_predictions(
@@ -69,13 +72,12 @@ def score_predictions(
     """Score every instance of ``tasks`` not in ``skip``, yielding results in task order.
 
     The denominator is the whole task set (in ``languages``, when given): instances
-    without a prediction are yielded as ``missing``.  With one job, scoring is a
-    pipeline: one query process parses an answer
-    (:func:`~score.scoring.phases.query_phase`) while another runs the previous answer's
-    query (:class:`~score.scoring.run_lane.RunLane`) and this process compares
-    the one before; with ``jobs`` > 1, that many instances are scored at once, each in
-    its own query process.  Ctrl-C (KeyboardInterrupt) closes the executor, so the
-    queries under way stop at once, and is raised again.
+    without a prediction are yielded as ``missing``.  Scoring is a pipeline: one query
+    process parses answers (:class:`~score.scoring.parse_lane.ParseLane`) while ``jobs``
+    others run the queries of the ones before
+    (:class:`~score.scoring.run_lane.RunLane`), and this process compares the results.
+    Ctrl-C (KeyboardInterrupt) closes the executor, so the queries under way stop at
+    once, and is raised again.
     """
     todo = [i for i in instances(tasks, languages) if i.key not in skip]
     try:
@@ -91,20 +93,17 @@ def _scored(
     ctx: ScoringContext,
     jobs: int,
 ) -> Iterator[InstanceResult]:
-    if jobs <= 1:
-        with (
-            ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlgold-prepare") as parse,
-            RunLane(ctx) as run,
-        ):
-            queued: deque[Future[Pending]] = deque()
-            for instance in todo:
-                prediction = predictions.get(instance.key)
-                prepared = parse.submit(query_phase, instance, prediction, ctx, prepare_only=True)
-                queued.append(run.submit(prepared))
-                if len(queued) > LOOKAHEAD:
-                    yield compare_phase(queued.popleft().result(), ctx)
-            while queued:
+    """A pipeline: the parse lane prepares each answer in its query process, ``jobs`` run
+    lanes (each its own query process) run the prepared queries, taking instances in
+    turn, and this process compares the results in task order."""
+    lanes = max(jobs, 1)
+    with ParseLane(ctx) as parse, ExitStack() as stack:
+        runs = [stack.enter_context(RunLane(ctx)) for _ in range(lanes)]
+        queued: deque[Future[Pending]] = deque()
+        for i, instance in enumerate(todo):
+            prepared = parse.submit(instance, predictions.get(instance.key))
+            queued.append(runs[i % lanes].submit(prepared))
+            if len(queued) > LOOKAHEAD * lanes:
                 yield compare_phase(queued.popleft().result(), ctx)
-        return
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        yield from pool.map(lambda i: score_instance(i, predictions.get(i.key), ctx), todo)
+        while queued:
+            yield compare_phase(queued.popleft().result(), ctx)

@@ -21,19 +21,20 @@ import sqlglot
 
 from score.defaults import DEFAULT_CACHE
 from score.errors import InputError, ScoringError
-from score.execution.executor import Executor
+from score.execution.executor import Executor, OpeningExecutor
+from score.execution.lanes import workers_for_scoring
 from score.files import file_sha256, write_atomic
 from score.inputs.predictions import TEXT2OMOP, read_predictions
 from score.inputs.split import ScoredSplit, select_split
 from score.inputs.task_manifest import set_hash
 from score.inputs.task_set import TaskSet, instances, open_task_set
 from score.inputs.text2omop import DIALECT as TEXT2OMOP_DIALECT
-from score.inputs.validated_files import MEMO_FOLDER, ValidatedFiles
+from score.inputs.validated_files import ValidatedFiles
 from score.pages.document import PAGE_FILE
 from score.pages.scoring_page import scoring_page
 from score.scoring.efficiency import check_method, measure_efficiency
 from score.scoring.gold_cache import GoldCache
-from score.scoring.gold_pin import today_conflicts
+from score.scoring.gold_pin import task_today, today_conflicts
 from score.scoring.languages import language_summary, language_warnings, languages_scored
 from score.scoring.outcomes import Outcome
 from score.scoring.pipeline import ScoringContext, score_predictions
@@ -79,7 +80,7 @@ class RunOutcome:
         return self.summary["outcomes"]["counts"].get(Outcome.GOLD_DRIFT, 0)
 
 
-def check_today(tasks: list[dict[str, Any]], executor: Executor) -> None:
+def check_today(tasks: list[dict[str, Any]], executor: Executor | OpeningExecutor) -> None:
     """Refuse a fixed today (``--today``) other than the day tasks were verified under."""
     today = executor.settings.today
     conflicts = today_conflicts(tasks, today)
@@ -174,7 +175,7 @@ def run_scoring(
     tasks_path: str | Path,
     predictions_path: str | Path,
     out: str | Path,
-    executor: Executor,
+    executor: Executor | OpeningExecutor,
     options: ScoringOptions = ScoringOptions(),
     *,
     progress: Callable[[int, int], None] | None = None,
@@ -191,14 +192,12 @@ def run_scoring(
     or ``train`` side of the leakage-aware split, or ``all`` tasks
     (:func:`score.inputs.split.select_split`); predictions for tasks outside it are not scored.
     ``measuring`` reports the efficiency measurement's progress, ``judging`` the suite's
-    (variants done, of all).
+    (variants done, of all).  ``executor`` may still be opening
+    (:class:`~score.execution.executor.OpeningExecutor`): the inputs are read meanwhile.
     """
     check_unlocked(out)  # a run still writing ``out``: said before any work
     cache_dir = options.cache_dir
-    runs = None
-    if options.efficiency is not None:
-        runs = check_method(options.efficiency, options.efficiency_runs, executor.engine)
-    memo = ValidatedFiles(None if cache_dir is None else Path(cache_dir) / MEMO_FOLDER)
+    memo = ValidatedFiles()  # the user cache's memo, whatever the gold cache
     task_set = open_task_set(tasks_path, manifest=options.manifest, validated=memo)
     predictions = read_predictions(predictions_path, task_set.tasks, run=options.run)
     result_file = predictions.format == TEXT2OMOP
@@ -226,6 +225,12 @@ def run_scoring(
     other_languages = [k for k in predictions.by_key if k[1] not in languages]
     for key in {*outside, *other_languages}:
         del predictions.by_key[key]
+    if isinstance(executor, OpeningExecutor):
+        executor = executor.result()
+    runs = None
+    if options.efficiency is not None:
+        runs = check_method(options.efficiency, options.efficiency_runs, executor.engine)
+    executor.start_ahead(workers_for_scoring(options.jobs))
     suite = None
     if options.suite is not None:
         suite = open_suite(options.suite, task_set.tasks, executor, predictions)
@@ -259,6 +264,14 @@ def run_scoring(
     gold = GoldCache(cache_dir, executor)
     ctx = ScoringContext(executor, gold, options.profile, predictions.run, dialect=dialect)
     run_dir = RunDir(out, meta, resume=options.resume)
+    answered = {task_id for task_id, _ in predictions.by_key}
+    gold.run_ahead(  # the golds answered, in the order the comparisons ask for them
+        [
+            (t["gold_sql"], task_today(t))
+            for t in tasks
+            if t["answerable"] and t["gold_sql"] and t["id"] in answered
+        ]
+    )
     try:
         total = len(instances(tasks, languages))
         try:
@@ -389,4 +402,5 @@ def run_scoring(
             summary, executions, len(run_dir.done) - len(done), scored, tuple(warnings)
         )
     finally:
+        gold.close()
         run_dir.release()  # also when the run fails or is stopped: the folder is free

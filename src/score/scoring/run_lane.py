@@ -4,7 +4,8 @@ While the scoring process compares one instance and a parse process prepares the
 ones (:mod:`score.scoring.pipeline`), the run lane, a thread of its own, sends each
 prepared answer's query to one query process through a
 :class:`~score.execution.executor.QueryStream` before the previous reply is read, so
-the query process goes from one query to the next without waiting for this process.
+the query process goes from one query to the next without waiting for this process (a
+gold result is taken later, by the compare phase).
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from score.scoring.phases import (
     Pending,
     ScoringContext,
     finish_answer,
-    gold_known,
     read_csv_phase,
     run_request,
 )
@@ -43,18 +43,18 @@ class InFlight:
 #: one, the next ones wait in its pipe, so it does not wait for this process between
 #: them (this process's threads share one interpreter lock, and a core with the
 #: parser, so a reply may be read late).
-SENT_AHEAD = 2
+SENT_AHEAD = 4
 
 
 class RunLane:
-    """The pipeline's second phase (one job) on a thread of its own: each prepared
+    """The pipeline's second phase on a thread of its own (one per job): each prepared
     answer's query goes to one query process through a
-    :class:`~score.execution.executor.QueryStream`, sent before the previous answer's reply is
-    read, so the scoring process's round trip and its work on the reply overlap the
-    next query.  What needs a blocking call on the query lane (a result CSV to read, a
-    gold result not yet known) waits until the replies sent ahead are in, so it goes to
-    the same process.  :meth:`submit` gives each instance's completed
-    :class:`Pending` as a future; every instance gets one, whatever fails."""
+    :class:`~score.execution.executor.QueryStream`, sent before the previous answer's
+    reply is read, so the scoring process's round trip and its work on the reply overlap
+    the next query.  What needs a blocking call on the query lane (a result CSV to read)
+    waits until the replies sent ahead are in, so it goes to the same process.
+    :meth:`submit` gives each instance's completed :class:`Pending` as a future; every
+    instance gets one, whatever fails."""
 
     def __init__(self, ctx: ScoringContext) -> None:
         self._ctx = ctx
@@ -122,8 +122,6 @@ class RunLane:
             if isinstance(request, RunAnswer) and shared is not None and request.sql in shared:
                 reply, pending.prepared = pending.prepared, None
                 assert reply is not None
-                if stream.pending and not gold_known(pending.task, self._ctx):
-                    stream.settle()  # a gold to run goes to the stream's query process
                 finish_answer(pending, with_run(reply, shared[request.sql]), self._ctx)
                 request = None
             elif isinstance(request, RunAnswer):
@@ -167,8 +165,6 @@ class RunLane:
             else:
                 if ctx.shared_runs is not None and isinstance(outcome, QueryResult):
                     ctx.shared_runs.setdefault(reply.executed_sql or "", outcome)
-                if stream.pending and not gold_known(pending.task, ctx):
-                    stream.settle()  # the gold runs on the stream's query process
                 finish_answer(pending, with_run(reply, outcome), ctx)
         except Exception as e:  # noqa: BLE001
             pending.fail(e)

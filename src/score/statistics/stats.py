@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -120,15 +121,36 @@ def resample_counts(n_questions: int, boot: Bootstrap) -> Iterable[np.ndarray]:
 
     Row ``r`` of the concatenated blocks is resample ``r``: ``n_questions`` questions
     drawn with replacement by ``RandomState(seed)``; the block size does not change them.
+    The draws depend on nothing else, so those of up to :data:`_KEPT_CELLS` cells are
+    kept (read-only) for the next group of as many questions (a summary's groups often
+    have the whole run's).
 
     >>> counts = np.vstack(list(resample_counts(3, Bootstrap(seed=0, resamples=4))))
     >>> counts.shape, counts.sum(axis=1).astype(int).tolist()
     ((4, 3), [3, 3, 3, 3])
     """
-    rng = np.random.RandomState(boot.seed)
+    if n_questions * boot.resamples <= _KEPT_CELLS:
+        return _kept_counts(n_questions, boot.seed, boot.resamples)
+    return _drawn_counts(n_questions, boot.seed, boot.resamples)
+
+
+#: Draws kept for reuse only up to this many cells (32 MiB of floats).
+_KEPT_CELLS = 4_000_000
+
+
+@lru_cache(maxsize=8)
+def _kept_counts(n_questions: int, seed: int, resamples: int) -> tuple[np.ndarray, ...]:
+    blocks = tuple(_drawn_counts(n_questions, seed, resamples))
+    for block in blocks:
+        block.setflags(write=False)
+    return blocks
+
+
+def _drawn_counts(n_questions: int, seed: int, resamples: int) -> Iterable[np.ndarray]:
+    rng = np.random.RandomState(seed)
     block = max(1, _BLOCK_CELLS // max(n_questions, 1))
-    for start in range(0, boot.resamples, block):
-        rows = min(block, boot.resamples - start)
+    for start in range(0, resamples, block):
+        rows = min(block, resamples - start)
         drawn = rng.randint(0, n_questions, size=(rows, n_questions))
         offsets = (np.arange(rows) * n_questions)[:, None]
         flat = np.bincount((drawn + offsets).ravel(), minlength=rows * n_questions)

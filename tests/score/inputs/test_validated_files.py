@@ -108,10 +108,15 @@ def test_a_memo_folder_that_is_a_file_is_no_error(tmp_path, schema_checks):
     assert len(schema_checks) == 6
 
 
-def test_a_scoring_keeps_the_memo_in_its_cache_folder(tmp_path, executor, schema_checks):
+def test_a_scoring_keeps_the_memo_in_the_user_cache_folder(
+    tmp_path, executor, schema_checks, monkeypatch
+):
+    """Whatever the gold cache (a folder, or none with --no-cache), a file's bytes are
+    validated once: the memo is the user cache folder's."""
     from score.inputs.validated_files import MEMO_FOLDER
     from score.scoring.run import ScoringOptions, run_scoring
 
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
     path = _file(tmp_path, 2)
     preds = tmp_path / "preds.jsonl"
     preds.write_text(
@@ -127,8 +132,9 @@ def test_a_scoring_keeps_the_memo_in_its_cache_folder(tmp_path, executor, schema
             ScoringOptions(cache_dir=cache, with_priors=False),
         )
     assert schema_checks == ["t0", "t1"]
-    assert len(list((cache / MEMO_FOLDER).iterdir())) == 1
+    assert len(list((tmp_path / "user-cache" / "sqlgold" / MEMO_FOLDER).iterdir())) == 1
+    assert not (cache / MEMO_FOLDER).exists()
     run_scoring(
         path, preds, tmp_path / "three", executor, ScoringOptions(cache_dir=None, with_priors=False)
     )
-    assert schema_checks == ["t0", "t1", "t0", "t1"]  # --no-cache: no memo
+    assert schema_checks == ["t0", "t1"]  # --no-cache: no gold cache, the same memo

@@ -29,14 +29,21 @@ def prior_context(executor, decided):
 
 def test_an_abstention_is_extracted_once_for_every_instance(executor, monkeypatch):
     tasks = [make_task(f"t{i}") for i in range(6)] + [make_task("none", None)]
+    from score.execution.executor import QueryStream
+
     sent = []
-    real = executor.call
+    real, real_send = executor.call, QueryStream.send
 
     def counting(request, **kwargs):
         sent.append(type(request).__name__)
         return real(request, **kwargs)
 
+    def counting_send(stream, request):
+        sent.append(type(request).__name__)
+        return real_send(stream, request)
+
     monkeypatch.setattr(executor, "call", counting)
+    monkeypatch.setattr(QueryStream, "send", counting_send)
     records = {}
     for decided in (None, {}):
         sent.clear()

@@ -164,8 +164,9 @@ def test_the_pipeline_and_parallel_jobs_give_the_same_records(small_executor):
 
 def test_the_pipeline_s_parsing_process_never_runs_a_query(omop_db, tmp_path):
     """The process that parses answers never runs one: after a query that takes
-    hundreds of MB, the parser stays small, and the run's memory bound counts one
-    process of each kind rather than two of the largest."""
+    hundreds of MB, the parser stays small, and the run's memory bound counts the
+    parser as small rather than as another of the largest (the query lane has the run
+    lane's process and the golds' own)."""
     big = "SELECT length(repeat('x', 400000000)) AS n"
     tasks = [make_task(f"t{i}") for i in range(6)]
     answers = [COUNT, big, "SELECT 1130", big, COUNT, None]
@@ -176,7 +177,8 @@ def test_the_pipeline_s_parsing_process_never_runs_a_query(omop_db, tmp_path):
         ctx = ScoringContext(ex, GoldCache(None, ex))
         outcomes = [r["outcome"] for r in scored_records(tasks, preds, ctx)]
         lanes = ex.workers_peak_rss_by_lane()
-        assert {n: h.most_alive for n, h in ex._pool._lanes.items()} == {"query": 1, "parse": 1}
+        alive = {n: h.most_alive for n, h in ex._pool._lanes.items()}
+        assert alive["parse"] == 1 and alive["query"] <= 2
         assert ex.workers_peak_rss_kib() == sum(lanes.values())
     assert outcomes == ["correct", "mismatch", "correct", "mismatch", "correct", "correct"]
     assert lanes["query"] > 400_000  # KiB: it held the 400 MB string

@@ -130,10 +130,21 @@ def test_resample_blocks_do_not_change_the_draws(monkeypatch):
     boot = Bootstrap(seed=5, resamples=37)
     whole = np.vstack(list(resample_counts(11, boot)))
     monkeypatch.setattr(stats, "_BLOCK_CELLS", 11 * 4)  # 4 resamples per block
+    monkeypatch.setattr(stats, "_KEPT_CELLS", 0)  # drawn anew, not the kept draws
     blocks = list(resample_counts(11, boot))
     assert len(blocks) == 10
     assert np.array_equal(np.vstack(blocks), whole)
     assert (whole.sum(axis=1) == 11).all()
+
+
+def test_kept_draws_are_the_draws_and_cannot_be_changed():
+    boot = Bootstrap(seed=7, resamples=50)
+    kept = list(resample_counts(13, boot))
+    assert list(resample_counts(13, boot))[0] is kept[0]  # the second group reuses them
+    drawn = np.vstack(list(stats._drawn_counts(13, 7, 50)))
+    assert np.array_equal(np.vstack(kept), drawn)
+    with pytest.raises(ValueError):
+        kept[0][0, 0] = 99.0
 
 
 # --- languages move together ---------------------------------------------------------

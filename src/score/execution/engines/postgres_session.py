@@ -97,8 +97,7 @@ def pin_session(conn, schema: str, settings: ExecutorSettings, where: str) -> di
         f"SET statement_timeout = {timeout_ms}; "
         f"SET lock_timeout = {timeout_ms}; SET work_mem = {work_mem_kb}; "
         f"SET idle_in_transaction_session_timeout = {timeout_ms * 4 + 60_000}; "
-        "SET default_transaction_read_only = on; "
-        "SET cursor_tuple_fraction = 1.0"
+        "SET default_transaction_read_only = on"
     )
     try:
         conn.execute(f"SET temp_file_limit = {memory_kb}")

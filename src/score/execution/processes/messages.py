@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 
 from score.cdm.fingerprint_check import FingerprintCheck
 from score.execution.engines.base import Engine, Limits
+from score.execution.lanes import QUERY_LANE
 from score.execution.result import QueryError, QueryResult
 from score.execution.settings import ExecutorSettings
 from score.execution.statement import Statement, prepare_statement
@@ -62,10 +63,6 @@ class Session:
         """Run ``sql`` (``tree``: sqlglot's parse of it, which an engine may check
         instead of parsing again)."""
         return self.engine.run(sql, self.limits(), check=check, tree=tree)
-
-
-#: The lane of requests that may run queries: every request unless its class names another.
-QUERY_LANE = "query"
 
 
 def lane(request: Any) -> str:

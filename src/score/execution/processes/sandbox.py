@@ -180,6 +180,12 @@ class WorkerPool:
         covered = held.most_busy - len(held.busy)
         held.most_idle_kib = max(held.most_idle_kib, sum(holding[covered:]))
 
+    def alive(self, lane: str) -> int:
+        """Workers of ``lane`` alive or being started."""
+        with self._lock:
+            held = self._lane_locked(lane)
+            return held.alive + held.starting
+
     def start_idle(self, count: int, lane: str = QUERY_LANE) -> None:
         """Start workers of ``lane`` until ``count`` of them are alive, the new ones left
         idle: ``count`` threads then each find one ready instead of waiting for a start."""
@@ -212,8 +218,9 @@ class WorkerPool:
         thread.start()
         return True
 
-    def _start_ahead(self, lane: str, gone: Worker, starts: int) -> None:
-        self._close(gone)
+    def _start_ahead(self, lane: str, gone: Worker | None, starts: int) -> None:
+        if gone is not None:
+            self._close(gone)
         for _ in range(starts):
             worker = None
             try:
@@ -230,6 +237,30 @@ class WorkerPool:
                 self._ready.notify_all()
             if worker is not None and self._closed:
                 self._close(worker)
+
+    def start_ahead(self, lane: str, count: int) -> None:
+        """Start ``count`` more workers of ``lane`` in the background, at once (one thread
+        each), each left idle when ready: the requests that will need them find them
+        started while the caller did other work, and one that comes sooner waits for
+        the first of them rather than starting its own."""
+        if count < 1:
+            return
+        with self._lock:
+            if self._closed:
+                return
+            self._lane_locked(lane).starting += count
+            threads = [
+                threading.Thread(
+                    target=self._start_ahead,
+                    args=(lane, None, 1),
+                    name="sqlgold-start",
+                    daemon=True,
+                )
+                for _ in range(count)
+            ]
+            self._replacing = [t for t in self._replacing if t.is_alive()] + threads
+        for thread in threads:
+            thread.start()
 
     def _lane_locked(self, lane: str) -> _Lane:
         held = self._lanes.get(lane)

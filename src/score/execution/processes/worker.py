@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from score.errors import DatabaseError, SqlgoldError
+from score.execution.arrow_pandas import answer_without_pandas
 from score.execution.engines import open_engine
 from score.execution.guard import silence_sqlglot
 from score.execution.processes.messages import Session, time_limit
@@ -94,6 +95,9 @@ def serve(conn: connection.Connection, spec: WorkerSpec, output: str | None = No
     _die_with_parent()
     _few_malloc_arenas()
     silence_sqlglot()  # its warnings on a prediction are verdicts, not stderr lines
+    # a query process holds no pandas object: pyarrow's first conversion of a Python
+    # list (a PostgreSQL result) would import pandas only to ask, a quarter of a second
+    answer_without_pandas()
     try:
         engine = open_engine(spec.db_path, spec.schema, spec.settings)
         session = Session(engine, spec.settings)

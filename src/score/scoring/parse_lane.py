@@ -1,0 +1,158 @@
+"""The parse lane of the scoring pipeline: answers prepared by one parse process, sent ahead.
+
+Each answer's extraction, guard and logical form (:class:`~score.scoring.answer.PrepareAnswer`)
+go to one query process of the parse lane through a
+:class:`~score.execution.executor.QueryStream`, sent before the previous reply is read,
+so that process goes from one answer to the next without waiting for this one; the run
+lanes (:mod:`score.scoring.run_lane`) run the prepared queries meanwhile.  What needs no
+query process (no prediction, an abstention the generator said, a text decided before, a
+result CSV to read in the run lane) is passed on at once.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections import deque
+from concurrent.futures import Future
+from dataclasses import dataclass
+
+from score.execution.executor import QueryStream
+from score.execution.result import QueryError
+from score.inputs.predictions import Prediction
+from score.inputs.task_set import Instance
+from score.scoring import decision
+from score.scoring.answer import PrepareAnswer
+from score.scoring.instance_result import InstanceResult
+from score.scoring.phases import Pending, ScoringContext, answer_request, take_reply, text_key
+
+#: Preparations sent to the parse process beyond the one it handles (a reply read late,
+#: this process's threads sharing one interpreter lock, does not leave it idle).
+PARSE_AHEAD = 8
+
+
+@dataclass
+class _Sent:
+    pending: Pending
+    out: Future[Pending]
+    start: float
+
+
+class ParseLane:
+    """The pipeline's first phase on a thread of its own: :meth:`submit` gives each
+    instance's :class:`Pending`, prepared, as a future; every instance gets one,
+    whatever fails."""
+
+    def __init__(self, ctx: ScoringContext) -> None:
+        self._ctx = ctx
+        self._inbox: queue.SimpleQueue[tuple[Instance, Prediction | None, Future] | None]
+        self._inbox = queue.SimpleQueue()
+        self._finished_at = 0.0  # perf_counter() when the last reply was taken
+        self._thread = threading.Thread(target=self._serve, name="sqlgold-parse", daemon=True)
+        self._thread.start()
+
+    def submit(self, instance: Instance, prediction: Prediction | None) -> Future[Pending]:
+        out: Future[Pending] = Future()
+        self._inbox.put((instance, prediction, out))
+        return out
+
+    def __enter__(self) -> ParseLane:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._inbox.put(None)
+        self._thread.join()
+
+    def _serve(self) -> None:
+        sent: deque[_Sent] = deque()
+        try:
+            with self._ctx.executor.stream(PrepareAnswer.lane) as stream:
+                self._serve_all(stream, sent)
+        except BaseException as e:  # noqa: BLE001 - a bug here must not leave the caller waiting
+            for flight in sent:
+                if not flight.out.done():
+                    flight.out.set_exception(e)
+            while (item := self._inbox.get()) is not None:
+                item[2].set_exception(e)
+
+    def _serve_all(self, stream: QueryStream, sent: deque[_Sent]) -> None:
+        while True:
+            try:  # with nothing more submitted yet, what was sent is finished first
+                item = self._inbox.get_nowait() if sent else self._inbox.get()
+            except queue.Empty:
+                self._finish(sent.popleft(), stream)
+                continue
+            if item is None:
+                break
+            instance, prediction, out = item
+            try:
+                self._take(instance, prediction, out, stream, sent)
+            except BaseException as e:  # one that ends the run: the caller waits for it
+                if not out.done():
+                    out.set_exception(e)
+                raise
+        while sent:
+            self._finish(sent.popleft(), stream)
+
+    def _take(
+        self,
+        instance: Instance,
+        prediction: Prediction | None,
+        out: Future[Pending],
+        stream: QueryStream,
+        sent: deque[_Sent],
+    ) -> None:
+        start = time.perf_counter()
+        pending = Pending(InstanceResult.start(instance, self._ctx.run, prediction), instance.task)
+        pending.prediction = prediction
+        if self._ctx.decided_texts is not None and prediction is not None:
+            # a text that may be decided by itself (the priors' ABSTAIN): the reply to
+            # the same text sent before is read first, so it goes to the process once
+            key = text_key(prediction)
+            if any(f.pending.prediction and text_key(f.pending.prediction) == key for f in sent):
+                while sent:
+                    self._finish(sent.popleft(), stream)
+        request = None
+        try:
+            request = answer_request(pending, self._ctx)
+            if request is not None:
+                stream.send(PrepareAnswer(request))
+        except QueryError as e:  # its process could not be reached
+            pending.settle(decision.for_lost_process(e))
+            request = None
+        except Exception as e:  # noqa: BLE001 - one instance never ends the run
+            pending.fail(e)  # (a database gone is raised: it ends the run)
+            request = None
+        if request is None:
+            pending.seconds = time.perf_counter() - start
+            out.set_result(pending)
+            return
+        sent.append(_Sent(pending, out, start))
+        while len(sent) > PARSE_AHEAD:
+            self._finish(sent.popleft(), stream)
+
+    def _finish(self, flight: _Sent, stream: QueryStream) -> None:
+        pending = flight.pending
+        try:
+            try:
+                reply = stream.receive()
+            except QueryError as e:  # its process had to be ended, or died
+                pending.settle(decision.for_lost_process(e))
+            else:
+                take_reply(pending, reply, self._ctx, prepared=True)
+        except Exception as e:  # noqa: BLE001 - one instance never ends the run
+            try:
+                pending.fail(e)
+            except BaseException as ended:  # a database gone ends the run: told first
+                flight.out.set_exception(ended)
+                raise
+        except BaseException as e:  # Ctrl-C: the caller waits for this instance
+            flight.out.set_exception(e)
+            raise
+        # its own time: from when its preparation could start (sent, and the one before
+        # it finished), not the time it waited behind those sent before it
+        now = time.perf_counter()
+        pending.seconds += now - max(flight.start, self._finished_at)
+        self._finished_at = now
+        flight.out.set_result(pending)
