@@ -134,6 +134,12 @@ def main() -> None:
     "A test suite's folder (built on this database): drop the tasks it drops (rule "
     "suite_disagreement: gold and reference answer differ, or the gold fails, on a variant)."
 )
+@click.option(
+    "--no-cache",
+    is_flag=True,
+    help="Do not leave the kept golds' results in the gold cache (the user's cache "
+    "folder's gold/, which score run reads): scoring on this database then runs them again.",
+)
 @executor_options
 @quiet_option
 @handle_errors
@@ -159,6 +165,7 @@ def curate(
     strict,
     against,
     suite_dir,
+    no_cache,
     timeout,
     max_rows,
     memory_limit,
@@ -239,6 +246,7 @@ def curate(
                 unresolved_semantics=not allow_unresolved_semantics,
                 max_per_result=max_per_result,
                 suite_drops=dict(suite.drops) if suite is not None else {},
+                **({"gold_cache": None} if no_cache else {}),
             ),
             jobs=jobs,
             on_start=on_start,

@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from sqlglot import exp
@@ -51,11 +52,14 @@ from curate.verify.reference_rules import ReferenceRules
 from curate.verify.semantics import collation_drop, collation_warned, unresolved, unresolved_drop
 from score.comparison.order_matters import ordered_result
 from score.comparison.result_hash import result_sha256
+from score.defaults import DEFAULT_CACHE
 from score.errors import DatabaseError
 from score.execution.executor import Executor, ExecutorSettings
 from score.execution.guard import check_statement
 from score.execution.result import QueryError, QueryResult
 from score.inputs.schemas import validation_errors
+from score.scoring.gold_cache import GoldCache
+from score.scoring.gold_pin import task_today
 
 #: The dialect of every gold and answer curation runs (transpiled to it first): on an
 #: engine of another dialect the executor transpiles once more, as scoring does.
@@ -78,6 +82,9 @@ class CurationOptions:
     template_cache: bool = True
     # A test suite's drops (task id -> why): such tasks are dropped (rule suite_disagreement).
     suite_drops: Mapping[str, str] = field(default_factory=dict)
+    # Where the kept golds' results are left for scoring (score.scoring.gold_cache): a
+    # scoring on the same database then runs no gold curation verified.  None: nowhere.
+    gold_cache: Path | None = DEFAULT_CACHE
 
 
 #: The rule of a task a test suite drops (``curate --suite``).
@@ -101,6 +108,7 @@ class CurationContext:
         default_factory=lambda: TemplateCache(read_gold, enabled=False)
     )
     answers: AnswerRuns | None = None
+    golds: GoldCache | None = None  # where the kept golds' results are left for scoring
 
 
 @contextmanager
@@ -118,9 +126,10 @@ def curation_context(
     nocase = open_nocase(executor, options.collation_check)
     templates = TemplateCache(read_gold, enabled=options.template_cache)
     answers = AnswerRuns(executor)
+    golds = None if options.gold_cache is None else GoldCache(options.gold_cache, executor)
     ended = False  # by an exception (Ctrl-C): the answer under way is not waited for
     try:
-        yield CurationContext(executor, options, nocase, templates, answers)
+        yield CurationContext(executor, options, nocase, templates, answers, golds)
     except BaseException:
         ended = True
         raise
@@ -285,7 +294,10 @@ def _curate(
         executor,
     )
     stage.name = "validate"
-    return _validated(task, notes, warnings, printed)
+    kept = _validated(task, notes, warnings, printed)
+    if kept[0] is not None and ctx.golds is not None:
+        ctx.golds.put(gold_sql, result, today=task_today(kept[0]))
+    return kept
 
 
 def _validated(

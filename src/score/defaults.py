@@ -1,4 +1,5 @@
-"""Default locations, in a module that imports nothing, so every CLI can name them."""
+"""Default locations, in a module that imports nothing but platformdirs, so every CLI can
+name them."""
 
 from __future__ import annotations
 
@@ -7,8 +8,6 @@ from pathlib import Path
 #: The embedded OMOP database ``sqlgold db build`` writes and every command reads.
 DEFAULT_DB = Path("data/omop/synthea1k.duckdb")
 
-#: Gold results computed once and kept for rescoring.
-DEFAULT_CACHE = Path(".sqlgold-cache") / "gold"
 
 #: The grounding documents ``sqlgold grounding`` writes.
 DEFAULT_GROUNDING = Path("data/grounding")
@@ -25,6 +24,9 @@ def cache_root() -> Path:
 
     return Path(platformdirs.user_cache_dir("sqlgold", appauthor=False))
 
+
+#: Gold results computed once (by curation, or a first scoring) and kept for rescoring.
+DEFAULT_CACHE = cache_root() / "gold"
 
 #: The longest line sqlgold reads from a user's file (predictions, CSV indexes, task
 #: files, source files), in bytes.  A longer line stops the read with an error naming the

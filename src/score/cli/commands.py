@@ -178,6 +178,7 @@ def score_run(tasks, predictions, out, db_path, schema, quiet, **params):
     from score.execution.processes import fork_server
 
     fork_server.start(db_path)  # its imports overlap with this process's
+    from score.execution.arrow_pandas import answer_without_pandas
     from score.execution.executor import OpeningExecutor
     from score.execution.lanes import workers_for_scoring
 
@@ -197,6 +198,7 @@ def score_run(tasks, predictions, out, db_path, schema, quiet, **params):
         progress.close()
         judging(done, total)
 
+    answer_without_pandas()  # this process holds no pandas object (see the module)
     # the database opens, and the query processes start, while sqlgold's scoring modules
     # are imported and the inputs read
     with OpeningExecutor(

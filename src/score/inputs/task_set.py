@@ -22,7 +22,7 @@ from typing import Any
 from score.errors import InputError
 from score.inputs.release_rows import read_rows, row_to_task
 from score.inputs.task_file import TASK_FORMAT_VERSIONS, check_set_hash, check_task, read_task_file
-from score.inputs.task_manifest import read_manifest, verify_tasks
+from score.inputs.task_manifest import read_manifest, set_hash, verify_tasks
 from score.inputs.validated_files import ValidatedFiles
 
 __all__ = [
@@ -76,6 +76,15 @@ class TaskSet:
     path: str
     verified_fingerprint: str | None = None
     splits: dict[str, list[str]] | None = None
+    #: the set hash of ``tasks`` (:func:`score.inputs.task_manifest.set_hash`), once
+    #: computed: a task file's is checked against its header when it is read
+    set_sha256: str | None = None
+
+    def set_hash(self) -> str:
+        """The set hash of the tasks (computed at most once)."""
+        if self.set_sha256 is None:
+            object.__setattr__(self, "set_sha256", set_hash(self.tasks))
+        return self.set_sha256  # type: ignore[return-value]
 
 
 def open_task_set(
@@ -104,9 +113,11 @@ def open_task_set(
         fingerprint = (found.get("database") or {}).get("fingerprint") or fingerprint
         split = found.get("split") or {}
         splits = {name: list(split.get(name, [])) for name in RELEASE_SPLITS}
+    set_sha256 = None
     if header is not None:
         check_set_hash(header, tasks, path)
-    return TaskSet(tasks, str(path), fingerprint, splits)
+        set_sha256 = header["set_sha256"]  # checked: the tasks' own
+    return TaskSet(tasks, str(path), fingerprint, splits, set_sha256)
 
 
 def load_tasks(path: str | Path, *, manifest: str | Path | None = None) -> list[dict[str, Any]]:

@@ -86,6 +86,14 @@ class GoldCache:
                     self._memory[key] = found
             return found
 
+    def put(self, sql: str, result: QueryResult, *, today: dt.date | None = None) -> None:
+        """Keep ``result`` as the gold result of ``sql`` (under ``today``), in memory and
+        on disk: curation, which verified it, leaves it for the scorings to come."""
+        key = self.key(sql, today)
+        self._write(key, result)
+        with self._lock:
+            self._memory[key] = result
+
     def known(self, sql: str, *, today: dt.date | None = None) -> bool:
         """Whether :meth:`result` would give the gold result of ``sql`` without running
         it: it is in memory, or read from disk now (and kept in memory)."""

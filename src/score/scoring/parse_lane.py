@@ -24,6 +24,7 @@ from score.inputs.predictions import Prediction
 from score.inputs.task_set import Instance
 from score.scoring import decision
 from score.scoring.answer import PrepareAnswer
+from score.scoring.extract import SQL
 from score.scoring.instance_result import InstanceResult
 from score.scoring.phases import Pending, ScoringContext, answer_request, take_reply, text_key
 
@@ -49,6 +50,7 @@ class ParseLane:
         self._inbox: queue.SimpleQueue[tuple[Instance, Prediction | None, Future] | None]
         self._inbox = queue.SimpleQueue()
         self._finished_at = 0.0  # perf_counter() when the last reply was taken
+        self._runs_sql: set[tuple] = set()  # texts whose reply was SQL: never decided alone
         self._thread = threading.Thread(target=self._serve, name="sqlgold-parse", daemon=True)
         self._thread.start()
 
@@ -110,7 +112,9 @@ class ParseLane:
             # a text that may be decided by itself (the priors' ABSTAIN): the reply to
             # the same text sent before is read first, so it goes to the process once
             key = text_key(prediction)
-            if any(f.pending.prediction and text_key(f.pending.prediction) == key for f in sent):
+            if key not in self._runs_sql and any(
+                f.pending.prediction and text_key(f.pending.prediction) == key for f in sent
+            ):
                 while sent:
                     self._finish(sent.popleft(), stream)
         request = None
@@ -140,6 +144,8 @@ class ParseLane:
             except QueryError as e:  # its process had to be ended, or died
                 pending.settle(decision.for_lost_process(e))
             else:
+                if reply.kind == SQL and pending.prediction is not None:
+                    self._runs_sql.add(text_key(pending.prediction))
                 take_reply(pending, reply, self._ctx, prepared=True)
         except Exception as e:  # noqa: BLE001 - one instance never ends the run
             try:

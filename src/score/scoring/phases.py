@@ -14,6 +14,7 @@ with a decision: a failure of sqlgold's own code is that instance's outcome
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -268,6 +269,27 @@ def _take_gold(pending: Pending, predicted: QueryResult, ctx: ScoringContext) ->
         return pending.settle(decided)
     assert isinstance(gold, QueryResult)
     pending.predicted, pending.gold = predicted, gold
+
+
+def warm_compare_phase(profile: str) -> threading.Thread:
+    """Import, in a thread of their own, what the compare phase takes on first use (the
+    profile's comparator, the hashing of gold results, the preview's diff), by comparing
+    two small results: started while the query processes open, it keeps that out of
+    the first comparison."""
+
+    def warm() -> None:
+        try:
+            gold = QueryResult.from_rows(["a", "b"], [(1, "x"), (2, "y")])
+            other = QueryResult.from_rows(["b", "a"], [("x", 1), ("z", 3)])
+            verdict = compare(gold, other, profile, order_matters=False)
+            result_preview(gold, other, match=False, order_matters=False, verdict=verdict)
+            GoldPins().actual(gold, "", ordered=False)
+        except Exception:  # noqa: BLE001 - a warm-up only: the real comparison says what fails
+            pass
+
+    thread = threading.Thread(target=warm, name="sqlgold-warm", daemon=True)
+    thread.start()
+    return thread
 
 
 def compare_phase(pending: Pending, ctx: ScoringContext) -> InstanceResult:

@@ -87,6 +87,12 @@ def score_predictions(
         raise
 
 
+def _done(pending: Pending) -> Future[Pending]:
+    done: Future[Pending] = Future()
+    done.set_result(pending)
+    return done
+
+
 def _scored(
     todo: list[Instance],
     predictions: Mapping[tuple[str, str], Prediction],
@@ -100,9 +106,15 @@ def _scored(
     with ParseLane(ctx) as parse, ExitStack() as stack:
         runs = [stack.enter_context(RunLane(ctx)) for _ in range(lanes)]
         queued: deque[Future[Pending]] = deque()
-        for i, instance in enumerate(todo):
-            prepared = parse.submit(instance, predictions.get(instance.key))
-            queued.append(runs[i % lanes].submit(prepared))
+        sent = 0
+        for instance in todo:
+            prediction = predictions.get(instance.key)
+            if prediction is None:  # missing: decided here, nothing for a lane to do
+                queued.append(_done(query_phase(instance, None, ctx)))
+            else:
+                prepared = parse.submit(instance, prediction)
+                queued.append(runs[sent % lanes].submit(prepared))
+                sent += 1
             if len(queued) > LOOKAHEAD * lanes:
                 yield compare_phase(queued.popleft().result(), ctx)
         while queued:

@@ -37,6 +37,7 @@ from score.scoring.gold_cache import GoldCache
 from score.scoring.gold_pin import task_today, today_conflicts
 from score.scoring.languages import language_summary, language_warnings, languages_scored
 from score.scoring.outcomes import Outcome
+from score.scoring.phases import warm_compare_phase
 from score.scoring.pipeline import ScoringContext, score_predictions
 from score.scoring.prior_cache import PriorCache, prior_key
 from score.scoring.priors import PRIORS, prior_predictions
@@ -226,6 +227,7 @@ def run_scoring(
     for key in {*outside, *other_languages}:
         del predictions.by_key[key]
     if isinstance(executor, OpeningExecutor):
+        warm_compare_phase(options.profile)  # while the query processes open
         executor = executor.result()
     runs = None
     if options.efficiency is not None:
@@ -239,7 +241,7 @@ def run_scoring(
     meta = {
         "tasks": str(tasks_path),
         "tasks_sha256": tasks_sha256(tasks_path),
-        "task_set_sha256": set_hash(task_set.tasks),
+        "task_set_sha256": task_set.set_hash(),
         "predictions": str(predictions_path),
         "predictions_sha256": file_sha256(predictions_path),
         "run": predictions.run,
@@ -292,7 +294,9 @@ def run_scoring(
         priors_cache = PriorCache(cache_dir)
         priors_key = prior_key(
             {
-                "tasks": set_hash(tasks),
+                "tasks": task_set.set_hash()
+                if len(tasks) == len(task_set.tasks)
+                else set_hash(tasks),
                 "order": [t["id"] for t in tasks],
                 "languages": list(languages),
                 **{k: meta[k] for k in PRIOR_META},

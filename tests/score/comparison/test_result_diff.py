@@ -97,3 +97,50 @@ def test_a_verdict_the_caller_has_gives_the_same_diff() -> None:
     pred = QueryResult.from_rows(["n", "label", "x"], [(1, "a", 0), (2, "B", 0), (4, "c", 0)])
     verdict = compare(gold, pred, "sqlgold")
     assert diff_results(gold, pred, verdict=verdict) == diff_results(gold, pred)
+
+
+def test_the_column_matching_is_a_maximum_one_as_the_solver_finds():
+    """Without scipy's solver (the Hungarian algorithm in plain Python), the matching of
+    gold to predicted columns has the weight scipy's finds (as many links as possible,
+    then as many in place), on random cases."""
+    import random
+
+    import numpy as np
+    from scipy.optimize import linear_sum_assignment
+
+    from score.comparison.result_diff import _matching
+
+    rng = random.Random(3)
+    for _ in range(800):
+        n_gold, n_pred = rng.randint(1, 9), rng.randint(1, 24)
+        cands = [[j for j in range(n_pred) if rng.random() < 0.5] for _ in range(n_gold)]
+        weight = np.zeros((n_gold, n_pred))
+        for i, c in enumerate(cands):
+            for j in c:
+                weight[i, j] = 1000.0 + (i == j)
+        rows, cols = linear_sum_assignment(weight, maximize=True)
+        best = sum(weight[i, j] for i, j in zip(rows, cols, strict=True))
+        found = _matching(cands, n_pred)
+        assert all(j in cands[i] for i, j in found.items())
+        assert len(set(found.values())) == len(found)
+        assert sum(weight[i, j] for i, j in found.items()) == best, cands
+
+
+def test_the_assignment_has_the_solver_s_weight_on_random_matrices():
+    import random
+
+    import numpy as np
+    from scipy.optimize import linear_sum_assignment
+
+    from score.comparison.result_diff import max_weight_assignment
+
+    rng = random.Random(5)
+    for _ in range(300):
+        n, m = rng.randint(1, 8), rng.randint(1, 8)
+        weight = [[float(rng.randint(0, 9)) for _ in range(m)] for _ in range(n)]
+        rows, cols = linear_sum_assignment(np.array(weight), maximize=True)
+        found = max_weight_assignment(weight)
+        assert len(found) == min(n, m) and len(set(found.values())) == len(found)
+        assert sum(weight[i][j] for i, j in found.items()) == sum(
+            weight[i][j] for i, j in zip(rows, cols, strict=True)
+        )
