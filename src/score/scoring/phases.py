@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from score.comparison.compare import compare
@@ -27,7 +27,14 @@ from score.execution.result import QueryError, QueryResult
 from score.inputs.predictions import Prediction
 from score.inputs.task_set import Instance
 from score.scoring import decision
-from score.scoring.answer import Answer, AnswerReply, PrepareAnswer, RunAnswer, needs_run
+from score.scoring.answer import (
+    Answer,
+    AnswerReply,
+    PrepareAnswer,
+    RunAnswer,
+    needs_run,
+    with_run,
+)
 from score.scoring.extract import SQL
 from score.scoring.gold_cache import GoldCache
 from score.scoring.gold_pin import GoldPins, pinned_gold, task_today
@@ -57,9 +64,11 @@ class ScoringContext:
     #: Answers decided by their text alone (an abstention, a format failure: the
     #: extraction's verdict, made before the task or its gold plays any part), by the
     #: prediction's text, kind and status: the priors give every instance the same text,
-    #: so ``ABSTAIN`` goes to a query process once, not once per instance.  None: every
-    #: answer goes.
-    decided_texts: dict[tuple, AnswerReply] | None = None
+    #: so ``ABSTAIN`` goes to a query process once, not once per instance.  A prepared
+    #: SQL answer is kept here too, by its whole request (text, gold, today, dialect:
+    #: all its preparation depends on), so ``SELECT 0`` is prepared once per gold.
+    #: None: every answer goes.
+    decided_texts: dict[Any, AnswerReply] | None = None
 
 
 @dataclass
@@ -76,6 +85,7 @@ class Pending:
     predicted: QueryResult | None = None
     gold: QueryResult | None = None
     seconds: float = 0.0
+    request: Answer | None = None  # its answer's request, kept where replies are reused
 
     def settle(self, decided: decision.Decision) -> None:
         self.result.settle(decided)
@@ -119,6 +129,14 @@ def _answer(pending: Pending, ctx: ScoringContext, *, prepare_only: bool) -> Non
         if pending.csv_to_read and not prepare_only:
             pending.csv_to_read = False
             read_csv(pending, ctx)
+        elif pending.prepared is not None and not prepare_only:  # prepared before: run it
+            reply, pending.prepared = pending.prepared, None
+            run = run_request(reply, ctx)
+            try:
+                outcome = run if isinstance(run, QueryError) else ctx.executor.call(run)
+            except QueryError as e:
+                return pending.settle(decision.for_lost_process(e))
+            finish_answer(pending, with_run(reply, outcome), ctx)
         return None
     try:
         reply = ctx.executor.call(PrepareAnswer(request) if prepare_only else request)
@@ -145,7 +163,7 @@ def answer_request(pending: Pending, ctx: ScoringContext) -> Answer | None:
         finish_answer(pending, known, ctx)
         return None
     gold_sql = task["gold_sql"] if task["answerable"] and task["gold_sql"] else None
-    return Answer(
+    request = Answer(
         output=prediction.output,
         sql=prediction.sql,
         ready_sql=prediction.kind == "sql",
@@ -155,6 +173,13 @@ def answer_request(pending: Pending, ctx: ScoringContext) -> Answer | None:
         today=task_today(task),
         dialect=ctx.dialect,
     )
+    if ctx.decided_texts is not None:
+        prepared = ctx.decided_texts.get(request)
+        if prepared is not None:  # the same request prepared before: its query runs
+            pending.prepared = replace(prepared, seconds_left=None)
+            return None
+        pending.request = request
+    return request
 
 
 def take_reply(
@@ -166,6 +191,9 @@ def take_reply(
     if ctx.decided_texts is not None and reply.kind != SQL:
         assert pending.prediction is not None
         ctx.decided_texts.setdefault(text_key(pending.prediction), reply)
+    elif ctx.decided_texts is not None and prepared and needs_run(reply):
+        if pending.request is not None:
+            ctx.decided_texts.setdefault(pending.request, reply)
     if prepared and needs_run(reply):
         pending.prepared = reply  # the query runs in the pipeline's next phase
         return None

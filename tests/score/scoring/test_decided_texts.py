@@ -57,12 +57,22 @@ def test_an_abstention_is_extracted_once_for_every_instance(executor, monkeypatc
     assert {r["outcome"] for r in records[False]} == {Outcome.ABSTAINED}
 
 
-def test_an_answer_that_runs_is_not_reused(executor):
-    """``SELECT 0`` is SQL: its logical form and result depend on the task, so each
-    instance still prepares it (its run is shared by ``shared_runs``, not here)."""
+def test_an_answer_that_runs_is_prepared_once_per_gold(executor):
+    """``SELECT 0`` is SQL: its logical form depends on the task's gold, so its
+    preparation is reused only for the same request (text, gold, today, dialect): three
+    tasks with one gold prepare it once, a fourth with another gold once more, and every
+    record is the one a preparation of its own gives."""
+    from score.scoring.answer import Answer
+
     tasks = [make_task(f"t{i}") for i in range(3)]
+    tasks.append(make_task("other", "SELECT count(*) AS n FROM cdm.death", expect=[(0,)]))
     decided: dict = {}
     records = scored_records(
         tasks, prior_predictions(tasks, "select0"), prior_context(executor, decided)
     )
-    assert decided == {} and len(records) == 3
+    prepared = [k for k in decided if isinstance(k, Answer)]
+    assert len(prepared) == 2 and len(records) == 4
+    alone = scored_records(
+        tasks, prior_predictions(tasks, "select0"), prior_context(executor, None)
+    )
+    assert without_timings(records) == without_timings(alone)
