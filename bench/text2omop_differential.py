@@ -264,6 +264,7 @@ def compare(peer: dict[str, float], ours: dict[str, float]) -> list[dict]:
 
 
 def markdown(result: dict) -> str:
+    shown = ["execution_accuracy", "f1_exe", "f1_ans", "em", "emn", "rouge_l", "RS_0", "RS_10"]
     lines = [
         "# TEXT-TO-OMOP: its evaluator against sqlgold on PostgreSQL",
         "",
@@ -272,33 +273,34 @@ def markdown(result: dict) -> str:
         "",
         f"    {result['command']}",
         "",
+        "Each metric as the evaluator prints it (its CSV's full precision); **max |diff|** is",
+        f"the largest difference of sqlgold's value from it over all {len(METRICS)} metrics "
+        "it reports (counts included); the JSON beside this file has every value.",
+        "",
     ]
     for mode in result["modes"]:
+        cur = mode["curation"]
         lines += [
             f"## today: {mode['today']}",
             "",
-            f"Curation on the server: {mode['curation']['kept']} of "
-            f"{mode['curation']['records']} records kept, {mode['curation']['seconds']:.1f} s.",
+            f"Curation on the server: {cur['kept']} of {cur['records']} records kept, "
+            f"{cur['seconds']:.1f} s.",
             "",
-            "| file | metric | peer | sqlgold | difference |",
-            "| --- | --- | ---: | ---: | ---: |",
+            "| file | " + " | ".join(shown) + " | max \\|diff\\| | peer s | sqlgold s | ratio |",
+            "| --- | " + " | ".join("---:" for _ in shown) + " | ---: | ---: | ---: | ---: |",
         ]
         for f in mode["files"]:
-            for row in f["metrics"]:
-                p, s, d = row["peer"], row["sqlgold"], row["difference"]
-                flag = "" if d is None or abs(d) <= TOLERANCE else " **≠**"
-                lines.append(
-                    f"| {f['file']} | {row['metric']} | {_num(p)} | {_num(s)} | {_num(d)}{flag} |"
-                )
-        lines += [
-            "",
-            "| file | peer wall s | sqlgold wall s | ratio (sqlgold / peer) |",
-            "| --- | ---: | ---: | ---: |",
-        ]
-        for f in mode["files"]:
+            peer = {r["metric"]: r["peer"] for r in f["metrics"]}
+            worst = max(
+                (abs(r["difference"]) for r in f["metrics"] if r["difference"] is not None),
+                default=None,
+            )
+            missing = any(r["difference"] is None for r in f["metrics"])
+            cells = " | ".join(_num(peer.get(m)) for m in shown)
             lines.append(
-                f"| {f['file']} | {f['peer_seconds']:.2f} | {f['sqlgold_seconds']:.2f} | "
-                f"{f['ratio']:.2f} |"
+                f"| {f['file'].removeprefix('results_').removesuffix('.jsonl')} | {cells} | "
+                f"{'missing' if missing else _num(worst)} | {f['peer_seconds']:.2f} | "
+                f"{f['sqlgold_seconds']:.2f} | {f['ratio']:.2f} |"
             )
         lines.append("")
     return "\n".join(lines)
@@ -309,7 +311,7 @@ def _num(v) -> str:
         return "–"
     if float(v).is_integer():
         return str(int(v))
-    return f"{v:.10g}"
+    return f"{v:.4g}" if abs(v) < 1e-3 else f"{v:.4f}"
 
 
 def main() -> int:
@@ -422,6 +424,8 @@ def main() -> int:
             if r["difference"] is None or abs(r["difference"]) > TOLERANCE
         ]
         print(args.out.with_suffix(".md").read_text())
+        for where in bad:
+            log(f"differs: {where}")
         return 3 if bad else 0
     finally:
         if server is not None:
