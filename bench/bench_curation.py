@@ -1,7 +1,7 @@
 """Figures 4 and 8: curation throughput, its cost against raw execution of the kept golds,
 and DataQualityDashboard's 2,533 check instances curated with ``--jobs 2``.
 
-Each source is curated in-process with :func:`curate.curation.curate_to_files` (the
+Each source is curated in-process with :func:`curate.write.curation.curate_to_files` (the
 code ``sqlgold curate`` runs, default options: every reference rule on, the collation
 check on, one job) into a temporary folder, on an Executor opened beforehand.  The raw
 time is plain DuckDB (:class:`bench_common.RawDuckDB`) running each kept task's DuckDB
@@ -30,7 +30,7 @@ from typing import Any
 from bench_common import ROOT, RawDuckDB, log, median, timed
 from replicate import replicate_cdm
 
-from curate.curation import curate_to_files
+from curate.write.curation import curate_to_files
 from score.execution.executor import Executor
 
 OWN_SOURCE = ROOT / "data" / "benchmark" / "omop_source.jsonl"
@@ -60,7 +60,7 @@ def golds_that_ran(path: Path, fmt: str, run) -> list[str]:
     """The DuckDB SQL of every gold curation ran in ``run`` (a curation of ``path``): the
     kept tasks' golds, and the golds of records dropped at the verify or answer stage by
     a rule decided after the gold ran, read again as curation read them."""
-    from curate.gold_reading import read_gold
+    from curate.reading.gold import read_gold
     from curate.sources.load import load_sources
     from curate.transpile.to_duckdb import Transpiled
 

@@ -4,7 +4,7 @@ For each shared corpus (Achilles' analyses, DataQualityDashboard's check instanc
 OHDSI QueryLibrary pages), each run measures, one after the other:
 
 * **sqlgold**: in this process (imports done and one query transpiled beforehand), a fresh
-  :class:`curate.template_cache.TemplateCache` over :func:`curate.gold_reading.read_gold`
+  :class:`curate.reading.templates.TemplateCache` over :func:`curate.reading.gold.read_gold`
   reads every record once, in file order: SqlRender rendering (defaults, parameters,
   blocks), the script made one query, the transpile to DuckDB with every fix-up rule, or
   the named drop.  Per record: the time of ``cache.read(record)``;
@@ -112,8 +112,8 @@ def _sqlrender_pass(command: list[str], records_tsv: Path, folder: Path) -> dict
 
 
 def _sqlgold_pass(records) -> tuple[list[float], dict[str, int]]:
-    from curate.gold_reading import read_gold
-    from curate.template_cache import TemplateCache
+    from curate.reading.gold import read_gold
+    from curate.reading.templates import TemplateCache
 
     cache = TemplateCache(read_gold)
     times = []
@@ -160,7 +160,7 @@ def sqlglot_build() -> str:
 
 def render_speed(runs: int, work: Path, jar: Path | None = None) -> dict[str, Any]:
     """Figure 11, for every corpus present."""
-    from curate.gold_reading import to_duckdb
+    from curate.reading.gold import to_duckdb
 
     to_duckdb("SELECT 1", "tsql", "gold_sql")  # imports and first-use set-up
     command, java = sqlrender_setup(jar)

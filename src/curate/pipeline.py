@@ -9,7 +9,7 @@ Stages, each named in a drop (see DESIGN.md):
 ``verify``       the gold runs and meets the reference rules (:mod:`curate.verify.gold`)
 ``answer``       the reference answer returns the gold's result under the scoring profile
 ``unanswerable`` the empty tables / all-NULL columns an unanswerable record names really are
-``tier``         tier and features from the gold's AST (:mod:`curate.tiers`)
+``tier``         tier and features from the gold's AST (:mod:`curate.tasks.tiers`)
 ``validate``     the task record against ``schemas/task.schema.json``
 ``internal``     an unexpected exception while curating the record (its type and message)
 
@@ -33,21 +33,21 @@ from typing import Any
 
 from sqlglot import exp
 
-from curate.answer_ahead import AnswerRuns, start_answer
-from curate.checking_ahead import checked_in_order
-from curate.gold_reading import read_gold
-from curate.read_ahead import Reading, read_record, reading_ahead
+from curate.reading.ahead import Reading, read_record, reading_ahead
+from curate.reading.gold import read_gold
+from curate.reading.templates import TemplateCache
 from curate.sources.records import SourceRecord
-from curate.sqlglot_log import current_setting, route_sqlglot_warnings
-from curate.task_record import task_record
-from curate.template_cache import TemplateCache
-from curate.tiers import classify_tier, extract_features
+from curate.tasks.record import task_record
+from curate.tasks.tiers import classify_tier, extract_features
+from curate.tasks.verdict import Verdict, dropped
+from curate.transpile.sqlglot_log import current_setting, route_sqlglot_warnings
 from curate.transpile.to_duckdb import Transpiled
-from curate.verdict import Verdict, dropped
+from curate.verify.answer_runs import AnswerRuns, start_answer
 from curate.verify.gold import Drop, check_answer, check_unanswerable, internal_drop, run_gold
 from curate.verify.identical_results import RULE as IDENTICAL_RULE
 from curate.verify.identical_results import ResultPrint, over_limit
 from curate.verify.nocase import NocaseExecutor, open_nocase
+from curate.verify.paired_checks import checked_in_order
 from curate.verify.reference_rules import ReferenceRules
 from curate.verify.semantics import collation_drop, collation_warned, unresolved, unresolved_drop
 from score.comparison.order_matters import ordered_result
@@ -200,7 +200,7 @@ def curate_record(
     record: SourceRecord, ctx: CurationContext, ahead: Future[Reading] | None = None
 ) -> tuple[dict[str, Any] | None, Verdict]:
     """The task record for ``record`` (or None) and the verdict saying why; ``ahead`` is
-    its reading when it was read ahead (:mod:`curate.read_ahead`).
+    its reading when it was read ahead (:mod:`curate.reading.ahead`).
 
     No record can end a run: any exception while curating it becomes a drop (stage
     ``internal``, the exception's type and message, and the stage it happened in).  A
@@ -378,8 +378,8 @@ def curate_records(
 ) -> tuple[list[dict[str, Any]], list[Verdict]]:
     """Curate every record; return the kept tasks sorted by id and a verdict per record.
 
-    With one job, records are read ahead on one thread (:mod:`curate.read_ahead`) and
-    checked two at a time (:mod:`curate.checking_ahead`), so their queries overlap this
+    With one job, records are read ahead on one thread (:mod:`curate.reading.ahead`) and
+    checked two at a time (:mod:`curate.verify.paired_checks`), so their queries overlap this
     process's Python work.  With ``jobs`` > 1 records are curated in that many worker
     processes, each with its own read-only executors on the same database (transpiling
     and comparing hold the GIL: processes run those at once too).  The result is the

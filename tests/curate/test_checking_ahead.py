@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from curate.checking_ahead import CHECKING, checked_in_order
 from curate.sources.records import SourceRecord
+from curate.verify.paired_checks import CHECKING, checked_in_order
 from score.errors import DatabaseError
 
 

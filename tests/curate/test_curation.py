@@ -10,11 +10,11 @@ import pytest
 from click.testing import CliRunner
 
 from curate.cli import main
-from curate.curation import curate_to_files, review_page
 from curate.pipeline import CurationOptions, curate_record, curate_records, curation_context
 from curate.sources.records import SourceRecord, UnanswerableBecause
-from curate.sqlglot_log import route_sqlglot_warnings
+from curate.transpile.sqlglot_log import route_sqlglot_warnings
 from curate.verify.reference_rules import ReferenceRules
+from curate.write.curation import curate_to_files, review_page
 from score.cli.exit_codes import FOUND_DIFFERENT
 from score.execution.executor import Executor, ExecutorSettings
 from score.inputs.task_set import load_tasks

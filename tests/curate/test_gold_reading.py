@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from curate.gold_reading import read_gold, to_duckdb
 from curate.ohdsi.render import render_record, render_record_gold_tree
+from curate.reading.gold import read_gold, to_duckdb
 from curate.sources.load import load_sources
 from curate.sources.records import SourceRecord
 from curate.transpile.to_duckdb import READS, Transpiled, transpile

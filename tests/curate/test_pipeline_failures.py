@@ -6,9 +6,10 @@ import json
 
 import pytest
 
-from curate import gold_reading, pipeline
-from curate.curation import curate_to_files
+from curate import pipeline
+from curate.reading import gold as gold_reading
 from curate.sources import load as importers
+from curate.write.curation import curate_to_files
 from score.errors import DatabaseError, SqlgoldError
 
 RECORDS = [

@@ -8,12 +8,12 @@ import contextlib
 import pytest
 
 import curate.pipeline as pipeline
-from curate.gold_reading import read_gold
 from curate.pipeline import curate_records
-from curate.read_ahead import read_record
+from curate.reading.ahead import read_record
+from curate.reading.gold import read_gold
+from curate.reading.templates import TemplateCache
 from curate.sources.load import load_sources
 from curate.sources.records import SourceRecord
-from curate.template_cache import TemplateCache
 from tests.paths import PROJECT_SOURCE
 
 
@@ -53,12 +53,12 @@ def test_read_ahead_gives_the_inline_verdicts(executor, monkeypatch):
 def test_an_answer_whose_reading_raises_raises_where_it_is_read(monkeypatch):
     """An unexpected error in the answer's transpile is kept, and raised when the answer
     is read (after the gold's checks), as reading it inline raises it there."""
-    import curate.read_ahead
+    import curate.reading.ahead
 
     def broken(sql, dialect, field):  # read_ahead's to_duckdb reads answers only
         raise RuntimeError("transpiler bug")
 
-    monkeypatch.setattr(curate.read_ahead, "to_duckdb", broken)
+    monkeypatch.setattr(curate.reading.ahead, "to_duckdb", broken)
     rec = SourceRecord(
         id="r",
         question="q",

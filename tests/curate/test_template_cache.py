@@ -6,11 +6,11 @@ import doctest
 
 import pytest
 
-from curate import template_cache
-from curate.gold_reading import read_gold
+from curate.reading import templates as template_cache
+from curate.reading.gold import read_gold
+from curate.reading.templates import TemplateCache
 from curate.sources.load import load_sources
 from curate.sources.records import SourceRecord
-from curate.template_cache import TemplateCache
 
 CHECK = """-- check: @cdmTableName.@cdmFieldName
 SELECT COUNT_BIG(*) AS n, '@cdmTableName' AS t

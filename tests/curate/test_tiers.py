@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-import curate.tiers as tiers
-from curate.tiers import TierError, classify_tier, extract_features
+import curate.tasks.tiers as tiers
+from curate.tasks.tiers import TierError, classify_tier, extract_features
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from curate.cli_options import split_options
+from curate.cli.options import split_options
 from score.cli.exit_codes import FOUND_DIFFERENT
 from score.cli.options import duckdb_database_options, handle_errors
 from score.defaults import DEFAULT_GROUNDING

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from curate.cli_options import split_options
+from curate.cli.options import split_options
 from score.cli.options import duckdb_database_options, handle_errors, suite_option
 from score.errors import SqlgoldError
 

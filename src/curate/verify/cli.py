@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from curate import quick_exit
-from curate.cli_options import source_format_option
+from curate.cli import quick_exit
+from curate.cli.options import source_format_option
 from curate.sources import READ_DIALECT
 from score.cli.exit_codes import FOUND_DIFFERENT
 from score.cli.options import (

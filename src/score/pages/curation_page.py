@@ -2,7 +2,7 @@
 record, each opening to its question(s), its SQL from source to DuckDB and why it was
 kept or dropped.
 
-Built from the report (``curate.curation_report``'s dict), the tasks kept and the
+Built from the report (``curate.write.report``'s dict), the tasks kept and the
 source records (as their JSON objects); ``score`` knows neither curation nor its types.
 """
 

@@ -142,7 +142,7 @@ def test_the_script_leaves_no_temporary_folder_behind(omop_db, tmp_path):
 
 
 def test_the_script_ends_verify_at_once_with_all_its_output_and_its_exit_code(omop_db):
-    """`verify` skips Python's teardown once its executor is closed (curate.quick_exit):
+    """`verify` skips Python's teardown once its executor is closed (curate.cli.quick_exit):
     everything it printed still arrives, and the exit code is the verdict's."""
     for answer, code in ((MANY_ROWS, 0), (MANY_ROWS.replace("year_of_birth", "-year_of_birth"), 3)):
         args = ["verify", "--db", str(omop_db), "--gold-dialect", "duckdb", "--rows", "2000",
@@ -170,7 +170,7 @@ def test_the_script_exits_as_python_does_where_verify_did_not_finish(omop_db, tm
 
 
 def test_quick_exit_does_nothing_unless_allowed_and_given_a_number(monkeypatch):
-    from curate import quick_exit
+    from curate.cli import quick_exit
 
     ended = []
     monkeypatch.setattr(quick_exit.os, "_exit", ended.append)

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from curate.cli import main
-from curate.curation import curate_to_files
+from curate.write.curation import curate_to_files
 from score.cli.exit_codes import FOUND_DIFFERENT
 from score.execution.executor import Executor, ExecutorSettings
 from score.inputs.predictions import Prediction

@@ -3,7 +3,7 @@
 :func:`read_gold` renders a record (:mod:`curate.ohdsi.render`) and transpiles its gold to
 DuckDB (:mod:`curate.transpile.to_duckdb`), or says why not with a :class:`Drop`.  SQL of
 dialect ``auto`` mixes dialects and is read with each reader it mixes, kept only when they
-agree (:func:`agreed_reading`).  :mod:`curate.template_cache` writes records of one
+agree (:func:`agreed_reading`).  :mod:`curate.reading.templates` writes records of one
 template's shape from the first reading of it.
 """
 
@@ -15,11 +15,11 @@ from sqlglot import exp
 
 from curate.ohdsi.errors import RenderError
 from curate.ohdsi.render import render_record_gold_tree
+from curate.reading.tree_memory import collected_at_end
 from curate.sources import AUTO_DIALECT, READ_DIALECT
 from curate.sources.dialect import candidates
 from curate.sources.records import SourceRecord
 from curate.transpile.to_duckdb import READS, Transpiled, TranspileError, transpile
-from curate.tree_garbage import collected_at_end
 from curate.verify.gold import Drop
 
 
@@ -76,10 +76,10 @@ def read_gold(
     record: SourceRecord,
 ) -> tuple[tuple[str, ...], SourceRecord | None, Transpiled | Drop]:
     """Stages ohdsi and transpile of a record's gold: render notes, the rendered record and
-    the gold as DuckDB SQL, or the drop saying why not (:mod:`curate.template_cache` writes
+    the gold as DuckDB SQL, or the drop saying why not (:mod:`curate.reading.templates` writes
     records of a template's shape from its first reading).  An unexpected exception leaves
     with the stage it happened in (``error.sqlgold_stage``).  Its sqlglot trees are freed by
-    one garbage collection at the end (:mod:`curate.tree_garbage`)."""
+    one garbage collection at the end (:mod:`curate.reading.tree_memory`)."""
     with collected_at_end():
         return _read_gold(record)
 

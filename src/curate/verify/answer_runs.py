@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from concurrent.futures import Future, ThreadPoolExecutor
 
-from curate.read_ahead import Reading
+from curate.reading.ahead import Reading
 from curate.transpile.to_duckdb import Transpiled
 from curate.verify.gold import Drop
 from score.execution.executor import Executor

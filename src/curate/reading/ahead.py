@@ -16,9 +16,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from curate.gold_reading import to_duckdb
+from curate.reading.gold import to_duckdb
+from curate.reading.templates import TemplateCache
 from curate.sources.records import SourceRecord
-from curate.template_cache import TemplateCache
 from curate.transpile.to_duckdb import Transpiled
 from curate.verify.gold import Drop
 

@@ -17,13 +17,13 @@ from typing import Any
 import duckdb
 import sqlglot
 
-from curate.curation_report import build_report, report_json, report_markdown
 from curate.pipeline import CurationOptions, curate_records
 from curate.sources.load import load_sources, source_files
 from curate.sources.records import SourceRecord
-from curate.task_file import tasks_text, write_files_atomic
 from curate.transpile.rules import RULES
 from curate.verify.nocase import nocase_available
+from curate.write.report import build_report, report_json, report_markdown
+from curate.write.task_file import tasks_text, write_files_atomic
 from score.errors import InputError, SqlgoldError
 from score.execution.executor import Executor
 from score.inputs.validated_files import ValidatedFiles
@@ -102,7 +102,7 @@ def curate_to_files(
     keeps no task (the reports are written, the task file is not: a task file holds at
     least one task).  With ``against`` (a task file verified elsewhere: another engine or
     copy of the data) the report states which tasks give the same gold result here
-    (:mod:`curate.engine_agreement`).
+    (:mod:`curate.write.engine_agreement`).
     """
     source = Path(source)
     options = options or CurationOptions()
@@ -160,7 +160,7 @@ def curate_to_files(
         problems=problems,
     )
     if there is not None:
-        from curate.engine_agreement import engine_agreement
+        from curate.write.engine_agreement import engine_agreement
 
         report["engine_agreement"] = engine_agreement(
             tasks,

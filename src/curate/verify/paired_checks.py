@@ -8,7 +8,7 @@ a record's Python work overlaps the other's queries.
 
 Nothing about a record's outcome depends on the order its checks ran in: each query runs
 in its own process under its own limits, a record's checks read only its own reading
-(read in order, by :mod:`curate.read_ahead`), and outcomes are taken, and progress
+(read in order, by :mod:`curate.reading.ahead`), and outcomes are taken, and progress
 reported, in the records' order.  A database that went away ends the run as it would
 with one record at a time.
 """
@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
-from curate.read_ahead import Reading
+from curate.reading.ahead import Reading
 from curate.sources.records import SourceRecord
 
 #: Records being checked at once.

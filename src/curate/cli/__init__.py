@@ -16,12 +16,12 @@ from pathlib import Path
 
 import click
 
-from curate import quick_exit
-from curate.cli_options import source_format_option
+from curate.cli import quick_exit
+from curate.cli.options import source_format_option
 from curate.database.cli import db
 from curate.grounding.cli import grounding
 from curate.publish.cli import diff_command, publish_command
-from curate.sqlglot_log import route_sqlglot_warnings
+from curate.transpile.sqlglot_log import route_sqlglot_warnings
 from curate.verify.cli import verify
 from score.cli.commands import score_group
 from score.cli.exit_codes import FOUND_DIFFERENT
@@ -186,9 +186,9 @@ def curate(
     from score.execution.processes import fork_server
 
     fork_server.start(db_path)  # the query processes' imports overlap with this process's
-    from curate.curation import curate_to_files
     from curate.pipeline import CURATION_DIALECT, CurationOptions
     from curate.verify.reference_rules import ReferenceRules
+    from curate.write.curation import curate_to_files
     from score.execution.executor import Executor
 
     rules = ReferenceRules(
@@ -300,7 +300,7 @@ main.add_command(suite_group)
 
 def run() -> None:
     """The installed ``sqlgold`` script: :func:`main`, ending without Python's teardown
-    when the command allowed it (:mod:`curate.quick_exit`).  NumPy's BLAS gets one
+    when the command allowed it (:mod:`curate.cli.quick_exit`).  NumPy's BLAS gets one
     thread unless the caller chose (see :data:`score.execution.processes.fork_server.BLAS_THREADS`):
     no command does linear algebra that a second thread would speed up, and the threads
     OpenBLAS starts at import spin on the cores the query processes need."""

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from curate.sources.records import SourceProblem
-from curate.verdict import Verdict
+from curate.tasks.verdict import Verdict
 from curate.verify.identical_results import result_groups
 
 REPORT_FORMAT = "sqlgold.curation-report/1"
@@ -145,7 +145,7 @@ def report_markdown(report: dict[str, Any]) -> str:
     ]
     lines += _identical_results_markdown(report)
     if "engine_agreement" in report:
-        from curate.engine_agreement import agreement_markdown
+        from curate.write.engine_agreement import agreement_markdown
 
         lines += agreement_markdown(report["engine_agreement"])
     warned = [r for r in report["records"] if r["status"] == "kept" and r.get("warnings")]
