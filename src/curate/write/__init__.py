@@ -1,0 +1,1 @@
+"""Stage write: the task file and the curation report, written atomically."""
