@@ -21,7 +21,7 @@ os.environ["XDG_CACHE_HOME"] = _CACHE_HOME  # before any sqlgold module asks for
 atexit.register(shutil.rmtree, _CACHE_HOME, ignore_errors=True)
 
 from curate.database import spark_server  # noqa: E402 - after the cache folder is set
-from curate.database.build import build_database  # noqa: E402
+from score.cdm.embedded import build_database  # noqa: E402
 from score.execution.executor import Executor, ExecutorSettings  # noqa: E402
 from tests.paths import SHARED  # noqa: E402
 from tests.pg_server import PostgresServer, start_server  # noqa: E402

@@ -9,6 +9,7 @@ inputs, paths that are not files.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from pathlib import Path
@@ -58,9 +59,17 @@ class Inputs:
         self.run_a = root / "run_a"
         self.run_b = root / "run_b"
         self.run_spider = root / "run_spider"
+        self.bad_config = root / "bad_config"
+        self.bad_config.mkdir()
+        (self.bad_config / "sqlgold.toml").write_text("timeout = 'soon'\n")
 
-    def sqlgold(self, *args: str):
-        return CliRunner().invoke(main, [str(a) for a in args])
+    def sqlgold(self, *args: str, env: dict[str, str] | None = None):
+        return CliRunner().invoke(main, [str(a) for a in args], env=env)
+
+    def sqlgold_in(self, folder: Path, *args: str):
+        """The command run from ``folder`` (the settings file found from there)."""
+        with contextlib.chdir(folder):
+            return self.sqlgold(*args)
 
     def score(self, out: Path, *extra: str):
         return self.sqlgold(
@@ -90,6 +99,15 @@ def _curated(i: Inputs) -> Path:
 
 #: command -> exit code -> a function of the inputs that runs the command into that code.
 CASES = {
+    "db path": {
+        OK: lambda i: i.sqlgold("db", "path"),
+        # the user cache folder under a regular file: the database cannot be built there
+        ERROR: lambda i: i.sqlgold("db", "path", env={"XDG_CACHE_HOME": str(i.root / "plain")}),
+    },
+    "config": {
+        OK: lambda i: i.sqlgold("config"),
+        ERROR: lambda i: i.sqlgold_in(i.bad_config, "config"),
+    },
     "db build": {
         OK: lambda i: i.sqlgold("db", "build", "--out", i.root / "built.duckdb", "-q"),
         ERROR: lambda i: i.sqlgold("db", "build", "--out", i.under_a_file / "x.duckdb", "-q"),

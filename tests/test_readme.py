@@ -92,7 +92,7 @@ def test_every_makefile_variable_a_user_sets_is_in_the_readme():
     makefile = (REPO / "Makefile").read_text(encoding="utf-8")
     internal = {
         "PYTHON", "VENV", "BIN", "STAMP", "GENSTAMP", "SPARK_STAMP", "DOCSTAMP", "PAGESTAMP",
-        "SQLGOLD", "MAKEFILE_LIST",
+        "SQLGOLD", "MAKEFILE_LIST", "DBARG", "DBFILE",
     }  # fmt: skip
     used = set(re.findall(r"\$\((?:or |if )?\$?\(?([A-Z_]+)\)", makefile)) - internal
     assert {"REPO_ID", "PREDICTIONS", "OUT", "VERSION"} <= used

@@ -5,15 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-#: The embedded OMOP database ``sqlgold db build`` writes and every command reads.
-DEFAULT_DB = Path("data/omop/synthea1k.duckdb")
-
-
-#: The grounding documents ``sqlgold grounding`` writes.
-DEFAULT_GROUNDING = Path("data/grounding")
-
-#: Fingerprints computed earlier, each valid for one exact state of a database file.
-DEFAULT_FINGERPRINT_CACHE = Path(".sqlgold-cache") / "fingerprints"
+#: The grounding documents ``sqlgold grounding`` writes and ``generate --mode rag`` reads,
+#: in the current folder (this project's are data/grounding, which its Makefile names).
+DEFAULT_GROUNDING = Path("grounding")
 
 
 def cache_root() -> Path:
@@ -25,8 +19,18 @@ def cache_root() -> Path:
     return Path(platformdirs.user_cache_dir("sqlgold", appauthor=False))
 
 
+#: The embedded OMOP database (Synthea 1k): every command reads it unless told another,
+#: and builds it there the first time (:func:`score.cdm.embedded.ensure_embedded`).
+DEFAULT_DB = cache_root() / "omop" / "synthea1k.duckdb"
+
 #: Gold results computed once (by curation, or a first scoring) and kept for rescoring.
 DEFAULT_CACHE = cache_root() / "gold"
+
+#: Fingerprints computed earlier, each valid for one exact state of a database file.
+DEFAULT_FINGERPRINT_CACHE = cache_root() / "fingerprints"
+
+#: Test suites' variant databases, kept by the suite's sha256.
+DEFAULT_SUITE_CACHE = cache_root() / "suites"
 
 #: The longest line sqlgold reads from a user's file (predictions, CSV indexes, task
 #: files, source files), in bytes.  A longer line stops the read with an error naming the

@@ -24,6 +24,7 @@ from curate.publish.cli import diff_command, publish_command
 from curate.transpile.sqlglot_log import route_sqlglot_warnings
 from curate.verify.cli import verify
 from score.cli.commands import score_group
+from score.cli.config_command import config_command
 from score.cli.exit_codes import FOUND_DIFFERENT
 from score.cli.options import (
     ProgressBar,
@@ -42,8 +43,20 @@ from score.suite.cli import suite_group
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="sqlgold", prog_name="sqlgold")
-def main() -> None:
-    """sqlgold: curate and score execution-graded text-to-SQL benchmarks over OMOP CDM."""
+@click.pass_context
+def main(ctx: click.Context) -> None:
+    """sqlgold: curate and score execution-graded text-to-SQL benchmarks over OMOP CDM.
+
+    Every command takes its defaults from the nearest sqlgold.toml (or pyproject.toml's
+    [tool.sqlgold]) in the current folder or above; `sqlgold config` shows them."""
+    from score.config import default_map, load_config
+    from score.errors import SqlgoldError
+
+    try:
+        ctx.default_map = default_map(main, load_config())
+    except SqlgoldError as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(1)
 
 
 @main.command("curate")
@@ -56,7 +69,8 @@ def main() -> None:
     "--out",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Task file to write (default: data/benchmark/<name>_tasks.jsonl).",
+    help="Task file to write (default: <name>_tasks.jsonl in the current folder, the name "
+    "from the source's: omop_source.jsonl gives omop).",
 )
 @click.option(
     "--report",
@@ -186,10 +200,9 @@ def curate(
     from score.execution.processes import fork_server
 
     fork_server.start(db_path)  # the query processes' imports overlap with this process's
-    from curate.pipeline import CURATION_DIALECT, CurationOptions
+    from curate.api import curate_file
     from curate.verify.reference_rules import ReferenceRules
-    from curate.write.curation import curate_to_files
-    from score.execution.executor import Executor
+    from score.execution.engines.kinds import engine_kind
 
     rules = ReferenceRules(
         min_rows=min_rows,
@@ -202,56 +215,33 @@ def curate(
         window_order_ties=not allow_window_ties,
     )
     route_sqlglot_warnings(quiet=quiet)
-    settings = executor_settings(timeout, max_rows, memory_limit, threads, today)
-    bar = ProgressBar("curating", quiet)
-    count = {"total": 0, "done": 0}
-
-    def on_start(total: int) -> None:
-        count["total"] = total
-
-    def progress(record) -> None:
-        count["done"] += 1
-        bar(count["done"], count["total"])
-
-    suite = None
-    if suite_dir is not None:
-        from score.suite.suite_file import read_suite
-
-        suite = read_suite(suite_dir)
-    executor = Executor(db_path, schema, settings, sql_dialect=CURATION_DIALECT)
-    if executor.engine != "duckdb" and not quiet:
+    if engine_kind(db_path) != "duckdb" and not quiet:
         click.echo(
-            f"note: on {executor.engine} golds run as DuckDB SQL transpiled to it; the "
+            f"note: on {engine_kind(db_path)} golds run as DuckDB SQL transpiled to it; the "
             "case-insensitive collation check runs on DuckDB only, so golds that compare, "
             "group or sort text are dropped as unresolved_semantics here "
             "(--allow-unresolved-semantics keeps them)",
             err=True,
         )
-    with executor, closing(bar):
-        if suite is not None:  # a suite built on another database: refused at once
-            from score.suite.suite_file import check_suite_for
-
-            check_suite_for(
-                suite, task_set_sha256=suite.task_set_sha256, base_fingerprint=executor.fingerprint
-            )
-        run = curate_to_files(
+    bar = ProgressBar("curating", quiet)
+    with closing(bar):
+        run = curate_file(
             source,
-            fmt,
-            executor,
+            fmt=fmt,
+            db=db_path,
+            schema=schema,
             out=out,
-            report_path=report,
-            options=CurationOptions(
-                rules=rules,
-                profile=profile,
-                unresolved_semantics=not allow_unresolved_semantics,
-                max_per_result=max_per_result,
-                suite_drops=dict(suite.drops) if suite is not None else {},
-                **({"gold_cache": None} if no_cache else {}),
-            ),
-            jobs=jobs,
-            on_start=on_start,
-            progress=progress,
+            report=report,
+            profile=profile,
+            rules=rules,
+            allow_unresolved_semantics=allow_unresolved_semantics,
+            max_per_result=max_per_result,
             against=against,
+            suite=suite_dir,
+            cache=not no_cache,
+            jobs=jobs,
+            settings=executor_settings(timeout, max_rows, memory_limit, threads, today),
+            progress=bar,
         )
     c = run.report["counts"]
     unreadable = run.report["problems"]
@@ -296,6 +286,7 @@ main.add_command(diff_command)
 main.add_command(generate_command)
 main.add_command(prompt_command)
 main.add_command(suite_group)
+main.add_command(config_command)
 
 
 def run() -> None:

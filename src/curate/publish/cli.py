@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
@@ -16,19 +16,7 @@ from curate.cli.options import split_options
 from score.cli.options import duckdb_database_options, handle_errors, suite_option
 from score.errors import SqlgoldError
 
-if TYPE_CHECKING:
-    from score.cdm.duckdb_file import DatabaseInfo
-
-DEFAULT_RELEASES = Path("data/benchmark/releases")
-
-
-def database_columns(info: DatabaseInfo) -> list[dict[str, Any]]:
-    """The ``database`` config's rows from :func:`score.cdm.duckdb_file.describe_database`."""
-    return [
-        {"table": t.name, "column": column, "type": dtype, "rows": t.rows}
-        for t in info.tables
-        for column, dtype in t.columns
-    ]
+DEFAULT_RELEASES = Path("releases")  # in the current folder
 
 
 def _semantic_version(ctx: click.Context, param: click.Parameter, value: str) -> str:
@@ -123,26 +111,22 @@ def publish_command(
     and a manifest of hashes. Republishing identical content is a no-op; a version
     already published with other content is an error.
     """
-    from curate.publish.release import publish
-    from score.cdm.duckdb_file import describe_database
-    from score.out_paths import check_output_dir
+    from curate.api import publish_release
 
-    check_output_dir(out, stage="publish")
-    info = describe_database(db_path, schema)
-    result = publish(
+    result = publish_release(
         tasks,
         version,
-        out,
-        database_columns=database_columns(info),
-        report_path=report,
-        database_fingerprint=info.fingerprint,
+        out=out,
+        db=db_path,
+        schema=schema,
+        report=report,
         test_fraction=test_fraction,
         seed=seed,
         license=license_,
         pretty_name=pretty_name,
         repo_id=repo_id,
         homepage=homepage,
-        suite_dir=suite_dir,
+        suite=suite_dir,
     )
     split = result.manifest["split"]
     sizes = f"{len(split['train'])} train, {len(split['test'])} test"

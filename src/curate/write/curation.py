@@ -56,10 +56,12 @@ def review_page(
 def default_paths(source: str | Path, out: Path | None, report: Path | None) -> tuple[Path, Path]:
     """The task file and JSON report paths (the Markdown report sits beside the JSON).
 
+    By default in the current folder, named for the source:
+
     >>> [str(p) for p in default_paths("data/benchmark/omop_source.jsonl", None, None)]
-    ['data/benchmark/omop_tasks.jsonl', 'data/benchmark/omop_report.json']
+    ['omop_tasks.jsonl', 'omop_report.json']
     """
-    out = out or Path("data/benchmark") / f"{benchmark_name(source)}_tasks.jsonl"
+    out = out or Path(f"{benchmark_name(source)}_tasks.jsonl")
     if report is None:
         stem = out.name.removesuffix(".jsonl").removesuffix("_tasks")
         report = out.with_name(f"{stem}_report.json")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 from click.core import ParameterSource
@@ -25,10 +24,6 @@ from score.cli.options import (
     take_executor_settings,
 )
 from score.defaults import DEFAULT_CACHE
-from score.errors import ScoringError
-
-if TYPE_CHECKING:
-    from score.scoring.run import ScoringOptions
 
 #: sqlglot dialects predictions may be written in (``--dialect``).
 PREDICTION_DIALECTS = (
@@ -45,21 +40,6 @@ PREDICTION_DIALECTS = (
     "oracle",
     "trino",
 )
-
-
-def _scoring_options(params: dict) -> ScoringOptions:
-    """``score run``'s options (what is left of its parameters) as the library's."""
-    from score.scoring.run import ScoringOptions
-
-    no_cache, lenient = params.pop("no_cache"), params.pop("lenient")
-    cache_dir = params.pop("cache_dir")
-    return ScoringOptions(
-        run=params.pop("run_label"),
-        languages=tuple(params.pop("languages")) or None,
-        cache_dir=None if no_cache else cache_dir,
-        strict=not lenient,
-        **params,
-    )
 
 
 @click.group("score")
@@ -178,14 +158,12 @@ def score_run(tasks, predictions, out, db_path, schema, quiet, **params):
     from score.execution.processes import fork_server
 
     fork_server.start(db_path)  # its imports overlap with this process's
+    from score.api import score_run as run_scoring
     from score.execution.arrow_pandas import answer_without_pandas
-    from score.execution.executor import OpeningExecutor
-    from score.execution.lanes import workers_for_scoring
 
     if click.get_current_context().get_parameter_source("split") == ParameterSource.DEFAULT:
         params["split"] = None  # the library's choice: test, or all for a result file
     settings = take_executor_settings(params)
-    options = _scoring_options(params)
     progress, measuring = ProgressBar("scoring", quiet), ProgressBar("measuring", quiet)
     judging = ProgressBar("suite variants", quiet)
 
@@ -199,32 +177,31 @@ def score_run(tasks, predictions, out, db_path, schema, quiet, **params):
         judging(done, total)
 
     answer_without_pandas()  # this process holds no pandas object (see the module)
-    # the database opens, and the query processes start, while sqlgold's scoring modules
-    # are imported and the inputs read
-    with OpeningExecutor(
-        db_path, schema, settings, workers=workers_for_scoring(options.jobs)
-    ) as opening:
-        from score.scoring.run import run_scoring
-
-        try:
-            outcome = run_scoring(
-                tasks,
-                predictions,
-                out,
-                opening,
-                options,
-                progress=progress,
-                measuring=measured,
-                judging=judged,
-            )
-        finally:
-            progress.close()
-            judging.close()
-            measuring.close()
+    cache_dir, no_cache = params.pop("cache_dir"), params.pop("no_cache")
+    try:
+        outcome = run_scoring(
+            tasks,
+            predictions,
+            out,
+            db=db_path,
+            schema=schema,
+            run=params.pop("run_label"),
+            languages=params.pop("languages") or None,
+            cache=None if no_cache else cache_dir,
+            settings=settings,
+            progress=progress,
+            measuring=measured,
+            judging=judged,
+            **params,
+        )
+    finally:
+        progress.close()
+        judging.close()
+        measuring.close()
     s = outcome.summary
     low, high = s["ex_ci"] if s.get("ex_ci") else (None, None)
     click.echo(f"run          {s.get('run')}")
-    click.echo(f"split        {outcome.split.describe() if outcome.split else 'all'}")
+    click.echo(f"split        {outcome.split}")
     langs = s["languages"]
     chosen = " (chosen with --language)" if langs["chosen"] else ""
     click.echo(f"languages    {', '.join(langs['scored'])} of {', '.join(langs['all'])}{chosen}")
@@ -264,81 +241,6 @@ def _echo_peer_scores(summary: dict) -> None:
         click.echo(line)
 
 
-def _split_name(meta: dict) -> str:
-    split = meta.get("split") or {}
-    return split.get("name", "all") if isinstance(split, dict) else str(split)
-
-
-def _task_set(meta: dict) -> str:
-    """The task set a run scored, by its content (the set hash), whatever file or release
-    folder held it; a run written before the set hash was recorded, by its file."""
-    if meta.get("task_set_sha256"):
-        return f"set sha256 {meta['task_set_sha256'][:12]}"
-    return f"{meta['tasks']} (file sha256 {meta['tasks_sha256'][:12]})"
-
-
-#: What runs must share to be reported or compared together: label -> how to read it.
-_SHARED = {
-    "database fingerprint": lambda m: m["database_fingerprint"],
-    "task set": _task_set,
-    "comparator profile": lambda m: m["profile"],
-    "split": _split_name,
-    "test suite": lambda m: (m.get("suite") or {}).get("manifest_sha256", "none")[:12],
-}
-
-
-def _meta_for(runs: list[dict], names: list[str] | None = None) -> dict[str, str]:
-    first = runs[0]["meta"]
-    names = names or [str(r.get("path") or f"run {i + 1}") for i, r in enumerate(runs)]
-    differ = []
-    for label, read in _SHARED.items():
-        values = [read(r["meta"]) for r in runs]
-        if len(set(values)) > 1:
-            pairs = ", ".join(f"{n}: {v}" for n, v in zip(names, values, strict=True))
-            differ.append(f"{label} ({pairs})")
-    if differ:
-        raise ScoringError(
-            "the runs differ in " + "; ".join(differ) + "; they cannot share one report"
-        )
-    check = first.get("database_fingerprint_check")  # runs before 0.x do not say
-    return {
-        "database": f"{first['database']} (fingerprint {first['database_fingerprint']}"
-        + (f", {check})" if check else ")"),
-        "task_set": f"{_task_set(first)} ({first['tasks']})",
-        "comparator_profile": first["profile"],
-        "split": _split_name(first),
-        **(
-            {"test_suite": f"{suite['path']} (suite.json sha256 {suite['manifest_sha256'][:12]})"}
-            if (suite := first.get("suite"))
-            else {}
-        ),
-    }
-
-
-def _summaries_with_priors(runs: list[dict]) -> list[dict]:
-    summaries = [r["summary"] for r in runs]
-    priors: dict[str, dict] = {}
-    for r in runs:
-        priors.update(r["priors"])
-    return summaries + [priors[k] for k in sorted(priors)]
-
-
-def _tasks_of(meta: dict) -> dict | None:
-    """The tasks a run scored, by id, for its page's gold SQL and questions: None when
-    the task file is gone or is no longer the one scored (the page says so)."""
-    from score.errors import SqlgoldError
-    from score.inputs.task_set import open_task_set
-    from score.scoring.run import tasks_sha256
-
-    path = Path(meta.get("tasks") or "")
-    try:
-        if not path.exists() or tasks_sha256(path) != meta.get("tasks_sha256"):
-            return None
-        return {t["id"]: t for t in open_task_set(path).tasks}
-    except (SqlgoldError, OSError, ValueError):
-        return None
-
-
 @score_group.command("report")
 @click.argument(
     "run_dirs",
@@ -356,31 +258,17 @@ def _tasks_of(meta: dict) -> dict | None:
 def score_report(run_dirs: tuple[Path, ...], out: Path | None) -> None:
     """Write report.md and chart.svg for one or more finished run folders, and for one
     run its review page report.html (every instance, openable; see docs/pages.md)."""
-    from score.files import write_atomic
-    from score.out_paths import check_output_dir
-    from score.pages.scoring_page import scoring_page
-    from score.report.chart import render_chart
-    from score.report.markdown import render_report
-    from score.scoring.run_folder import read_run
+    from score.api import report_runs
 
-    if out is None:
-        if len(run_dirs) > 1:
-            raise click.UsageError("several run folders: say where the report goes with --out")
-        out = run_dirs[0]
-    check_output_dir(out, stage="report")
-    runs = [read_run(d) for d in run_dirs]
-    summaries = _summaries_with_priors(runs)
-    meta = _meta_for(runs, [str(d) for d in run_dirs])
-    write_atomic(out / "report.md", render_report(summaries, meta=meta))
-    write_atomic(out / "chart.svg", render_chart(summaries))
-    if len(runs) == 1:
-        write_atomic(out / "report.html", scoring_page(runs[0], _tasks_of(runs[0]["meta"])))
-    for run in runs:
-        _echo_peer_scores(run["summary"])
-    click.echo(f"written      {out / 'report.md'}")
-    click.echo(f"written      {out / 'chart.svg'}")
-    if len(runs) == 1:
-        click.echo(f"written      {out / 'report.html'}")
+    if out is None and len(run_dirs) > 1:
+        raise click.UsageError("several run folders: say where the report goes with --out")
+    written = report_runs(run_dirs, out)
+    for summary in written.summaries:
+        _echo_peer_scores(summary)
+    click.echo(f"written      {written.markdown}")
+    click.echo(f"written      {written.chart}")
+    if written.page is not None:
+        click.echo(f"written      {written.page}")
 
 
 @score_group.command("compare")
@@ -406,32 +294,14 @@ def score_compare(
     """Compare two runs on the same tasks: discordant counts, exact McNemar test and paired
     bootstrap intervals of every score's difference (report.html lists the discordant
     instances, each openable)."""
-    from score.files import write_atomic
-    from score.out_paths import check_output_dir
-    from score.pages.compare_page import compare_page
-    from score.report.chart import render_chart
-    from score.report.markdown import render_report
-    from score.scoring.run_folder import dumps, read_run
-    from score.statistics.stats import compare_runs
+    from score.api import compare_runs
 
-    out = out or run_a.parent / f"{run_a.name}_vs_{run_b.name}"
-    check_output_dir(out, stage="compare")
-    a, b = read_run(run_a), read_run(run_b)
-    meta = _meta_for([a, b], [f"A {run_a}", f"B {run_b}"])
-    try:
-        comparison = compare_runs(
-            a["records"], b["records"], seed=seed, resamples=resamples, brittleness=brittleness
-        )
-    except ValueError as e:
-        raise ScoringError(str(e), stage="compare") from None
-    summaries = _summaries_with_priors([a, b])
-    write_atomic(out / "comparison.json", dumps(comparison))
-    write_atomic(out / "report.md", render_report(summaries, comparison, meta=meta))
-    write_atomic(out / "chart.svg", render_chart(summaries, comparison))
-    write_atomic(out / "report.html", compare_page(a, b, comparison, _tasks_of(a["meta"])))
-    click.echo(f"A            {run_a}  (run {a['meta'].get('run')})")
-    click.echo(f"B            {run_b}  (run {b['meta'].get('run')})")
-    click.echo(f"b (A right, B wrong) {comparison['b']}")
-    click.echo(f"c (A wrong, B right) {comparison['c']}")
-    click.echo(f"McNemar p    {comparison['p_value']:.4g}")
-    click.echo(f"written      {out}")
+    comparison = compare_runs(
+        run_a, run_b, out, seed=seed, resamples=resamples, brittleness=brittleness
+    )
+    click.echo(f"A            {run_a}  (run {comparison.runs[0]})")
+    click.echo(f"B            {run_b}  (run {comparison.runs[1]})")
+    click.echo(f"b (A right, B wrong) {comparison.b}")
+    click.echo(f"c (A wrong, B right) {comparison.c}")
+    click.echo(f"McNemar p    {comparison.p_value:.4g}")
+    click.echo(f"written      {comparison.out}")

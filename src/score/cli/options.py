@@ -90,9 +90,20 @@ def _database_options(f: Callable, target: DatabaseTarget, help_text: str) -> Ca
         default=DEFAULT_DB,
         show_default=True,
         type=target,
+        callback=_embedded_when_default,
         help=help_text,
     )(f)
     return f
+
+
+def _embedded_when_default(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """The default database is the embedded one, built in the user's cache folder the
+    first time a command needs it (:func:`score.cdm.embedded.ensure_embedded`)."""
+    if isinstance(value, Path) and value == DEFAULT_DB and not value.exists():
+        from score.cdm.embedded import ensure_embedded
+
+        ensure_embedded(value, say=lambda text: click.echo(text, err=True))
+    return value
 
 
 def _parse_today(ctx: click.Context, param: click.Parameter, value: str | None) -> dt.date | None:

@@ -24,6 +24,7 @@ from score.cli.options import (
     quiet_option,
     split_options,
 )
+from score.defaults import DEFAULT_GROUNDING
 
 DEFAULT_TASKS = Path("data/benchmark/omop_tasks.jsonl")
 MODE_CHOICE = click.Choice(["zero-shot", "rag"])
@@ -67,7 +68,7 @@ def prompt_options(f: Callable) -> Callable:
             "--grounding",
             "grounding_dir",
             type=click.Path(file_okay=False, path_type=Path),
-            default=Path("data/grounding"),
+            default=DEFAULT_GROUNDING,
             show_default=True,
             help="Grounding documents indexed for rag (examples.md aside).",
         ),

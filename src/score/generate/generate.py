@@ -26,6 +26,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from score.defaults import DEFAULT_GROUNDING
 from score.execution.executor import Executor
 from score.generate.client import CallFailed, ChatClient, ChatReply, ChatSettings
 from score.generate.database_facts import gather_facts
@@ -39,7 +40,6 @@ from score.inputs.split import split_tasks
 from score.inputs.task_set import Instance, instances, load_tasks
 
 SPLITS = ("test", "train", "all")
-DEFAULT_GROUNDING = Path("data/grounding")
 
 
 @dataclass(frozen=True)

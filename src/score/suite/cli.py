@@ -79,24 +79,23 @@ def suite_build(
     database --db: near misses of every gold, small database variants made from the
     base database's values and the golds' constants, and the variants that tell them
     apart.  Prints where near misses stand with and without the suite."""
-    from score.execution.settings import ExecutorSettings
-    from score.inputs.task_set import open_task_set
-    from score.out_paths import check_output_dir
-    from score.suite.build import BuildSettings, build_suite
+    from score.api import build_suite
 
-    check_output_dir(out, stage="suite")  # before any work: a folder we can write
-    task_set = open_task_set(tasks)
     bar = ProgressBar("suite", quiet)
     try:
         report = build_suite(
-            task_set.tasks,
-            db_path,
+            tasks,
             out,
-            BuildSettings(seed, max_databases, max_candidates, jobs, profile),
-            progress=bar,
-            executor_settings=ExecutorSettings(timeout_seconds=timeout),
+            db=db_path,
             schema=schema,
-        )
+            seed=seed,
+            max_databases=max_databases,
+            max_candidates=max_candidates,
+            jobs=jobs,
+            profile=profile,
+            timeout=timeout,
+            progress=bar,
+        ).report
     finally:
         bar.close()
     s = report["near_miss_survival"]

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from score.cdm.schema import CDM_TABLES, create_table_sql
+from score.defaults import DEFAULT_SUITE_CACHE  # the variants' databases, by sha256
 from score.errors import SqlgoldError
 from score.files import file_sha256, replacing
 
@@ -52,9 +53,6 @@ VOCABULARY_TABLES = (
     "relationship",
     "vocabulary",
 )
-
-#: Where the DuckDB databases made from variants are kept (one per variant sha256).
-DEFAULT_SUITE_CACHE = Path(".sqlgold-cache") / "suites"
 
 
 class SuiteError(SqlgoldError):
@@ -284,7 +282,7 @@ def write_duckdb(target: Path, files: Sequence[Path]) -> None:
 
 def variant_database(suite: Suite, variant: Variant, cache: str | Path | None = None) -> Path:
     """The DuckDB database of ``variant``, made from its data on first use and kept in
-    ``cache`` (default ``.sqlgold-cache/suites``) under its sha256."""
+    ``cache`` (default the user cache folder's ``suites``) under its sha256."""
     root = Path(cache) if cache is not None else DEFAULT_SUITE_CACHE
     target = root / f"{variant.sha256}.duckdb"
     if not target.is_file():

@@ -8,8 +8,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from curate.database.build import build_database, plan_columns, synthea_folder
 from score.cdm.duckdb_file import describe_database
+from score.cdm.embedded import build_database, plan_columns, synthea_folder
 from score.cdm.schema import CDM_TABLES, column_names
 from score.errors import DatabaseError
 

@@ -8,6 +8,7 @@ from click.testing import CliRunner
 
 from curate.cli import main
 from score.cli.exit_codes import FOUND_DIFFERENT
+from score.defaults import DEFAULT_SUITE_CACHE
 
 GOLD = "SELECT count(*) AS n FROM cdm.person WHERE gender_concept_id IN (8507, 8532)"
 
@@ -20,7 +21,7 @@ def verify(db, suite, gold, answer):
 def test_the_first_variant_that_tells_the_pair_apart_is_shown_with_both_results(
     omop_db, made_suite, tmp_path, monkeypatch
 ):
-    monkeypatch.chdir(tmp_path)  # the variants' databases go to .sqlgold-cache/suites here
+    monkeypatch.chdir(tmp_path)
     result = verify(omop_db, made_suite, GOLD, "SELECT count(*) AS n FROM cdm.person")
     assert result.exit_code == FOUND_DIFFERENT, result.output
     out = result.stdout
@@ -28,7 +29,8 @@ def test_the_first_variant_that_tells_the_pair_apart_is_shown_with_both_results(
     assert "DIFFERENT on variant v3-genders (3 of 3 checked)" in out
     assert "gold on v3-genders" in out and "answer on v3-genders" in out
     assert "1017" in out and "1130" in out  # the gold's count there, and the answer's
-    assert (tmp_path / ".sqlgold-cache" / "suites").is_dir()
+    assert DEFAULT_SUITE_CACHE.is_dir()  # the variants' databases, in the user's cache
+    assert not list(tmp_path.iterdir())  # and nothing in the current folder
 
 
 def test_a_pair_the_same_on_every_variant_exits_zero(omop_db, made_suite, tmp_path, monkeypatch):

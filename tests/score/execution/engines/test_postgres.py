@@ -372,7 +372,7 @@ def test_a_missing_schema_is_one_clear_error(pg_cdm):
 
 
 def test_the_fingerprint_is_recomputed_only_when_a_change_marker_moved(
-    pg_cdm, tmp_path, monkeypatch
+    pg_cdm,
 ):
     """A scoring on a server CDM does not read every row: unchanged markers (storage file,
     insert/update/delete counters, columns) vouch for the last full pass; a write moves
@@ -381,7 +381,7 @@ def test_the_fingerprint_is_recomputed_only_when_a_change_marker_moved(
 
     from score.cdm.server_fingerprint import BY_MARKERS, FULL_PASS
 
-    monkeypatch.chdir(tmp_path)  # the fingerprint cache is .sqlgold-cache/ here
+    # the schema is made again: its markers are new, whatever the user cache holds
     with psycopg.connect(pg_cdm.admin_url, autocommit=True) as admin:
         admin.execute("DROP SCHEMA IF EXISTS marked CASCADE")
         admin.execute("CREATE SCHEMA marked")

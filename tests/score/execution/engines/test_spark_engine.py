@@ -21,14 +21,16 @@ def test_fingerprint_equals_duckdb(spark_executor: Executor, spark_url: str, omo
     assert computed.fingerprint == duck  # and recomputed from Spark's own tables
 
 
-def test_the_fingerprint_is_vouched_for_by_the_tables_files(
-    spark_url, omop_db, tmp_path, monkeypatch
-):
+def test_the_fingerprint_is_vouched_for_by_the_tables_files(spark_url, omop_db):
     """After one full pass, a scoring reads only each table's files and columns."""
+    import shutil
+
     from score.cdm.server_fingerprint import BY_MARKERS, FULL_PASS
+    from score.defaults import DEFAULT_FINGERPRINT_CACHE
     from score.execution.engines.spark import SparkEngine
 
-    monkeypatch.chdir(tmp_path)  # the fingerprint cache is .sqlgold-cache/ here
+    # what earlier tests left in the (test session's) user cache is forgotten: a full pass
+    shutil.rmtree(DEFAULT_FINGERPRINT_CACHE, ignore_errors=True)
     engine = SparkEngine(spark_url, None, ExecutorSettings(timeout_seconds=60))
     try:
         markers = engine.change_markers()

@@ -39,7 +39,7 @@ from score.cdm.schema import (
     column_names,
     create_table_sql,
 )
-from score.defaults import DEFAULT_DB
+from score.defaults import DEFAULT_DB, cache_root
 from score.errors import DatabaseError
 from score.files import replacing
 
@@ -222,6 +222,26 @@ def derive_vocabulary(con: duckdb.DuckDBPyConnection) -> list[LoadedTable]:
         (n,) = con.execute(f"SELECT count(*) FROM {s}.{table}").fetchone()
         loaded.append(LoadedTable(table, "derived", int(n), "derived from concept"))
     return loaded
+
+
+def embedded_path() -> Path:
+    """Where the embedded database lives: the user cache folder's ``omop/synthea1k.duckdb``
+    (read now: :data:`score.defaults.DEFAULT_DB` is the same, read at import)."""
+    return cache_root() / "omop" / DEFAULT_DB.name
+
+
+def ensure_embedded(
+    path: str | Path | None = None, *, say: Callable[[str], None] | None = None
+) -> Path:
+    """The embedded database at ``path`` (by default :func:`embedded_path`), built there
+    first when it is not (``say`` is told, the build taking a few seconds); a database
+    already there is used as it is, its fingerprint checked by whatever opens it."""
+    path = Path(path) if path is not None else embedded_path()
+    if not path.exists():
+        if say is not None:
+            say(f"sqlgold: building the embedded OMOP database (Synthea 1k) at {path}, once")
+        build_database(path)
+    return path
 
 
 def build_database(
