@@ -107,7 +107,8 @@ $(DOCSTAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,docs]'
 	touch $(DOCSTAMP)
 
-docs: $(DOCSTAMP)  ## build the documentation (docs/) into site/ with MkDocs; a broken link fails
+docs: $(DOCSTAMP)  ## write the generated reference pages (docs/reference/), then build docs/ into site/ with MkDocs; a broken link fails
+	$(BIN)/python -m curate.cli.reference docs/reference
 	$(BIN)/mkdocs build --strict --quiet
 
 clean:  ## remove the virtual environment and what make built here (the user cache folder stays: sqlgold config shows it)

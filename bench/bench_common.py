@@ -34,8 +34,8 @@ SRC = ROOT / "src"
 
 
 def _snapshot_src() -> Path:
-    """The code this bench measures: a copy of src/ (and schemas/, which it reads) taken
-    when the bench starts.
+    """The code this bench measures: a copy of src/ taken when the bench starts (with the
+    schemas its score/schemas link names, copied as files).
 
     Child processes (comparator workers, the memory runs) import sqlgold when they
     start, minutes later; if someone commits meanwhile, the figures would mix code
@@ -49,8 +49,6 @@ def _snapshot_src() -> Path:
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
     copy = folder / "src"
     shutil.copytree(SRC, copy, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-    # score.inputs.schemas reads ../schemas beside src/
-    shutil.copytree(ROOT / "schemas", folder / "schemas")
     os.environ["SQLGOLD_BENCH_SRC"] = str(copy)
     return copy
 

@@ -208,9 +208,9 @@ def spark_attacks(url: str) -> dict[str, Any]:
     settings = ExecutorSettings(timeout_seconds=ATTACK_TIMEOUT)
     with Executor(url, settings=settings) as ex:
         # the result too large for the server's heap last: on a local server it ends the
-        # JVM (docs/spark.md), and nothing can be measured after it
+        # JVM (docs/explanation/spark.md), and nothing can be measured after it
         # Spark's refused attacks first, then bench_hostile's, then the joins Spark may go
-        # on computing after their cancel (docs/spark.md), then the one that may end it
+        # on computing after their cancel (docs/explanation/spark.md), then the one that may end it
         last = [a for a in ATTACKS if a[0] == SERVER_KILLER]
         heavy = [a for a in SPARK_ATTACKS if "cross join" in a[0]]
         order = [*(a for a in SPARK_ATTACKS if a not in heavy)]
@@ -339,7 +339,7 @@ def main(argv: list[str]) -> int:
                     "duckdb_overhead": duck_score / duck_raw,
                     "spark_overhead": spark_score / spark_raw,
                 }
-            # last: an attack can end a local server's JVM (docs/spark.md)
+            # last: an attack can end a local server's JVM (docs/explanation/spark.md)
             log(f"bench_spark: attacks at --timeout {ATTACK_TIMEOUT:g}, {args.factor}x data")
             results["attacks"] = spark_attacks(url)
             one, many = results["1x"], results[f"{args.factor}x"]

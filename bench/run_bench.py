@@ -204,7 +204,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument(
         "--readme",
         action="store_true",
-        help="also write the table into docs/benchmarks.md (after its description of the figures)",
+        help="also write the table into docs/explanation/benchmarks.md (after its "
+        "description of the figures)",
     )
     args = p.parse_args(argv)
     quick = args.quick
@@ -881,19 +882,19 @@ def _detail_tables(r: dict[str, Any]) -> list[str]:
     return out
 
 
-# -- docs/benchmarks.md ---------------------------------------------------------------------
+# -- docs/explanation/benchmarks.md ---------------------------------------------------
 
 #: The page whose figures ``--readme`` rewrites: what follows its first "Measured " line
 #: (its text above, what each figure is, is written by hand).
-BENCHMARKS_PAGE = ROOT / "docs" / "benchmarks.md"
+BENCHMARKS_PAGE = ROOT / "docs" / "explanation" / "benchmarks.md"
 
 #: The detail tables the page shows under the figures (bench/latest.md has them all).
 README_DETAILS = ("scoring", "comparator")
 
 
 def update_readme(table: str) -> None:
-    """Replace the figures of docs/benchmarks.md (from its first line starting with
-    "Measured " to its end) with ``table`` and the Spark table (``bench/spark.md``)."""
+    """Replace the figures of docs/explanation/benchmarks.md (from its first line starting
+    with "Measured " to its end) with ``table`` and the Spark table (``bench/spark.md``)."""
     text = BENCHMARKS_PAGE.read_text(encoding="utf-8")
     match = re.search(r"^Measured ", text, flags=re.M)
     if not match:

@@ -23,6 +23,11 @@ def cache_root() -> Path:
 #: and builds it there the first time (:func:`score.cdm.embedded.ensure_embedded`).
 DEFAULT_DB = cache_root() / "omop" / "synthea1k.duckdb"
 
+#: How ``--help`` shows a default in the user cache folder: the same words on every
+#: machine (``sqlgold config`` prints the folder).
+SHOWN_EMBEDDED_DB = "the embedded database, in the user cache folder"
+SHOWN_GOLD_CACHE = "gold/ in the user cache folder"
+
 #: Gold results computed once (by curation, or a first scoring) and kept for rescoring.
 DEFAULT_CACHE = cache_root() / "gold"
 

@@ -9,7 +9,7 @@ import click
 
 from score.cli.exit_codes import FOUND_DIFFERENT
 from score.cli.options import database_options, handle_errors, quiet_option
-from score.defaults import DEFAULT_DB
+from score.defaults import DEFAULT_DB, SHOWN_EMBEDDED_DB
 
 
 @click.group("db")
@@ -23,7 +23,7 @@ def db() -> None:
     "--out",
     type=click.Path(dir_okay=False, path_type=Path),
     default=DEFAULT_DB,
-    show_default=True,
+    show_default=SHOWN_EMBEDDED_DB,
     help="Where to write the database (replaced atomically).",
 )
 @click.option(
@@ -128,8 +128,8 @@ def db_info(db_path: Path | str, schema: str | None, recompute: bool) -> None:
     "source",
     type=click.Path(dir_okay=False, path_type=Path),
     default=DEFAULT_DB,
-    show_default=True,
-    help="The OMOP DuckDB database to copy (default: the embedded one).",
+    show_default=SHOWN_EMBEDDED_DB,
+    help="The OMOP DuckDB database to copy.",
 )
 @click.option("--schema", default=None, metavar="NAME", help="CDM schema of the DuckDB file.")
 @click.option(

@@ -41,6 +41,16 @@ def benchmark_name(source: str | Path) -> str:
     return stem.removesuffix("_source") or "tasks"
 
 
+def task_set_name(tasks_path: str | Path) -> str:
+    """The task set's name (its release's name) from its task file's: ``omop_tasks.jsonl``
+    is ``omop``; so a user who names the task file names the set.
+
+    >>> task_set_name("data/benchmark/omop_tasks.jsonl"), task_set_name("t2o.jsonl")
+    ('omop', 't2o')
+    """
+    return Path(tasks_path).name.split(".")[0].removesuffix("_tasks") or "tasks"
+
+
 def page_path(report_path: Path) -> Path:
     """The review page beside a JSON report: ``omop_report.json`` -> ``omop_report.html``."""
     return report_path.with_suffix(".html")
@@ -155,7 +165,7 @@ def curate_to_files(
         },
     }
     report = build_report(
-        name=benchmark_name(source),
+        name=task_set_name(out),
         header=header,
         tasks=tasks,
         verdicts=verdicts,

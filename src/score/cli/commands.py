@@ -23,7 +23,7 @@ from score.cli.options import (
     suite_option,
     take_executor_settings,
 )
-from score.defaults import DEFAULT_CACHE
+from score.defaults import DEFAULT_CACHE, SHOWN_GOLD_CACHE
 
 #: sqlglot dialects predictions may be written in (``--dialect``).
 PREDICTION_DIALECTS = (
@@ -72,7 +72,7 @@ def score_group() -> None:
     "cache_dir",
     type=click.Path(file_okay=False, path_type=Path),
     default=DEFAULT_CACHE,
-    show_default=True,
+    show_default=SHOWN_GOLD_CACHE,
     help="Gold result cache folder.",
 )
 @click.option("--no-cache", is_flag=True, help="Do not read or write the gold cache.")
@@ -257,7 +257,7 @@ def _echo_peer_scores(summary: dict) -> None:
 @handle_errors
 def score_report(run_dirs: tuple[Path, ...], out: Path | None) -> None:
     """Write report.md and chart.svg for one or more finished run folders, and for one
-    run its review page report.html (every instance, openable; see docs/pages.md)."""
+    run its review page report.html (every instance, openable; see docs/explanation/pages.md)."""
     from score.api import report_runs
 
     if out is None and len(run_dirs) > 1:

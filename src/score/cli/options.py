@@ -18,7 +18,7 @@ import click
 
 from score.cli.exit_codes import ERROR
 from score.comparison.profiles.registry import profile_names
-from score.defaults import DEFAULT_DB
+from score.defaults import DEFAULT_DB, SHOWN_EMBEDDED_DB
 from score.errors import SqlgoldError
 from score.execution.engines.kinds import EngineKind, engine_kind
 from score.execution.settings import ExecutorSettings, parse_size
@@ -88,7 +88,7 @@ def _database_options(f: Callable, target: DatabaseTarget, help_text: str) -> Ca
         "--db",
         "db_path",
         default=DEFAULT_DB,
-        show_default=True,
+        show_default=SHOWN_EMBEDDED_DB,
         type=target,
         callback=_embedded_when_default,
         help=help_text,

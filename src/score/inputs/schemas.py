@@ -15,11 +15,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # jsonschema is imported by the first validator (about 0.1 s)
     import jsonschema
 
-SCHEMA_DIR = Path(__file__).resolve().parents[3] / "schemas"
+#: The schemas, installed with the package (``score/schemas`` in a checkout is a link to
+#: the project's ``schemas/``, so the files are kept once and a wheel carries them).
+SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schemas"
 
 
 def schema_path(name: str) -> Path:
-    """``schemas/<name>.schema.json`` of this checkout."""
+    """``schemas/<name>.schema.json``, as installed."""
     return SCHEMA_DIR / f"{name}.schema.json"
 
 

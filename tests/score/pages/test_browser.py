@@ -125,7 +125,7 @@ def _colours(opened, png: bytes) -> int:
 def _screenshot(opened, name: str, tmp_path: Path) -> bytes:
     png = opened.page.screenshot(full_page=False)
     (tmp_path / name).write_bytes(png)
-    if os.environ.get("SQLGOLD_DOC_SCREENSHOTS"):  # docs/pages.md's pictures
+    if os.environ.get("SQLGOLD_DOC_SCREENSHOTS"):  # docs/explanation/pages.md's pictures
         DOC_IMAGES.mkdir(parents=True, exist_ok=True)
         (DOC_IMAGES / name).write_bytes(png)
     return png

@@ -240,7 +240,7 @@ def server_gone(e: BaseException) -> str | None:
 
     Such an error is no outcome of the query that met it: every query after it would
     fail the same way.  A local-mode server's SparkContext stops when a task runs out of
-    the driver's heap (the executors live in the driver's JVM); see ``docs/spark.md``.
+    the driver's heap (the executors live in the driver's JVM); see ``docs/explanation/spark.md``.
 
     >>> server_gone(RuntimeError("Cannot call methods on a stopped SparkContext."))[:31]
     "the Spark server's SparkContext"
