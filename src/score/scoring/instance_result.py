@@ -41,6 +41,9 @@ class InstanceResult:
     #: the dialect the prediction was written for, when it was transpiled to the engine's
     #: to run (None: it ran as written); in results.jsonl only when set
     transpiled_from: str | None = None
+    #: a mismatch's cause, where one change explains it (comparison/mismatch_cause.py):
+    #: ``{"name", "detail"}``; in results.jsonl only when set
+    mismatch_cause: dict[str, str] | None = None
 
     @classmethod
     def start(cls, instance: Instance, run: str, prediction: Prediction | None) -> InstanceResult:
@@ -78,6 +81,10 @@ class InstanceResult:
             record["preview"] = copy.deepcopy(self.preview)
         if self.transpiled_from is None:
             del record["transpiled_from"]
+        if self.mismatch_cause is None:
+            del record["mismatch_cause"]
+        else:
+            record["mismatch_cause"] = dict(self.mismatch_cause)
         return record
 
 

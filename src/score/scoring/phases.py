@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from score.comparison.compare import compare
+from score.comparison.mismatch_cause import mismatch_cause
 from score.comparison.profiles.base import Verdict
 from score.errors import DatabaseError
 from score.execution.executor import Executor
@@ -320,6 +321,18 @@ def warm_compare_phase(profile: str) -> threading.Thread:
     return thread
 
 
+def _cause(pending: Pending) -> dict[str, str] | None:
+    """What one change would make the two results the same, if one would."""
+    assert pending.gold is not None and pending.predicted is not None
+    try:
+        cause = mismatch_cause(
+            pending.gold, pending.predicted, order_matters=pending.task["order_matters"]
+        )
+    except Exception:  # noqa: BLE001 - an explanation never costs an outcome
+        return None
+    return None if cause is None else cause.to_dict()
+
+
 def compare_phase(pending: Pending, ctx: ScoringContext) -> InstanceResult:
     """The comparator's verdict, in the scoring process."""
     start = time.perf_counter()
@@ -342,6 +355,8 @@ def compare_phase(pending: Pending, ctx: ScoringContext) -> InstanceResult:
             verdict = e
         result.settle(decision.for_verdict(verdict))
         result.timings["compare_s"] = round(time.perf_counter() - start, 6)
+        if isinstance(verdict, Verdict) and not verdict.match:
+            result.mismatch_cause = _cause(pending)
         try:
             result.preview = result_preview(
                 pending.gold,
