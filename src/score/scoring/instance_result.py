@@ -44,6 +44,9 @@ class InstanceResult:
     #: a mismatch's cause, where one change explains it (comparison/mismatch_cause.py):
     #: ``{"name", "detail"}``; in results.jsonl only when set
     mismatch_cause: dict[str, str] | None = None
+    #: BIRD mini-dev's soft F1 (profile ``bird`` only; comparison/soft_f1.py); in
+    #: results.jsonl only when set
+    soft_f1: float | None = None
 
     @classmethod
     def start(cls, instance: Instance, run: str, prediction: Prediction | None) -> InstanceResult:
@@ -81,6 +84,8 @@ class InstanceResult:
             record["preview"] = copy.deepcopy(self.preview)
         if self.transpiled_from is None:
             del record["transpiled_from"]
+        if self.soft_f1 is None:
+            del record["soft_f1"]
         if self.mismatch_cause is None:
             del record["mismatch_cause"]
         else:

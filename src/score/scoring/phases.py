@@ -22,6 +22,7 @@ from typing import Any
 from score.comparison.compare import compare
 from score.comparison.mismatch_cause import mismatch_cause
 from score.comparison.profiles.base import Verdict
+from score.comparison.soft_f1 import soft_f1
 from score.errors import DatabaseError
 from score.execution.executor import Executor
 from score.execution.result import QueryError, QueryResult
@@ -357,6 +358,8 @@ def compare_phase(pending: Pending, ctx: ScoringContext) -> InstanceResult:
         result.timings["compare_s"] = round(time.perf_counter() - start, 6)
         if isinstance(verdict, Verdict) and not verdict.match:
             result.mismatch_cause = _cause(pending)
+        if ctx.profile == "bird":
+            result.soft_f1 = soft_f1(pending.gold, pending.predicted)
         try:
             result.preview = result_preview(
                 pending.gold,
