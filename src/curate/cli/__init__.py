@@ -23,6 +23,7 @@ from curate.grounding.cli import grounding
 from curate.publish.cli import diff_command, publish_command
 from curate.transpile.sqlglot_log import route_sqlglot_warnings
 from curate.verify.cli import verify
+from curate.verify.smell_names import SMELLS
 from score.cli.commands import score_group
 from score.cli.exit_codes import FOUND_DIFFERENT
 from score.cli.options import (
@@ -111,6 +112,22 @@ def main() -> None:
     "the warnings).",
 )
 @click.option(
+    "--smell",
+    "smells_on",
+    multiple=True,
+    type=click.Choice(SMELLS),
+    help="Check this gold smell too (repeatable): float_order and shuffled_copy rerun each "
+    "gold on a copy of the database with its rows stored in another order (DuckDB only).",
+)
+@click.option(
+    "--no-smell",
+    "smells_off",
+    multiple=True,
+    type=click.Choice(SMELLS),
+    help="Do not check this gold smell (repeatable); duplicate_rows, numbers_as_text and "
+    "sort_direction are checked unless so named.",
+)
+@click.option(
     "--max-per-result",
     type=click.IntRange(1),
     default=None,
@@ -161,6 +178,8 @@ def curate(
     allow_window_ties,
     allow_unordered_limit,
     allow_unresolved_semantics,
+    smells_on,
+    smells_off,
     max_per_result,
     strict,
     against,
@@ -201,6 +220,12 @@ def curate(
         no_ties_at_limit=not allow_ties,
         window_order_ties=not allow_window_ties,
     )
+    from curate.verify.smells import SmellRules
+
+    try:
+        smell_rules = SmellRules.switched(on=smells_on, off=smells_off)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="'--smell' / '--no-smell'") from None
     route_sqlglot_warnings(quiet=quiet)
     settings = executor_settings(timeout, max_rows, memory_limit, threads, today)
     bar = ProgressBar("curating", quiet)
@@ -245,6 +270,7 @@ def curate(
                 profile=profile,
                 unresolved_semantics=not allow_unresolved_semantics,
                 max_per_result=max_per_result,
+                smells=smell_rules,
                 suite_drops=dict(suite.drops) if suite is not None else {},
                 **({"gold_cache": None} if no_cache else {}),
             ),
@@ -262,6 +288,10 @@ def curate(
     if c["kept_with_warnings"]:
         n = c["kept_with_warnings"]
         click.echo(f"  with unsettled transpile warnings {n} (see the report)")
+    for key, label in (("smells_by_rule", "gold smells"), ("advisories_by_rule", "advisories")):
+        if c[key]:
+            found = ", ".join(f"{k} {n}" for k, n in c[key].items())
+            click.echo(f"  with {label}: {found} (see the report)")
     if c["identical_result_groups"]:
         click.echo(
             f"  in groups with identical gold results {c['kept_in_identical_result_groups']} "
