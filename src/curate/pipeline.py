@@ -48,6 +48,7 @@ from curate.verify.answer_runs import AnswerRuns, start_answer
 from curate.verify.gold import Drop, check_answer, check_unanswerable, internal_drop, run_gold
 from curate.verify.identical_results import ResultPrint
 from curate.verify.nocase import NocaseExecutor, open_nocase
+from curate.verify.omop_advisories import Advisory, ConceptLookup, advisories
 from curate.verify.paired_checks import checked_in_order
 from curate.verify.reference_rules import ReferenceRules
 from curate.verify.semantics import collation_drop, collation_warned, unresolved, unresolved_drop
@@ -89,6 +90,7 @@ class CurationOptions:
     # scoring on the same database then runs no gold curation verified.  None: nowhere.
     gold_cache: Path | None = DEFAULT_CACHE
     smells: SmellRules = field(default_factory=SmellRules)  # gold smells (verify/smells.py)
+    advisories: bool = True  # OMOP advisories (verify/omop_advisories.py): never a drop
 
 
 #: The rule of a task a test suite drops (``curate --suite``).
@@ -114,6 +116,7 @@ class CurationContext:
     answers: AnswerRuns | None = None
     golds: GoldCache | None = None  # where the kept golds' results are left for scoring
     shuffled: ShuffledCopy | None = None  # the database, its rows in another order
+    concepts: ConceptLookup | None = None  # which concept ids are standard (advisories)
 
 
 @contextmanager
@@ -135,7 +138,10 @@ def curation_context(
     shuffled = open_shuffled(executor, options.smells)
     ended = False  # by an exception (Ctrl-C): the answer under way is not waited for
     try:
-        yield CurationContext(executor, options, nocase, templates, answers, golds, shuffled)
+        concepts = ConceptLookup(executor) if options.advisories else None
+        yield CurationContext(
+            executor, options, nocase, templates, answers, golds, shuffled, concepts
+        )
     except BaseException:
         ended = True
         raise
@@ -315,7 +321,8 @@ def _curate(
         executor,
     )
     stage.name = "validate"
-    kept = _validated(task, notes, warnings, printed, smells)
+    advice = advisories(tree, ctx.concepts) if options.advisories else []
+    kept = _validated(task, notes, warnings, printed, smells, tuple(advice))
     if kept[0] is not None and ctx.golds is not None:
         ctx.golds.put(gold_sql, result, today=task_today(kept[0]))
     return kept
@@ -327,6 +334,7 @@ def _validated(
     warnings: tuple[str, ...] = (),
     printed: ResultPrint | None = None,
     smells: tuple[Smell, ...] = (),
+    advice: tuple[Advisory, ...] = (),
 ) -> tuple[dict[str, Any] | None, Verdict]:
     problems = validation_errors("task", task)
     if problems:
@@ -340,6 +348,7 @@ def _validated(
         warnings=warnings,
         result=printed,
         smells=tuple(s.to_dict() for s in smells),
+        advisories=tuple(a.to_dict() for a in advice),
     )
     return task, verdict
 

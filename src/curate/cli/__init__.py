@@ -128,6 +128,12 @@ def main() -> None:
     "sort_direction are checked unless so named.",
 )
 @click.option(
+    "--no-advisories",
+    is_flag=True,
+    help="Do not list the OMOP advisories of kept golds (conventions a gold may break: "
+    "advice in the report and page, never a drop).",
+)
+@click.option(
     "--max-per-result",
     type=click.IntRange(1),
     default=None,
@@ -180,6 +186,7 @@ def curate(
     allow_unresolved_semantics,
     smells_on,
     smells_off,
+    no_advisories,
     max_per_result,
     strict,
     against,
@@ -271,6 +278,7 @@ def curate(
                 unresolved_semantics=not allow_unresolved_semantics,
                 max_per_result=max_per_result,
                 smells=smell_rules,
+                advisories=not no_advisories,
                 suite_drops=dict(suite.drops) if suite is not None else {},
                 **({"gold_cache": None} if no_cache else {}),
             ),

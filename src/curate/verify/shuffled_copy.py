@@ -191,7 +191,7 @@ def check_smells(
     that drops (stage ``verify``, its rule), and the smells that warn."""
     found = [
         rules.duplicate_rows and duplicate_rows(question, result),
-        rules.numbers_as_text and numbers_as_text(tree, result),
+        rules.numbers_as_text and numbers_as_text(question, tree, result),
         rules.sort_direction and sort_direction(question, tree),
     ]
     if copy is not None:

@@ -28,9 +28,7 @@ second run that differs (rule ``deterministic``), it drops.
 This module holds the checks of a result and a question (pure); the two that rerun the
 gold on a shuffled copy are :mod:`curate.verify.shuffled_copy`.
 
->>> from curate.verify.smell_names import DROPS, RERUN, SMELLS
-from score.execution.result import QueryResult
->>> import sqlglot
+>>> from score.execution.result import QueryResult
 >>> r = QueryResult.from_rows(["name"], [("a",), ("a",), ("b",)])
 >>> print(duplicate_rows("List the names of the sites.", r).reason)  # doctest: +ELLIPSIS
 the question asks for a list and 1 row(s) of the 3 repeat an earlier row (add DISTINCT, ...
@@ -140,10 +138,18 @@ def duplicate_rows(question: str | None, result: QueryResult) -> Smell | None:
 _NUMBER = r"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$"
 
 
-def numbers_as_text(tree: exp.Expression | None, result: QueryResult) -> Smell | None:
+_AS_TEXT = re.compile(r"\bas (text|a string|strings|varchar)\b", re.IGNORECASE)
+
+
+def numbers_as_text(
+    question: str | None, tree: exp.Expression | None, result: QueryResult
+) -> Smell | None:
     """Rule ``numbers_as_text``: a text column the gold computes (not a column of a table
-    as stored: codes are text in the CDM) whose every non-NULL value spells a number."""
+    as stored: codes are text in the CDM) whose every non-NULL value spells a number,
+    where the question does not ask for text."""
     if not isinstance(tree, exp.Select) or result.num_rows == 0:
+        return None
+    if question and _AS_TEXT.search(question):
         return None
     projections = tree.expressions
     if len(projections) != result.num_columns or any(p.is_star for p in projections):
@@ -168,7 +174,7 @@ def numbers_as_text(tree: exp.Expression | None, result: QueryResult) -> Smell |
 #: years; "amount": counts, ages, values).
 _DIRECTIONS: dict[str, dict[str, tuple[str, ...]]] = {
     "time": {
-        "desc": ("latest", "most recent", "newest", "last", "youngest"),
+        "desc": ("latest", "most recent", "newest", "youngest"),
         "asc": ("earliest", "oldest", "first"),
     },
     "amount": {
@@ -184,7 +190,8 @@ _TIME_KEY = re.compile(r"(date|time|year|_dt\b|start|end|birth)", re.IGNORECASE)
 
 #: "most recent first" says how to sort, not "first": the word after a direction is not one.
 _THEN_FIRST = re.compile(r"\b(recent|latest|newest|oldest|earliest|highest|lowest|largest|"
-                         r"smallest|most|least|fewest|descending|ascending)\s+first\b")  # fmt: skip
+                         r"smallest|longest|shortest|biggest|greatest|most|least|fewest|"
+                         r"descending|ascending)\s+first\b")  # fmt: skip
 
 
 def _words_in(question: str, words: tuple[str, ...]) -> list[str]:
@@ -195,18 +202,19 @@ def _words_in(question: str, words: tuple[str, ...]) -> list[str]:
 def _key_kind(key: exp.Expression) -> str:
     """``time`` for a key of dates or years, ``amount`` for counts, ages and the rest."""
     inner = key.unalias() if isinstance(key, exp.Alias) else key
-    if isinstance(inner, exp.Count | exp.Sum | exp.Avg):
-        return "amount"
+    if isinstance(inner, exp.Count | exp.Sum | exp.Avg) or inner.find(exp.DateDiff, exp.Sub):
+        return "amount"  # a count, a total, a duration
     named = f"{key.alias_or_name} {inner.sql()}"
-    if re.search(r"(\bage\b|_age\b|\bage_)", named, re.IGNORECASE):
+    if re.search(r"(\bage\b|_age\b|\bage_|days|length|duration)", named, re.IGNORECASE):
         return "amount"
     return "time" if _TIME_KEY.search(named) else "amount"
 
 
 def sort_direction(question: str | None, tree: exp.Expression | None) -> Smell | None:
-    """Rule ``sort_direction``: the first key of the gold's top-level ORDER BY sorts
-    against what its question's words ask for that kind of key, and the question asks
-    only that way.
+    """Rule ``sort_direction``: the gold picks its first rows (ORDER BY ... LIMIT) by a
+    first key sorted against what its question's words ask for that kind of key, and
+    the question asks only that way.  Without a LIMIT the order only presents the rows
+    (a superlative then names a ranking inside the query, not the top-level order).
 
     >>> import sqlglot
     >>> t = sqlglot.parse_one("SELECT x, COUNT(*) AS n FROM t GROUP BY x ORDER BY n ASC LIMIT 5")
@@ -218,7 +226,7 @@ def sort_direction(question: str | None, tree: exp.Expression | None) -> Smell |
     if not question or not isinstance(tree, exp.Select | exp.SetOperation):
         return None
     order = tree.args.get("order")
-    if order is None or not order.expressions:
+    if order is None or not order.expressions or not tree.args.get("limit"):
         return None
     first = order.expressions[0]
     key = first.this

@@ -143,6 +143,7 @@ def curate_to_files(
             "collation_check": options.collation_check and nocase_available(executor),
             "unresolved_semantics": options.unresolved_semantics,
             "max_per_result": options.max_per_result,
+            "advisories": options.advisories,
             "smells": [
                 s for s in options.smells.enabled() if s not in RERUN or executor.engine == "duckdb"
             ],
