@@ -41,19 +41,25 @@ from curate.sources.records import SourceRecord
 from curate.tasks.per_result import limit_per_result
 from curate.tasks.record import task_record
 from curate.tasks.tiers import classify_tier, extract_features
+from curate.tasks.validated import validated
 from curate.tasks.verdict import Verdict, dropped
 from curate.transpile.sqlglot_log import current_setting, route_sqlglot_warnings
 from curate.transpile.to_duckdb import Transpiled
+from curate.verify.alternatives import verify_alternatives, with_alternatives
 from curate.verify.answer_runs import AnswerRuns, start_answer
 from curate.verify.gold import Drop, check_answer, check_unanswerable, internal_drop, run_gold
 from curate.verify.identical_results import ResultPrint
 from curate.verify.nocase import NocaseExecutor, open_nocase
-from curate.verify.omop_advisories import Advisory, ConceptLookup, advisories
+from curate.verify.omop_advisories import (
+    concept_filters,
+    static_advisories,
+    with_concept_advisories,
+)
 from curate.verify.paired_checks import checked_in_order
 from curate.verify.reference_rules import ReferenceRules
 from curate.verify.semantics import collation_drop, collation_warned, unresolved, unresolved_drop
 from curate.verify.shuffled_copy import ShuffledCopy, check_smells, open_shuffled
-from curate.verify.smells import Smell, SmellRules
+from curate.verify.smells import SmellRules
 from score.comparison.order_matters import ordered_result
 from score.comparison.result_hash import result_sha256
 from score.defaults import DEFAULT_CACHE
@@ -61,7 +67,6 @@ from score.errors import DatabaseError
 from score.execution.executor import Executor, ExecutorSettings
 from score.execution.guard import check_statement
 from score.execution.result import QueryError, QueryResult
-from score.inputs.schemas import validation_errors
 from score.scoring.gold_cache import GoldCache
 from score.scoring.gold_pin import task_today
 
@@ -116,7 +121,6 @@ class CurationContext:
     answers: AnswerRuns | None = None
     golds: GoldCache | None = None  # where the kept golds' results are left for scoring
     shuffled: ShuffledCopy | None = None  # the database, its rows in another order
-    concepts: ConceptLookup | None = None  # which concept ids are standard (advisories)
 
 
 @contextmanager
@@ -138,10 +142,7 @@ def curation_context(
     shuffled = open_shuffled(executor, options.smells)
     ended = False  # by an exception (Ctrl-C): the answer under way is not waited for
     try:
-        concepts = ConceptLookup(executor) if options.advisories else None
-        yield CurationContext(
-            executor, options, nocase, templates, answers, golds, shuffled, concepts
-        )
+        yield CurationContext(executor, options, nocase, templates, answers, golds, shuffled)
     except BaseException:
         ended = True
         raise
@@ -249,7 +250,7 @@ def _curate(
             return dropped(record.id, drop, notes)
         stage.name = "validate"
         task = task_record(record, None, None, "unanswerable", {}, False, None, (), executor)
-        return _validated(task, notes)
+        return validated(task, notes)
     stage.name = "ohdsi"
     read = ahead.result() if ahead else read_record(record, ctx.templates)
     gold = read.gold
@@ -269,6 +270,11 @@ def _curate(
     result, warnings = verify_gold(gold, ctx, order_matters=order, tree=tree)
     if isinstance(result, Drop):
         return dropped(record.id, result, notes)
+    alternatives = verify_alternatives(
+        record, lambda alt, t: verify_gold(alt, ctx, order_matters=order, tree=t)[0]
+    )
+    if isinstance(alternatives, Drop):
+        return dropped(record.id, alternatives, notes)
     printed = ResultPrint.of(result, ordered=order)
     answer_sql = None
     if answer is not None:  # the record has a reference answer
@@ -284,8 +290,9 @@ def _curate(
         warnings += tuple(f"answer_sql: {w}" for w in answer_open)
         answer_sql = answer.sql
         ran = answer_run.result() if answer_run is not None else None
+        golds = [result, *(a.result for a in alternatives)]
         drop = check_answer(
-            result, answer_sql, executor, order_matters=order, profile=options.profile, ran=ran
+            golds, answer_sql, executor, order_matters=order, profile=options.profile, ran=ran
         )
         if drop:
             return dropped(record.id, drop, notes)
@@ -320,37 +327,15 @@ def _curate(
         tuple(gold.rules),
         executor,
     )
+    task = with_alternatives(task, alternatives, order_matters=order)
     stage.name = "validate"
-    advice = advisories(tree, ctx.concepts) if options.advisories else []
-    kept = _validated(task, notes, warnings, printed, smells, tuple(advice))
+    advice = static_advisories(tree) if options.advisories else []
+    concepts = tuple(concept_filters(tree).items()) if options.advisories else ()
+    kept = validated(task, notes, warnings, printed, smells, tuple(advice), concepts)
     if kept[0] is not None and ctx.golds is not None:
-        ctx.golds.put(gold_sql, result, today=task_today(kept[0]))
+        for sql, ran in [(gold_sql, result), *((a.gold.sql, a.result) for a in alternatives)]:
+            ctx.golds.put(sql, ran, today=task_today(kept[0]))
     return kept
-
-
-def _validated(
-    task: dict[str, Any],
-    notes: list[str],
-    warnings: tuple[str, ...] = (),
-    printed: ResultPrint | None = None,
-    smells: tuple[Smell, ...] = (),
-    advice: tuple[Advisory, ...] = (),
-) -> tuple[dict[str, Any] | None, Verdict]:
-    problems = validation_errors("task", task)
-    if problems:
-        drop = Drop("validate", "task_schema", "; ".join(problems))
-        return dropped(task["id"], drop, notes)
-    verdict = Verdict(
-        task["id"],
-        "kept",
-        tier=task["tier"],
-        notes=tuple(notes),
-        warnings=warnings,
-        result=printed,
-        smells=tuple(s.to_dict() for s in smells),
-        advisories=tuple(a.to_dict() for a in advice),
-    )
-    return task, verdict
 
 
 _WORKER: CurationContext | None = None
@@ -431,6 +416,8 @@ def curate_records(
                 outcomes = checked_in_order(
                     records, readings, lambda r, a: curate_record(r, ctx, a), progress
                 )
+    if options.advisories:  # one lookup of every concept the kept golds filter by
+        outcomes = with_concept_advisories(outcomes, executor)
     if options.max_per_result is not None:
         outcomes = limit_per_result(outcomes, options.max_per_result)
     if options.suite_drops:

@@ -25,6 +25,9 @@ class Verdict:
     result: ResultPrint | None = None  # the kept gold's result hash, size and first row
     smells: tuple[dict[str, str], ...] = ()  # gold smells that warn (rule, reason)
     advisories: tuple[dict[str, str], ...] = ()  # OMOP conventions the gold may break
+    #: the concept ids the gold filters standard concept columns by (id, column): looked
+    #: up once for the whole run (rule non_standard_concept); not written
+    concepts: tuple[tuple[int, str], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "status": self.status}

@@ -15,8 +15,9 @@ ancestor_reversed          filters ``concept_ancestor.descendant_concept_id`` by
                            and takes the clinical concept from ``ancestor_concept_id``: the
                            concept's ancestors, where its descendants were meant
 non_standard_concept       filters a standard concept column (``condition_concept_id`` ...)
-                           by a concept id this database's vocabulary does not hold as
-                           standard: such a column holds only standard concepts (or 0)
+                           by a concept id this database's vocabulary holds as not
+                           standard: such a column holds only standard concepts (or 0); a
+                           concept the vocabulary lacks is not judged
 =========================  ================================================================
 
 fastssv (154 rules) was evaluated for this pass and not adopted: on the shipped golds
@@ -36,7 +37,7 @@ from __future__ import annotations
 
 import re
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlglot import exp
 
@@ -154,40 +155,51 @@ class ConceptLookup:
         self._lock = threading.Lock()  # records are checked on two threads
 
     def standard(self, concepts: list[int]) -> dict[int, bool | None]:
-        """Each id: True standard, False not (or not in the vocabulary), None unknown
-        (the lookup failed)."""
+        """Each id: True standard, False in the vocabulary but not standard, None unknown
+        (not in this database's vocabulary, which may hold only the concepts its data
+        uses, or the lookup failed)."""
         with self._lock:
             missing = sorted(c for c in set(concepts) if c not in self._standard)
         if missing:
             schema = self._executor.schema or "cdm"
             ids = ", ".join(str(c) for c in missing)
             found = self._executor.try_execute(
-                f'SELECT concept_id FROM "{schema}".concept WHERE concept_id IN ({ids}) '
-                "AND standard_concept = 'S'"
+                "SELECT concept_id, coalesce(standard_concept = 'S', false) AS standard "
+                f'FROM "{schema}".concept WHERE concept_id IN ({ids})'
             )
-            held = {row[0] for row in found.rows()} if isinstance(found, QueryResult) else None
+            held = dict(found.rows()) if isinstance(found, QueryResult) else {}
             with self._lock:
                 for c in missing:
-                    self._standard[c] = None if held is None else c in held
+                    self._standard[c] = None if held.get(c) is None else bool(held[c])
         with self._lock:
             return {c: self._standard[c] for c in concepts}
 
 
-def advisories(tree: exp.Expression | None, lookup: ConceptLookup | None) -> list[Advisory]:
-    """Every advisory of a gold (``lookup`` None: the database's are not checked)."""
-    found = static_advisories(tree)
-    filters = concept_filters(tree)
-    if lookup is not None and filters:
-        standard = lookup.standard(sorted(filters))
-        bad = [c for c in sorted(filters) if standard.get(c) is False]
-        if bad:
-            shown = ", ".join(f"{filters[c]} = {c}" for c in bad[:5])
-            found.append(
-                Advisory(
-                    "non_standard_concept",
-                    f"{shown}: not a standard concept in this database's vocabulary, and "
-                    "these columns hold standard concepts only (map it through "
-                    "concept_relationship 'Maps to', or filter the source concept column)",
-                )
-            )
-    return found
+def non_standard(bad: list[tuple[int, str]]) -> Advisory:
+    """Rule ``non_standard_concept`` for the (concept id, column) filters named."""
+    shown = ", ".join(f"{column} = {concept}" for concept, column in bad[:5])
+    return Advisory(
+        "non_standard_concept",
+        f"{shown}: not a standard concept in this database's vocabulary, where a conforming "
+        "CDM holds only standard concepts in this column: the gold finds such rows only "
+        "where the data breaks that convention (the standard concept is reached through "
+        "concept_relationship 'Maps to')",
+    )
+
+
+def with_concept_advisories(outcomes: list, executor) -> list:
+    """``outcomes`` (task, verdict) with rule ``non_standard_concept`` added to each kept
+    verdict whose gold filters by a concept the database holds as not standard: every
+    concept of every kept gold looked up by one query (none when no gold filters by one)."""
+    wanted = sorted({c for _, v in outcomes if v.status == "kept" for c, _ in v.concepts})
+    if not wanted:
+        return outcomes
+    standard = ConceptLookup(executor).standard(wanted)
+    out = []
+    for task, verdict in outcomes:
+        bad = sorted((c, col) for c, col in verdict.concepts if standard.get(c) is False)
+        if verdict.status == "kept" and bad:
+            found = (*verdict.advisories, non_standard(bad).to_dict())
+            verdict = replace(verdict, advisories=found)
+        out.append((task, verdict))
+    return out

@@ -10,7 +10,7 @@ import sqlglot
 from click.testing import CliRunner
 
 from curate.cli import main
-from curate.pipeline import CurationOptions, curate_record, curation_context
+from curate.pipeline import CurationOptions, curate_records
 from curate.sources.records import SourceRecord
 from curate.verify.omop_advisories import concept_filters, static_advisories
 
@@ -66,8 +66,8 @@ def test_concept_filters_are_the_standard_columns_compared_with_ids() -> None:
 def curate(executor, gold: str, advisories: bool = True):
     rec = SourceRecord(id="r1", question="Q?", gold_sql=gold, gold_dialect="duckdb")
     options = CurationOptions(advisories=advisories, gold_cache=None)
-    with curation_context(executor, options) as ctx:
-        return curate_record(rec, ctx)[1]
+    _, (verdict,) = curate_records([rec], executor, options)
+    return verdict
 
 
 # 438614 'Allergy to nut' is in the data but not a standard concept of the embedded vocabulary
@@ -84,6 +84,29 @@ def test_a_non_standard_concept_filter_is_advised_and_kept(executor) -> None:
     assert "observation_concept_id = 438614" in advised.advisories[0]["reason"]
     assert curate(executor, STANDARD).advisories == ()
     assert curate(executor, NON_STANDARD, advisories=False).advisories == ()
+
+
+def test_the_concepts_of_every_kept_gold_are_looked_up_by_one_query(executor, monkeypatch):
+    from score.execution.executor import Executor
+
+    sent = []
+    original = Executor.try_execute
+
+    def counting(self, sql, *args, **kwargs):
+        sent.append(sql)
+        return original(self, sql, *args, **kwargs)
+
+    monkeypatch.setattr(Executor, "try_execute", counting)
+    records = [
+        SourceRecord(id=f"r{i}", question="Q?", gold_sql=sql, gold_dialect="duckdb")
+        for i, sql in enumerate(
+            [NON_STANDARD, STANDARD, NON_STANDARD.replace("= 438614", "IN (438614, 4304110)")]
+        )
+    ]
+    _, verdicts = curate_records(records, executor, CurationOptions(gold_cache=None))
+    assert [len(v.advisories) for v in verdicts] == [1, 0, 1]
+    lookups = [q for q in sent if "standard_concept" in q]
+    assert len(lookups) == 1 and "438614, 4304110, 40481087" in lookups[0]
 
 
 def test_advisories_reach_the_report_and_the_page(omop_db, tmp_path) -> None:
