@@ -66,6 +66,13 @@ def summary_lines(summary: Mapping[str, Any]) -> list[str]:
             + f"  (N = {t['rs_n']}; gold errors {t['gold_exec_errors']}, "
             f"prediction errors {t['pred_exec_errors']})"
         )
+    alt = summary.get("alternative_golds")
+    if alt:
+        lines.append(
+            f"Alternatives {alt['correct_by_alternative']} right answer(s) matched an alternative "
+            f"gold, {alt['correct_by_gold']} the gold ({alt['instances']} instances with "
+            "alternatives)"
+        )
     f1 = summary.get("soft_f1")
     if f1:
         lines.append(
@@ -87,6 +94,25 @@ def markdown_sections(runs: Sequence[Mapping[str, Any]]) -> list[str]:
     with_t2o = [s for s in models if s.get("text2omop")]
     if with_t2o:
         lines += _text2omop_section(with_t2o)
+    with_alt = [s for s in models if s.get("alternative_golds")]
+    if with_alt:
+        rows = [
+            [
+                _name(s, i),
+                str(s["alternative_golds"]["instances"]),
+                str(s["alternative_golds"]["correct_by_gold"]),
+                str(s["alternative_golds"]["correct_by_alternative"]),
+            ]
+            for i, s in enumerate(with_alt)
+        ]
+        header = [
+            "run",
+            "instances with alternatives",
+            "right by the gold",
+            "right by an alternative",
+        ]
+        lines += ["## Alternative golds", "", *_table(header, rows), ""]
+        lines += ["Each instance's `matched_gold` in results.jsonl names the gold it matched.", ""]
     with_f1 = [s for s in models if s.get("soft_f1")]
     if with_f1:
         lines += _soft_f1_section(with_f1)

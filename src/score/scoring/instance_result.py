@@ -47,6 +47,9 @@ class InstanceResult:
     #: BIRD mini-dev's soft F1 (profile ``bird`` only; comparison/soft_f1.py); in
     #: results.jsonl only when set
     soft_f1: float | None = None
+    #: which gold a task with alternative golds was matched by (0 the gold, or none; k
+    #: the k-th alternative: scoring/alternative_golds.py); in results.jsonl only when set
+    matched_gold: int | None = None
 
     @classmethod
     def start(cls, instance: Instance, run: str, prediction: Prediction | None) -> InstanceResult:
@@ -86,6 +89,8 @@ class InstanceResult:
             del record["transpiled_from"]
         if self.soft_f1 is None:
             del record["soft_f1"]
+        if self.matched_gold is None:
+            del record["matched_gold"]
         if self.mismatch_cause is None:
             del record["mismatch_cause"]
         else:

@@ -29,6 +29,7 @@ from score.execution.result import QueryError, QueryResult
 from score.inputs.predictions import Prediction
 from score.inputs.task_set import Instance
 from score.scoring import decision
+from score.scoring.alternative_golds import alternative_results, best_match
 from score.scoring.answer import (
     Answer,
     AnswerReply,
@@ -86,6 +87,7 @@ class Pending:
     csv_to_read: bool = False
     predicted: QueryResult | None = None
     gold: QueryResult | None = None
+    alternatives: list[QueryResult] = field(default_factory=list)  # their results
     seconds: float = 0.0
     request: Answer | None = None  # its answer's request, kept where replies are reused
 
@@ -298,7 +300,10 @@ def _take_gold(pending: Pending, predicted: QueryResult, ctx: ScoringContext) ->
     if decided is not None:
         return pending.settle(decided)
     assert isinstance(gold, QueryResult)
-    pending.predicted, pending.gold = predicted, gold
+    others = alternative_results(task, ctx.gold, ctx.pins, today)
+    if isinstance(others, decision.Decision):
+        return pending.settle(others)
+    pending.predicted, pending.gold, pending.alternatives = predicted, gold, others
 
 
 def warm_compare_phase(profile: str) -> threading.Thread:
@@ -346,12 +351,15 @@ def compare_phase(pending: Pending, ctx: ScoringContext) -> InstanceResult:
     if pending.predicted is not None and pending.gold is not None:
         verdict: Any
         try:
-            verdict = compare(
+            verdict, matched = best_match(
                 pending.gold,
+                pending.alternatives,
                 pending.predicted,
                 ctx.profile,
                 order_matters=pending.task["order_matters"],
             )
+            if pending.task.get("alternative_golds"):
+                result.matched_gold = matched
         except Exception as e:  # noqa: BLE001 - a value the comparator cannot handle
             verdict = e
         result.settle(decision.for_verdict(verdict))

@@ -52,6 +52,7 @@ from score.scoring.suite_phase import (
 )
 from score.scoring.suite_verdicts import mark_for_suite, suite_summary
 from score.scoring.text2omop_summary import text2omop_summary
+from score.statistics.alternative_golds import alternative_summary
 from score.statistics.metrics import failure_reasons
 from score.statistics.soft_f1 import soft_f1_summary
 from score.statistics.summary import summarize_runs
@@ -385,6 +386,9 @@ def run_scoring(
             summary["suite"] = {**suite_meta(suite), **suite_summary(records)}
         if options.profile == "bird":
             summary["soft_f1"] = soft_f1_summary(records)
+        matched = alternative_summary(records)
+        if matched is not None:
+            summary["alternative_golds"] = matched
         if options.profile == "text2omop":
             summary["text2omop"] = text2omop_summary(records, by_id, gold, ctx.pins)
         if options.efficiency is not None and runs is not None:
