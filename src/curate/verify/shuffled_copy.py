@@ -16,6 +16,7 @@ import math
 import shutil
 import tempfile
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import pyarrow as pa
@@ -65,30 +66,46 @@ def shuffle_database(source: Path, target: Path) -> None:
 
 
 class ShuffledCopy:
-    """An executor on the shuffled copy of ``executor``'s database, built on first use."""
+    """Executors on the shuffled copy of ``executor``'s database and on the database as
+    it is, each on one thread, built on first use.  One thread makes an aggregate's
+    floating-point value a function of the order rows are stored in alone: with several,
+    DuckDB's partial sums meet in the order its threads finish, and a gold's last bits
+    could differ between two runs on the same file (rule ``float_order`` compares the two
+    single-threaded runs, so its verdict is the same at every curation)."""
 
     def __init__(self, executor: Executor) -> None:
         self._base = executor
         self._folder: Path | None = None
-        self._opened: Executor | None = None
+        self._opened: dict[str, Executor] = {}
         self._opening = threading.Lock()  # records are checked on two threads
 
-    def try_execute(self, sql: str) -> QueryResult | QueryError:
+    def _executor(self, which: str) -> Executor:
         with self._opening:
-            if self._opened is None:
+            if which not in self._opened:
                 base = self._base
-                self._folder = Path(tempfile.mkdtemp(prefix="sqlgold-shuffled-"))
-                path = self._folder / "shuffled.duckdb"
-                shuffle_database(Path(base.db_path), path)
-                self._opened = Executor(
-                    str(path), base.schema, base.settings, sql_dialect=base.sql_dialect
+                path = Path(base.db_path)
+                if which == "shuffled":
+                    self._folder = Path(tempfile.mkdtemp(prefix="sqlgold-shuffled-"))
+                    path = self._folder / "shuffled.duckdb"
+                    shuffle_database(Path(base.db_path), path)
+                settings = replace(base.settings, threads=1)
+                self._opened[which] = Executor(
+                    str(path), base.schema, settings, sql_dialect=base.sql_dialect
                 )
-        return self._opened.try_execute(sql)
+            return self._opened[which]
+
+    def try_execute(self, sql: str) -> QueryResult | QueryError:
+        """``sql`` on the shuffled copy, on one thread."""
+        return self._executor("shuffled").try_execute(sql)
+
+    def try_execute_as_stored(self, sql: str) -> QueryResult | QueryError:
+        """``sql`` on the database as it is stored, on one thread."""
+        return self._executor("stored").try_execute(sql)
 
     def close(self) -> None:
-        if self._opened is not None:
-            self._opened.close()
-            self._opened = None
+        for opened in self._opened.values():
+            opened.close()
+        self._opened = {}
         if self._folder is not None:
             shutil.rmtree(self._folder, ignore_errors=True)
             self._folder = None
@@ -165,7 +182,12 @@ def rerun_smell(
             )
         return None
     if floats:
-        column = _float_values_differ(result, other, order_matters)
+        stored = copy.try_execute_as_stored(sql)
+        column = (
+            _float_values_differ(stored, other, order_matters)
+            if isinstance(stored, QueryResult)
+            else None
+        )
         if column is not None:
             return Smell(
                 "float_order",

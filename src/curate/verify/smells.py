@@ -175,7 +175,7 @@ def numbers_as_text(
 _DIRECTIONS: dict[str, dict[str, tuple[str, ...]]] = {
     "time": {
         "desc": ("latest", "most recent", "newest", "youngest"),
-        "asc": ("earliest", "oldest", "first"),
+        "asc": ("earliest", "oldest"),  # not "first": "the first of the last two" is no order
     },
     "amount": {
         "desc": ("most", "highest", "largest", "biggest", "greatest", "top", "maximum",
