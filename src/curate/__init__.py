@@ -6,8 +6,9 @@ and may change):
 - :func:`curate_file`: curate a source file into a task file and its report;
 - :func:`verify_pair`: check one gold and reference answer as curation checks them;
 - :func:`publish_release`: publish a task file as a versioned Hugging Face Hub release;
-- :class:`ReferenceRules`, :class:`Curation`, :class:`PublishResult`: the rules a gold
-  must meet, what a curation wrote, and the release published.
+- :class:`ReferenceRules`, :class:`SmellRules`, :class:`Curation`,
+  :class:`PublishResult`: the rules a gold must meet, the smells looked for, what a
+  curation wrote, and the release published.
 
 The names are loaded when first used, so importing the package (as the command line
 does) costs nothing.
@@ -21,11 +22,13 @@ if TYPE_CHECKING:
     from curate.api import Curation, curate_file, publish_release, verify_pair
     from curate.publish.release import PublishResult
     from curate.verify.reference_rules import ReferenceRules
+    from curate.verify.smells import SmellRules
 
 __all__ = [
     "Curation",
     "PublishResult",
     "ReferenceRules",
+    "SmellRules",
     "curate_file",
     "publish_release",
     "verify_pair",
@@ -35,6 +38,7 @@ __all__ = [
 _HOME = {
     "PublishResult": "curate.publish.release",
     "ReferenceRules": "curate.verify.reference_rules",
+    "SmellRules": "curate.verify.smells",
 }
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from curate.verify.reference_rules import ReferenceRules
+from curate.verify.smells import SmellRules
 from score.api import Database, database, limits
 
 if TYPE_CHECKING:
@@ -67,6 +68,8 @@ def curate_file(
     profile: str = "sqlgold",
     rules: ReferenceRules | None = None,
     allow_unresolved_semantics: bool = False,
+    smells: SmellRules | None = None,
+    advisories: bool = True,
     max_per_result: int | None = None,
     against: str | Path | None = None,
     suite: str | Path | None = None,
@@ -81,7 +84,9 @@ def curate_file(
 
     ``out`` defaults to ``<name>_tasks.jsonl`` in the current folder and ``report`` to
     ``<name>_report.json`` beside it; ``rules`` are the reference rules
-    (:class:`ReferenceRules`: its defaults are the command's); ``against`` is a task
+    (:class:`ReferenceRules`: its defaults are the command's); ``smells`` the gold
+    smells checked (:class:`SmellRules`: the command's defaults) and ``advisories``
+    whether the OMOP advisories run (they never drop); ``against`` is a task
     file verified elsewhere to compare gold results with; ``suite`` a test suite whose
     drops are dropped; ``cache`` leaves the kept golds' results in the gold cache for
     scoring; ``settings`` are the query limits (:func:`score.limits`), whose ``today``
@@ -131,6 +136,8 @@ def curate_file(
                 profile=profile,
                 unresolved_semantics=not allow_unresolved_semantics,
                 max_per_result=max_per_result,
+                smells=smells or SmellRules(),
+                advisories=advisories,
                 suite_drops=dict(suite_read.drops) if suite_read is not None else {},
                 **({} if cache else {"gold_cache": None}),
             ),

@@ -6,7 +6,8 @@ Stages, each named in a drop (see DESIGN.md):
                  query (:mod:`curate.ohdsi.render`, :mod:`curate.ohdsi.script`)
 ``transpile``    SQL Server (or PostgreSQL) to DuckDB with fix-up rules
                  (:mod:`curate.transpile.to_duckdb`)
-``verify``       the gold runs and meets the reference rules (:mod:`curate.verify.gold`)
+``verify``       the gold runs and meets the reference rules (:mod:`curate.verify.gold`);
+                 its smells drop or warn (:mod:`curate.verify.smells`)
 ``answer``       the reference answer returns the gold's result under the scoring profile
 ``unanswerable`` the empty tables / all-NULL columns an unanswerable record names really are
 ``tier``         tier and features from the gold's AST (:mod:`curate.tasks.tiers`)
@@ -37,19 +38,28 @@ from curate.reading.ahead import Reading, read_record, reading_ahead
 from curate.reading.gold import read_gold
 from curate.reading.templates import TemplateCache
 from curate.sources.records import SourceRecord
+from curate.tasks.per_result import limit_per_result
 from curate.tasks.record import task_record
 from curate.tasks.tiers import classify_tier, extract_features
+from curate.tasks.validated import validated
 from curate.tasks.verdict import Verdict, dropped
 from curate.transpile.sqlglot_log import current_setting, route_sqlglot_warnings
 from curate.transpile.to_duckdb import Transpiled
+from curate.verify.alternatives import verify_alternatives, with_alternatives
 from curate.verify.answer_runs import AnswerRuns, start_answer
 from curate.verify.gold import Drop, check_answer, check_unanswerable, internal_drop, run_gold
-from curate.verify.identical_results import RULE as IDENTICAL_RULE
-from curate.verify.identical_results import ResultPrint, over_limit
+from curate.verify.identical_results import ResultPrint
 from curate.verify.nocase import NocaseExecutor, open_nocase
+from curate.verify.omop_advisories import (
+    concept_filters,
+    static_advisories,
+    with_concept_advisories,
+)
 from curate.verify.paired_checks import checked_in_order
 from curate.verify.reference_rules import ReferenceRules
 from curate.verify.semantics import collation_drop, collation_warned, unresolved, unresolved_drop
+from curate.verify.shuffled_copy import ShuffledCopy, check_smells, open_shuffled
+from curate.verify.smells import SmellRules
 from score.comparison.order_matters import ordered_result
 from score.comparison.result_hash import result_sha256
 from score.defaults import DEFAULT_CACHE
@@ -57,7 +67,6 @@ from score.errors import DatabaseError
 from score.execution.executor import Executor, ExecutorSettings
 from score.execution.guard import check_statement
 from score.execution.result import QueryError, QueryResult
-from score.inputs.schemas import validation_errors
 from score.scoring.gold_cache import GoldCache
 from score.scoring.gold_pin import task_today
 
@@ -85,6 +94,8 @@ class CurationOptions:
     # Where the kept golds' results are left for scoring (score.scoring.gold_cache): a
     # scoring on the same database then runs no gold curation verified.  None: nowhere.
     gold_cache: Path | None = DEFAULT_CACHE
+    smells: SmellRules = field(default_factory=SmellRules)  # gold smells (verify/smells.py)
+    advisories: bool = True  # OMOP advisories (verify/omop_advisories.py): never a drop
 
 
 #: The rule of a task a test suite drops (``curate --suite``).
@@ -109,6 +120,7 @@ class CurationContext:
     )
     answers: AnswerRuns | None = None
     golds: GoldCache | None = None  # where the kept golds' results are left for scoring
+    shuffled: ShuffledCopy | None = None  # the database, its rows in another order
 
 
 @contextmanager
@@ -127,9 +139,10 @@ def curation_context(
     templates = TemplateCache(read_gold, enabled=options.template_cache)
     answers = AnswerRuns(executor)
     golds = None if options.gold_cache is None else GoldCache(options.gold_cache, executor)
+    shuffled = open_shuffled(executor, options.smells)
     ended = False  # by an exception (Ctrl-C): the answer under way is not waited for
     try:
-        yield CurationContext(executor, options, nocase, templates, answers, golds)
+        yield CurationContext(executor, options, nocase, templates, answers, golds, shuffled)
     except BaseException:
         ended = True
         raise
@@ -137,6 +150,8 @@ def curation_context(
         answers.close(wait=not ended)
         if nocase is not None:
             nocase.close()
+        if shuffled is not None:
+            shuffled.close()
 
 
 def verify_gold(
@@ -235,7 +250,7 @@ def _curate(
             return dropped(record.id, drop, notes)
         stage.name = "validate"
         task = task_record(record, None, None, "unanswerable", {}, False, None, (), executor)
-        return _validated(task, notes)
+        return validated(task, notes)
     stage.name = "ohdsi"
     read = ahead.result() if ahead else read_record(record, ctx.templates)
     gold = read.gold
@@ -255,6 +270,11 @@ def _curate(
     result, warnings = verify_gold(gold, ctx, order_matters=order, tree=tree)
     if isinstance(result, Drop):
         return dropped(record.id, result, notes)
+    alternatives = verify_alternatives(
+        record, lambda alt, t: verify_gold(alt, ctx, order_matters=order, tree=t)[0]
+    )
+    if isinstance(alternatives, Drop):
+        return dropped(record.id, alternatives, notes)
     printed = ResultPrint.of(result, ordered=order)
     answer_sql = None
     if answer is not None:  # the record has a reference answer
@@ -270,11 +290,25 @@ def _curate(
         warnings += tuple(f"answer_sql: {w}" for w in answer_open)
         answer_sql = answer.sql
         ran = answer_run.result() if answer_run is not None else None
+        golds = [result, *(a.result for a in alternatives)]
         drop = check_answer(
-            result, answer_sql, executor, order_matters=order, profile=options.profile, ran=ran
+            golds, answer_sql, executor, order_matters=order, profile=options.profile, ran=ran
         )
         if drop:
             return dropped(record.id, drop, notes)
+    stage.name = "verify"
+    drop, smells = check_smells(
+        record.question,
+        gold_sql,
+        tree,
+        result,
+        options.smells,
+        ctx.shuffled,
+        profile=options.profile,
+        order_matters=order,
+    )
+    if drop:
+        return dropped(record.id, drop, notes)
     gold_result = {
         "sha256": result_sha256(result, ordered=order),
         "rows": result.num_rows,
@@ -293,54 +327,15 @@ def _curate(
         tuple(gold.rules),
         executor,
     )
+    task = with_alternatives(task, alternatives, order_matters=order)
     stage.name = "validate"
-    kept = _validated(task, notes, warnings, printed)
+    advice = static_advisories(tree) if options.advisories else []
+    concepts = tuple(concept_filters(tree).items()) if options.advisories else ()
+    kept = validated(task, notes, warnings, printed, smells, tuple(advice), concepts)
     if kept[0] is not None and ctx.golds is not None:
-        ctx.golds.put(gold_sql, result, today=task_today(kept[0]))
+        for sql, ran in [(gold_sql, result), *((a.gold.sql, a.result) for a in alternatives)]:
+            ctx.golds.put(sql, ran, today=task_today(kept[0]))
     return kept
-
-
-def _validated(
-    task: dict[str, Any],
-    notes: list[str],
-    warnings: tuple[str, ...] = (),
-    printed: ResultPrint | None = None,
-) -> tuple[dict[str, Any] | None, Verdict]:
-    problems = validation_errors("task", task)
-    if problems:
-        drop = Drop("validate", "task_schema", "; ".join(problems))
-        return dropped(task["id"], drop, notes)
-    verdict = Verdict(
-        task["id"],
-        "kept",
-        tier=task["tier"],
-        notes=tuple(notes),
-        warnings=warnings,
-        result=printed,
-    )
-    return task, verdict
-
-
-def _limit_per_result(
-    outcomes: list[tuple[dict[str, Any] | None, Verdict]], limit: int
-) -> list[tuple[dict[str, Any] | None, Verdict]]:
-    """Rule max_per_result: drop kept tasks beyond the first ``limit`` of their result."""
-    kept = [(v.id, v.result.sha256) for _, v in outcomes if v.result is not None]
-    beyond = over_limit(kept, limit)
-    out = []
-    for task, verdict in outcomes:
-        first = beyond.get(verdict.id)
-        if first is None:
-            out.append((task, verdict))
-            continue
-        drop = Drop(
-            "verify",
-            IDENTICAL_RULE,
-            f"its gold returns the very result of {first} (sha256 {verdict.result.sha256[:12]}); "
-            f"at most {limit} kept per result",
-        )
-        out.append(dropped(verdict.id, drop, list(verdict.notes)))
-    return out
 
 
 _WORKER: CurationContext | None = None
@@ -421,8 +416,10 @@ def curate_records(
                 outcomes = checked_in_order(
                     records, readings, lambda r, a: curate_record(r, ctx, a), progress
                 )
+    if options.advisories:  # one lookup of every concept the kept golds filter by
+        outcomes = with_concept_advisories(outcomes, executor)
     if options.max_per_result is not None:
-        outcomes = _limit_per_result(outcomes, options.max_per_result)
+        outcomes = limit_per_result(outcomes, options.max_per_result)
     if options.suite_drops:
         outcomes = [
             dropped(v.id, Drop("suite", SUITE_RULE, options.suite_drops[v.id]), list(v.notes))

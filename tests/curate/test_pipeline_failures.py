@@ -9,6 +9,7 @@ import pytest
 from curate import pipeline
 from curate.reading import gold as gold_reading
 from curate.sources import load as importers
+from curate.tasks import validated
 from curate.write.curation import curate_to_files
 from score.errors import DatabaseError, SqlgoldError
 
@@ -40,7 +41,8 @@ def _boom(*args, **kwargs):
     raise Injected("injected\nfailure")
 
 
-# (name patched in curate.pipeline, or gold_reading:name, stage named in the reason,
+# (name patched in curate.pipeline, or gold_reading:name or validated:name (stage
+# validate's module), stage named in the reason,
 # records it reaches)
 STAGES = [
     ("gold_reading:render_record_gold_tree", "ohdsi", {"a-answerable"}),
@@ -49,7 +51,7 @@ STAGES = [
     ("check_answer", "answer", {"a-answerable"}),
     ("check_unanswerable", "unanswerable", {"b-unanswerable"}),
     ("classify_tier", "tier", {"a-answerable"}),
-    ("validation_errors", "validate", {"a-answerable", "b-unanswerable"}),
+    ("validated:validation_errors", "validate", {"a-answerable", "b-unanswerable"}),
 ]
 
 
@@ -65,7 +67,8 @@ def test_a_failure_in_any_stage_is_that_records_internal_drop(
     executor, source, tmp_path, monkeypatch, target, stage, reached
 ):
     module, _, name = target.rpartition(":")
-    monkeypatch.setattr(gold_reading if module else pipeline, name, _boom)
+    modules = {"gold_reading": gold_reading, "validated": validated, "": pipeline}
+    monkeypatch.setattr(modules[module], name, _boom)
     out = tmp_path / "tiny_tasks.jsonl"
     if len(reached) == 2:  # no task kept: an error, but the report is written
         with pytest.raises(SqlgoldError, match="no task kept"):

@@ -23,6 +23,7 @@ from curate.grounding.cli import grounding
 from curate.publish.cli import diff_command, publish_command
 from curate.transpile.sqlglot_log import route_sqlglot_warnings
 from curate.verify.cli import verify
+from curate.verify.smell_names import SMELLS
 from score.cli.commands import score_group
 from score.cli.config_command import config_command
 from score.cli.exit_codes import FOUND_DIFFERENT
@@ -125,6 +126,28 @@ def main(ctx: click.Context) -> None:
     "the warnings).",
 )
 @click.option(
+    "--smell",
+    "smells_on",
+    multiple=True,
+    type=click.Choice(SMELLS),
+    help="Check this gold smell too (repeatable): float_order and shuffled_copy rerun each "
+    "gold on a copy of the database with its rows stored in another order (DuckDB only).",
+)
+@click.option(
+    "--no-smell",
+    "smells_off",
+    multiple=True,
+    type=click.Choice(SMELLS),
+    help="Do not check this gold smell (repeatable); duplicate_rows, numbers_as_text and "
+    "sort_direction are checked unless so named.",
+)
+@click.option(
+    "--no-advisories",
+    is_flag=True,
+    help="Do not list the OMOP advisories of kept golds (conventions a gold may break: "
+    "advice in the report and page, never a drop).",
+)
+@click.option(
     "--max-per-result",
     type=click.IntRange(1),
     default=None,
@@ -175,6 +198,9 @@ def curate(
     allow_window_ties,
     allow_unordered_limit,
     allow_unresolved_semantics,
+    smells_on,
+    smells_off,
+    no_advisories,
     max_per_result,
     strict,
     against,
@@ -214,6 +240,12 @@ def curate(
         no_ties_at_limit=not allow_ties,
         window_order_ties=not allow_window_ties,
     )
+    from curate.verify.smells import SmellRules
+
+    try:
+        smell_rules = SmellRules.switched(on=smells_on, off=smells_off)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="'--smell' / '--no-smell'") from None
     route_sqlglot_warnings(quiet=quiet)
     if engine_kind(db_path) != "duckdb" and not quiet:
         click.echo(
@@ -235,6 +267,8 @@ def curate(
             profile=profile,
             rules=rules,
             allow_unresolved_semantics=allow_unresolved_semantics,
+            smells=smell_rules,
+            advisories=not no_advisories,
             max_per_result=max_per_result,
             against=against,
             suite=suite_dir,
@@ -252,6 +286,10 @@ def curate(
     if c["kept_with_warnings"]:
         n = c["kept_with_warnings"]
         click.echo(f"  with unsettled transpile warnings {n} (see the report)")
+    for key, label in (("smells_by_rule", "gold smells"), ("advisories_by_rule", "advisories")):
+        if c[key]:
+            found = ", ".join(f"{k} {n}" for k, n in c[key].items())
+            click.echo(f"  with {label}: {found} (see the report)")
     if c["identical_result_groups"]:
         click.echo(
             f"  in groups with identical gold results {c['kept_in_identical_result_groups']} "

@@ -30,7 +30,9 @@ from score.inputs.schemas import schema_path, validator
 
 #: The format every record carries; readers refuse any other.
 FORMAT = "sqlgold.source/1"
-KNOWN_FORMATS: frozenset[str] = frozenset({FORMAT})
+#: The format of a record with alternative golds (a record without them stays ``FORMAT``).
+FORMAT_WITH_ALTERNATIVES = "sqlgold.source/2"
+KNOWN_FORMATS: frozenset[str] = frozenset({FORMAT, FORMAT_WITH_ALTERNATIVES})
 
 #: Dialects gold and answer SQL may be written in; ``auto``: decided at curation by the
 #: readers of the dialects its constructs belong to, which must agree.
@@ -96,6 +98,14 @@ class Origin:
 
 
 @dataclass(frozen=True)
+class AlternativeGold:
+    """Another gold query a right answer may match (its dialect: the gold's when None)."""
+
+    gold_sql: str
+    gold_dialect: str | None = None
+
+
+@dataclass(frozen=True)
 class SourceRecord:
     """One benchmark item as written by its author (field meanings: the JSON Schema)."""
 
@@ -114,13 +124,26 @@ class SourceRecord:
     answerable: bool = True
     unanswerable_because: UnanswerableBecause | None = None
     origin: Origin | None = None
+    alternative_golds: tuple[AlternativeGold, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The record as its JSON object: unset optional fields are left out."""
-        out: dict[str, Any] = {"format": FORMAT}
+        out: dict[str, Any] = {
+            "format": FORMAT_WITH_ALTERNATIVES if self.alternative_golds else FORMAT
+        }
         for f in fields(self):
             value = getattr(self, f.name)
-            if value is None or (f.name == "parameters" and not value):
+            if value is None or (f.name in ("parameters", "alternative_golds") and not value):
+                continue
+            if f.name == "alternative_golds":
+                out[f.name] = [
+                    {
+                        k: v
+                        for k, v in (("gold_sql", a.gold_sql), ("gold_dialect", a.gold_dialect))
+                        if v
+                    }
+                    for a in value
+                ]
                 continue
             if f.name == "answerable" and value is True:
                 continue
@@ -148,6 +171,10 @@ class SourceRecord:
             )
         if "origin" in data:
             data["origin"] = Origin(**data["origin"])
+        if "alternative_golds" in data:
+            data["alternative_golds"] = tuple(
+                AlternativeGold(**a) for a in data["alternative_golds"]
+            )
         return cls(**data)
 
 

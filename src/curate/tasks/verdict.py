@@ -23,6 +23,11 @@ class Verdict:
     notes: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()  # transpile warnings nothing settled (kept tasks only)
     result: ResultPrint | None = None  # the kept gold's result hash, size and first row
+    smells: tuple[dict[str, str], ...] = ()  # gold smells that warn (rule, reason)
+    advisories: tuple[dict[str, str], ...] = ()  # OMOP conventions the gold may break
+    #: the concept ids the gold filters standard concept columns by (id, column): looked
+    #: up once for the whole run (rule non_standard_concept); not written
+    concepts: tuple[tuple[int, str], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "status": self.status}
@@ -36,6 +41,10 @@ class Verdict:
             out["notes"] = list(self.notes)
         if self.warnings:
             out["warnings"] = list(self.warnings)
+        if self.smells:
+            out["smells"] = [dict(s) for s in self.smells]
+        if self.advisories:
+            out["advisories"] = [dict(a) for a in self.advisories]
         return out
 
 

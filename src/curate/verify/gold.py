@@ -199,7 +199,7 @@ def window_ties_drop(
 
 
 def check_answer(
-    gold: QueryResult,
+    gold: QueryResult | list[QueryResult],
     answer_sql: str,
     executor: Executor,
     *,
@@ -207,8 +207,9 @@ def check_answer(
     profile: str,
     ran: QueryResult | QueryError | None = None,
 ) -> Drop | None:
-    """None if the reference answer returns the gold's result under ``profile``
-    (``ran``: its run, already made; else it runs now)."""
+    """None if the reference answer returns the gold's result under ``profile`` (or one
+    of ``gold``'s, a list: the gold's and its alternatives'; ``ran``: its run, already
+    made; else it runs now)."""
     answer = ran if ran is not None else executor.try_execute(answer_sql)
     if isinstance(answer, QueryError):
         return Drop(

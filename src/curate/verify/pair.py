@@ -20,6 +20,7 @@ from curate.transpile.to_duckdb import Transpiled, TranspileError, transpile
 from curate.verify.gold import Drop
 from curate.verify.reference_rules import ReferenceRules
 from score.comparison.compare import compare
+from score.comparison.mismatch_cause import Cause, mismatch_cause
 from score.comparison.order_matters import order_matters as gold_orders_rows
 from score.comparison.values import show
 from score.execution.engines import EngineKind, engine_sql
@@ -77,6 +78,7 @@ class PairCheck:
     diff: ResultDiff | None = None
     hints: list[ConceptHint] = field(default_factory=list)
     drop: Drop | None = None  # the check the gold fails, as curation would drop it
+    cause: Cause | None = None  # what one change would make the results the same
 
 
 def run_side(
@@ -197,12 +199,15 @@ def verify_pair(
         reason = "; ".join(f"the {s.label} did not run ({s.error})" for s in failed)
         return PairCheck(gold, answer, order, profile, None, reason, hints=hints, drop=drop)
     verdict = compare(gold.result, answer.result, profile, order_matters=order)
-    diff = None
+    diff, cause = None, None
     if not verdict.match:  # where they differ is shown only for a mismatch
         from score.comparison.result_diff import diff_results
 
         diff = diff_results(gold.result, answer.result, order_matters=order)
-    return PairCheck(gold, answer, order, profile, verdict.match, verdict.reason, diff, hints, drop)
+        cause = mismatch_cause(gold.result, answer.result, order_matters=order)
+    return PairCheck(
+        gold, answer, order, profile, verdict.match, verdict.reason, diff, hints, drop, cause
+    )
 
 
 def side_table(side: Side, rows: int) -> list[str]:
@@ -285,6 +290,8 @@ def render_pair(check: PairCheck, *, rows: int = 5, width: int = 160) -> str:
         lines.append(f"verdict ({check.profile}, rows {order}): SAME RESULT: {check.reason}")
     else:
         lines.append(f"verdict ({check.profile}, rows {order}): DIFFERENT")
+        if check.cause is not None:
+            lines.append(f"cause: {check.cause}")
         if check.diff is not None:
             lines += ["", check.diff.render()]
     if check.gold.result is not None and check.gold.result.num_rows == 0:

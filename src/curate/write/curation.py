@@ -22,6 +22,7 @@ from curate.sources.load import load_sources, source_files
 from curate.sources.records import SourceRecord
 from curate.transpile.rules import RULES
 from curate.verify.nocase import nocase_available
+from curate.verify.smell_names import RERUN
 from curate.write.report import build_report, report_json, report_markdown
 from curate.write.task_file import tasks_text, write_files_atomic
 from score.errors import InputError, SqlgoldError
@@ -154,6 +155,10 @@ def curate_to_files(
             "collation_check": options.collation_check and nocase_available(executor),
             "unresolved_semantics": options.unresolved_semantics,
             "max_per_result": options.max_per_result,
+            "advisories": options.advisories,
+            "smells": [
+                s for s in options.smells.enabled() if s not in RERUN or executor.engine == "duckdb"
+            ],
             **(
                 {"suite_drops": dict(sorted(options.suite_drops.items()))}
                 if options.suite_drops

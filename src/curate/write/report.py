@@ -88,6 +88,12 @@ def build_report(
         "kept_with_warnings": sum(1 for r in records if r.get("warnings")),
         "identical_result_groups": len(groups),
         "kept_in_identical_result_groups": sum(len(g.ids) for g in groups),
+        "smells_by_rule": _sorted_counts(
+            Counter(s["rule"] for r in records for s in r.get("smells", ()))
+        ),
+        "advisories_by_rule": _sorted_counts(
+            Counter(a["rule"] for r in records for a in r.get("advisories", ()))
+        ),
         "dropped_by_stage": _sorted_counts(Counter(r["stage"] for r in dropped)),
         "dropped_by_rule": _sorted_counts(Counter(f"{r['stage']}/{r['rule']}" for r in dropped)),
     }
@@ -158,6 +164,8 @@ def report_markdown(report: dict[str, Any]) -> str:
             f"- {_md_escape(r['id'])}: {_md_escape(w)}" for r in warned for w in r["warnings"]
         ]
         lines.append("")
+    lines += _findings_markdown(report, "smells", "Gold smells on kept tasks")
+    lines += _findings_markdown(report, "advisories", "OMOP advisories on kept tasks")
     dropped = [r for r in report["records"] if r["status"] == "dropped"]
     lines += ["## Dropped records", ""]
     if not dropped:
@@ -180,6 +188,20 @@ def report_markdown(report: dict[str, Any]) -> str:
         ]
         lines.append("")
     return "\n".join(lines)
+
+
+def _findings_markdown(report: dict[str, Any], key: str, title: str) -> list[str]:
+    """The smells (or advisories) of kept tasks: counts by rule, then each with its reason."""
+    found = [(r["id"], f) for r in report["records"] for f in r.get(key, ())]
+    lines = [f"## {title}", ""]
+    if not found:
+        return lines + ["None.", ""]
+    counts = report["counts"].get(f"{key}_by_rule") or {}
+    lines += ["| rule | tasks |", "| --- | ---: |"]
+    lines += [f"| {k} | {n} |" for k, n in counts.items()]
+    lines += ["", "| id | rule | reason |", "| --- | --- | --- |"]
+    lines += [f"| {_md_escape(i)} | {f['rule']} | {_md_escape(f['reason'])} |" for i, f in found]
+    return lines + [""]
 
 
 def _identical_results_markdown(report: dict[str, Any], shown: int = 8) -> list[str]:

@@ -16,7 +16,10 @@ exactly these types.  Every task field keeps its name:
   absent keys; ``gold_result`` a nullable struct ``{sha256, rows, columns, types}``;
 * ``today`` (the day the gold was verified under) is a nullable ``YYYY-MM-DD`` string;
 * ``origin`` and ``notes`` are nullable strings: a task file that leaves them out
-  loads as null.
+  loads as null;
+* ``alternative_golds`` (task format 1.2) is a nullable list of structs
+  ``{gold_sql, source_sql, source_dialect, transpile_rules, gold_result}``; a task
+  without alternatives (format 1.1) is null there and loads back without the key.
 
 :func:`task_to_row` and :func:`row_to_task` are the two directions;
 ``row_to_task(task_to_row(t))`` equals ``t`` for any valid task that has ``origin``
@@ -28,7 +31,8 @@ and ``notes``.  The ``database`` config's rows are
 >>> row = task_to_row(task)
 >>> row["questions"]
 [{'language': 'en', 'text': 'Q'}, {'language': 'ko', 'text': '질문'}]
->>> row_to_task(row) == {**{k: None for k in task_features()}, **task}
+>>> nulls = {k: None for k in task_features() if k != "alternative_golds"}
+>>> row_to_task(row) == {**nulls, **task}
 True
 """
 
@@ -98,6 +102,20 @@ def _features():
             },
             "today": string,
             "transpile_rules": strings,
+            "alternative_golds": List(
+                {
+                    "gold_sql": string,
+                    "source_sql": string,
+                    "source_dialect": string,
+                    "transpile_rules": strings,
+                    "gold_result": {
+                        "sha256": string,
+                        "rows": int64,
+                        "columns": strings,
+                        "types": strings,
+                    },
+                }
+            ),
             "origin": string,
             "notes": string,
         }
@@ -179,6 +197,8 @@ def row_to_task(row: Mapping[str, Any]) -> dict[str, Any]:
     ({'en': 'Q', 'ko': '질문'}, {'join_count': 0}, None)
     """
     task = dict(row)
+    if not task.get("alternative_golds"):  # a task of format 1.1 has no such key
+        task.pop("alternative_golds", None)
     task["questions"] = {q["language"]: q["text"] for q in row["questions"]}
     task["features"] = _drop_nulls(row.get("features")) or {}
     task["unanswerable_because"] = _drop_nulls(row.get("unanswerable_because"))

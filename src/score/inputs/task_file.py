@@ -38,7 +38,10 @@ TASK_FILE_FORMAT = "sqlgold.task-file/1"
 
 #: The task record format this sqlgold writes and reads (``schema_version`` of a task).
 TASK_FORMAT_VERSION = "1.1"
-TASK_FORMAT_VERSIONS = frozenset({TASK_FORMAT_VERSION})
+#: The format of a task with alternative golds (one without them stays 1.1, so a task
+#: file without any is the same bytes as before 1.2).
+TASK_FORMAT_WITH_ALTERNATIVES = "1.2"
+TASK_FORMAT_VERSIONS = frozenset({TASK_FORMAT_VERSION, TASK_FORMAT_WITH_ALTERNATIVES})
 
 #: Task formats this sqlgold refuses with a hint: format -> what to do.
 RETIRED_TASK_FORMATS = {

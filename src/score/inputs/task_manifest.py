@@ -107,7 +107,9 @@ def item_hash(task: Mapping[str, Any]) -> str:
     """The content hash of one item: sha256 of the canonical JSON of its :data:`ITEM_FIELDS`.
 
     A field the task lacks counts as ``null``; fields outside :data:`ITEM_FIELDS` do
-    not matter, and neither does key order.
+    not matter, and neither does key order.  A task with alternative golds (format 1.2)
+    also hashes each one's gold SQL and result hash, in order, under
+    ``alternative_golds``.
 
     >>> t = {"id": "q1", "question": "Q?", "questions": {"en": "Q?"}, "gold_sql": "SELECT 1",
     ...      "tier": "simple", "order_matters": False, "answerable": True, "category": None,
@@ -123,7 +125,13 @@ def item_hash(task: Mapping[str, Any]) -> str:
     >>> item_hash(t) == item_hash(dict(t, gold_result={"rows": 2, "sha256": "ab" * 32}))
     True
     """
-    return sha256_text(canonical_json({f: item_field(task, f) for f in ITEM_FIELDS}))
+    fields = {f: item_field(task, f) for f in ITEM_FIELDS}
+    alternatives = task.get("alternative_golds")
+    if alternatives:  # format 1.2: a task without them hashes as before
+        fields["alternative_golds"] = [
+            [a.get("gold_sql"), item_field(a, "gold_result.sha256")] for a in alternatives
+        ]
+    return sha256_text(canonical_json(fields))
 
 
 def item_hashes(tasks: Iterable[Mapping[str, Any]]) -> dict[str, str]:

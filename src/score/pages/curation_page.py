@@ -20,6 +20,8 @@ from score.pages.parts import count_bars, esc, meta_list, section
 from score.pages.sql_text import pretty_sql
 from score.sqlglot_quiet import quiet
 
+#: What a kept record may be flagged with (shown in its row's "why").
+_FLAGS = ("smells", "advisories")
 COLUMNS = ("record", "status", "tier", "category", "stage", "rule", "why")
 FILTERS = (1, 2, 3, 4, 5)
 
@@ -75,6 +77,10 @@ def record_blocks(
     for label, key in (("notes", "notes"), ("transpile warnings", "warnings")):
         if record.get(key):
             blocks.append({"t": "text", "label": label, "text": "\n".join(record[key])})
+    for label, key in (("gold smells", "smells"), ("OMOP advisories", "advisories")):
+        if record.get(key):
+            items = [[f["rule"], f["reason"]] for f in record[key]]
+            blocks.append({"t": "kv", "label": label, "items": items})
     questions = dict(holder.get("questions") or {})
     if not questions and holder.get("question"):
         questions = {"question": holder["question"]}
@@ -177,6 +183,8 @@ def curation_summary(report: Mapping[str, Any]) -> str:
         ("dropped_by_stage", "dropped, by stage"),
         ("dropped_by_rule", "dropped, by rule"),
         ("by_category", "kept, by category"),
+        ("smells_by_rule", "kept, gold smells by rule"),
+        ("advisories_by_rule", "kept, OMOP advisories by rule"),
     ):
         if c.get(key):
             charts.append(count_bars(title, c[key]))
@@ -198,6 +206,9 @@ def curation_page(
         task, source = by_task.get(r["id"]), by_source.get(r["id"])
         holder = task or source or {}
         why = r.get("reason") or ("" if r["status"] == "kept" else "-")
+        flagged = [f"{k}: " + ", ".join(f["rule"] for f in r[k]) for k in _FLAGS if r.get(k)]
+        if r["status"] == "kept" and flagged:
+            why = "; ".join(flagged)
         rows.append(
             {
                 "id": r["id"],

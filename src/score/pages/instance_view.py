@@ -143,6 +143,9 @@ def instance_blocks(
             ["outcome", record.get("outcome") or "-"],
             ["why", record.get("reason") or "-"],
         ]
+    cause = record.get("mismatch_cause")
+    if cause:
+        facts.append(["mismatch cause", f"{cause['name']}: {cause['detail']}"])
     facts.append(["time", _timings(record.get("timings"))])
     suite = record.get("suite")
     if suite:

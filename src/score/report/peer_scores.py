@@ -1,5 +1,6 @@
 """The scores a run may carry beside sqlgold's own: TEXT-TO-OMOP's metrics (a run scored
-with the ``text2omop`` profile, :mod:`score.statistics.text2omop_metrics`) and an
+with the ``text2omop`` profile, :mod:`score.statistics.text2omop_metrics`), BIRD's soft
+F1 (the ``bird`` profile, :mod:`score.statistics.soft_f1`) and an
 efficiency score (``score run --efficiency``, :mod:`score.statistics.efficiency`), as
 report.md sections and as the lines ``score run`` and ``score report`` print.
 
@@ -65,6 +66,18 @@ def summary_lines(summary: Mapping[str, Any]) -> list[str]:
             + f"  (N = {t['rs_n']}; gold errors {t['gold_exec_errors']}, "
             f"prediction errors {t['pred_exec_errors']})"
         )
+    alt = summary.get("alternative_golds")
+    if alt:
+        lines.append(
+            f"Alternatives {alt['correct_by_alternative']} right answer(s) matched an alternative "
+            f"gold, {alt['correct_by_gold']} the gold ({alt['instances']} instances with "
+            "alternatives)"
+        )
+    f1 = summary.get("soft_f1")
+    if f1:
+        lines.append(
+            f"Soft F1      {_score(f1['value'])}  (BIRD mini-dev, {f1['instances']} instances)"
+        )
     e = summary.get("efficiency")
     if e:
         lines.append(
@@ -81,6 +94,28 @@ def markdown_sections(runs: Sequence[Mapping[str, Any]]) -> list[str]:
     with_t2o = [s for s in models if s.get("text2omop")]
     if with_t2o:
         lines += _text2omop_section(with_t2o)
+    with_alt = [s for s in models if s.get("alternative_golds")]
+    if with_alt:
+        rows = [
+            [
+                _name(s, i),
+                str(s["alternative_golds"]["instances"]),
+                str(s["alternative_golds"]["correct_by_gold"]),
+                str(s["alternative_golds"]["correct_by_alternative"]),
+            ]
+            for i, s in enumerate(with_alt)
+        ]
+        header = [
+            "run",
+            "instances with alternatives",
+            "right by the gold",
+            "right by an alternative",
+        ]
+        lines += ["## Alternative golds", "", *_table(header, rows), ""]
+        lines += ["Each instance's `matched_gold` in results.jsonl names the gold it matched.", ""]
+    with_f1 = [s for s in models if s.get("soft_f1")]
+    if with_f1:
+        lines += _soft_f1_section(with_f1)
     with_eff = [s for s in models if s.get("efficiency")]
     if with_eff:
         lines += _efficiency_section(with_eff)
@@ -121,6 +156,23 @@ def _text2omop_section(runs: Sequence[Mapping[str, Any]]) -> list[str]:
         "and F1_exe over answerable items whose gold runs (declined ones included, a "
         "prediction that fails counted wrong); RS(c) on its own scale (+1, 0, -c; not x100) "
         "over unanswerable items and answerable ones whose gold runs.",
+        "",
+    ]
+
+
+def _soft_f1_section(runs: Sequence[Mapping[str, Any]]) -> list[str]:
+    rows = [
+        [_name(s, i), _score(s["soft_f1"]["value"]), str(s["soft_f1"]["instances"])]
+        for i, s in enumerate(runs)
+    ]
+    return [
+        "## Soft F1",
+        "",
+        *_table(["run", "soft F1", "instances"], rows),
+        "",
+        "BIRD mini-dev's soft F1 (evaluation_f1.py): partial credit over cells, duplicate "
+        "rows dropped and rows paired by position; 100 x the mean over answerable instances, "
+        "an answer without a result counting 0.",
         "",
     ]
 

@@ -41,6 +41,15 @@ class InstanceResult:
     #: the dialect the prediction was written for, when it was transpiled to the engine's
     #: to run (None: it ran as written); in results.jsonl only when set
     transpiled_from: str | None = None
+    #: a mismatch's cause, where one change explains it (comparison/mismatch_cause.py):
+    #: ``{"name", "detail"}``; in results.jsonl only when set
+    mismatch_cause: dict[str, str] | None = None
+    #: BIRD mini-dev's soft F1 (profile ``bird`` only; comparison/soft_f1.py); in
+    #: results.jsonl only when set
+    soft_f1: float | None = None
+    #: which gold a task with alternative golds was matched by (0 the gold, or none; k
+    #: the k-th alternative: scoring/alternative_golds.py); in results.jsonl only when set
+    matched_gold: int | None = None
 
     @classmethod
     def start(cls, instance: Instance, run: str, prediction: Prediction | None) -> InstanceResult:
@@ -78,6 +87,14 @@ class InstanceResult:
             record["preview"] = copy.deepcopy(self.preview)
         if self.transpiled_from is None:
             del record["transpiled_from"]
+        if self.soft_f1 is None:
+            del record["soft_f1"]
+        if self.matched_gold is None:
+            del record["matched_gold"]
+        if self.mismatch_cause is None:
+            del record["mismatch_cause"]
+        else:
+            record["mismatch_cause"] = dict(self.mismatch_cause)
         return record
 
 

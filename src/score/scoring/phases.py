@@ -20,13 +20,16 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from score.comparison.compare import compare
+from score.comparison.mismatch_cause import mismatch_cause
 from score.comparison.profiles.base import Verdict
+from score.comparison.soft_f1 import soft_f1
 from score.errors import DatabaseError
 from score.execution.executor import Executor
 from score.execution.result import QueryError, QueryResult
 from score.inputs.predictions import Prediction
 from score.inputs.task_set import Instance
 from score.scoring import decision
+from score.scoring.alternative_golds import alternative_results, best_match
 from score.scoring.answer import (
     Answer,
     AnswerReply,
@@ -84,6 +87,7 @@ class Pending:
     csv_to_read: bool = False
     predicted: QueryResult | None = None
     gold: QueryResult | None = None
+    alternatives: list[QueryResult] = field(default_factory=list)  # their results
     seconds: float = 0.0
     request: Answer | None = None  # its answer's request, kept where replies are reused
 
@@ -296,7 +300,10 @@ def _take_gold(pending: Pending, predicted: QueryResult, ctx: ScoringContext) ->
     if decided is not None:
         return pending.settle(decided)
     assert isinstance(gold, QueryResult)
-    pending.predicted, pending.gold = predicted, gold
+    others = alternative_results(task, ctx.gold, ctx.pins, today)
+    if isinstance(others, decision.Decision):
+        return pending.settle(others)
+    pending.predicted, pending.gold, pending.alternatives = predicted, gold, others
 
 
 def warm_compare_phase(profile: str) -> threading.Thread:
@@ -320,6 +327,18 @@ def warm_compare_phase(profile: str) -> threading.Thread:
     return thread
 
 
+def _cause(pending: Pending) -> dict[str, str] | None:
+    """What one change would make the two results the same, if one would."""
+    assert pending.gold is not None and pending.predicted is not None
+    try:
+        cause = mismatch_cause(
+            pending.gold, pending.predicted, order_matters=pending.task["order_matters"]
+        )
+    except Exception:  # noqa: BLE001 - an explanation never costs an outcome
+        return None
+    return None if cause is None else cause.to_dict()
+
+
 def compare_phase(pending: Pending, ctx: ScoringContext) -> InstanceResult:
     """The comparator's verdict, in the scoring process."""
     start = time.perf_counter()
@@ -332,16 +351,23 @@ def compare_phase(pending: Pending, ctx: ScoringContext) -> InstanceResult:
     if pending.predicted is not None and pending.gold is not None:
         verdict: Any
         try:
-            verdict = compare(
+            verdict, matched = best_match(
                 pending.gold,
+                pending.alternatives,
                 pending.predicted,
                 ctx.profile,
                 order_matters=pending.task["order_matters"],
             )
+            if pending.task.get("alternative_golds"):
+                result.matched_gold = matched
         except Exception as e:  # noqa: BLE001 - a value the comparator cannot handle
             verdict = e
         result.settle(decision.for_verdict(verdict))
         result.timings["compare_s"] = round(time.perf_counter() - start, 6)
+        if isinstance(verdict, Verdict) and not verdict.match:
+            result.mismatch_cause = _cause(pending)
+        if ctx.profile == "bird":
+            result.soft_f1 = soft_f1(pending.gold, pending.predicted)
         try:
             result.preview = result_preview(
                 pending.gold,

@@ -52,7 +52,9 @@ from score.scoring.suite_phase import (
 )
 from score.scoring.suite_verdicts import mark_for_suite, suite_summary
 from score.scoring.text2omop_summary import text2omop_summary
+from score.statistics.alternative_golds import alternative_summary
 from score.statistics.metrics import failure_reasons
+from score.statistics.soft_f1 import soft_f1_summary
 from score.statistics.summary import summarize_runs
 
 #: What of run.json the priors' summaries depend on, besides the tasks scored: the
@@ -382,6 +384,11 @@ def run_scoring(
         summary["input_problems"] = [str(p) for p in predictions.problems]
         if suite is not None:
             summary["suite"] = {**suite_meta(suite), **suite_summary(records)}
+        if options.profile == "bird":
+            summary["soft_f1"] = soft_f1_summary(records)
+        matched = alternative_summary(records)
+        if matched is not None:
+            summary["alternative_golds"] = matched
         if options.profile == "text2omop":
             summary["text2omop"] = text2omop_summary(records, by_id, gold, ctx.pins)
         if options.efficiency is not None and runs is not None:

@@ -79,6 +79,11 @@ def test_feature_struct_follows_the_task_schema():
     assert set(features["features"]) == set(props["features"]["properties"])
     assert set(features["unanswerable_because"]) == set(props["unanswerable_because"]["properties"])
     assert set(features["gold_result"]) == set(props["gold_result"]["properties"])
+    alternative = props["alternative_golds"]["items"]["properties"]
+    assert set(features["alternative_golds"].feature) == set(alternative)
+    assert set(features["alternative_golds"].feature["gold_result"]) == set(
+        alternative["gold_result"]["properties"]
+    )
     for label in ("tier", "category", "difficulty", "source_dialect"):
         assert features[label].dtype == "string"  # never a ClassLabel
 

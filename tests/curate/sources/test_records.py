@@ -10,6 +10,7 @@ import pytest
 
 from curate.sources.records import (
     FORMAT,
+    FORMAT_WITH_ALTERNATIVES,
     SCHEMA_PATH,
     Origin,
     SourceProblem,
@@ -75,7 +76,7 @@ def test_schema_is_valid_draft_2020_12_with_id_and_version() -> None:
     jsonschema.Draft202012Validator.check_schema(schema)
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     assert schema["$id"]
-    assert schema["properties"]["format"]["const"] == FORMAT
+    assert schema["properties"]["format"]["enum"] == [FORMAT, FORMAT_WITH_ALTERNATIVES]
     assert SCHEMA_PATH.name == "source.schema.json"
 
 
@@ -153,7 +154,7 @@ def test_schema_violation_names_file_line_id_and_json_path() -> None:
 @pytest.mark.parametrize(
     ("fields", "reason", "json_path"),
     [
-        ({"format": "sqlgold.source/2"}, "unknown_format", "$.format"),
+        ({"format": "sqlgold.source/3"}, "unknown_format", "$.format"),
         ({"format": None}, "schema", "$"),
         ({"gold_dialect": None}, "schema", "$"),
         ({"gold_sql": None, "gold_dialect": None}, "schema", "$"),

@@ -47,6 +47,27 @@ def test_different_results_say_where(omop_db):
     assert "2 gold row(s) have no match in the prediction" in out
 
 
+def test_a_difference_one_change_explains_is_named(omop_db):
+    result = run(
+        omop_db,
+        "--gold",
+        "SELECT gender_concept_id, COUNT(*) AS n FROM cdm.person GROUP BY gender_concept_id",
+        "--answer",
+        "SELECT gender_concept_id FROM cdm.person GROUP BY gender_concept_id",
+    )
+    assert result.exit_code == 3, result.output
+    assert "cause: column_missing: the prediction lacks gold column(s) 'n'" in result.output
+    ordered = run(
+        omop_db,
+        "--gold",
+        "SELECT TOP 3 person_id FROM cdm.person ORDER BY person_id",
+        "--answer",
+        "SELECT person_id FROM (SELECT person_id FROM cdm.person ORDER BY 1 LIMIT 3) "
+        "ORDER BY 1 DESC",
+    )
+    assert "cause: row_order: the same rows in another order" in ordered.output, ordered.output
+
+
 def test_files_are_read_as_sql(omop_db, tmp_path):
     (tmp_path / "gold.sql").write_text("SELECT TOP 3 person_id FROM cdm.person ORDER BY person_id")
     (tmp_path / "answer.sql").write_text("SELECT person_id FROM cdm.person ORDER BY 1 LIMIT 3")

@@ -116,3 +116,21 @@ def test_a_wide_result_says_how_many_columns_are_not_shown() -> None:
     predicted, gold = side["items"]
     assert len(gold["columns"]) == 16 and gold["hiddenColumns"] == 14
     assert len(gold["rows"]) == 5 and gold["total"] == 9
+
+
+def test_a_mismatch_s_cause_is_shown_where_the_instance_opens() -> None:
+    from score.pages.instance_view import instance_blocks
+
+    record = {
+        "task_id": "t",
+        "language": "en",
+        "outcome": "mismatch",
+        "reason": "different",
+        "mismatch_cause": {"name": "duplicates", "detail": "the same distinct rows"},
+    }
+    facts = instance_blocks(record, None, None)[0]["items"]
+    assert ["mismatch cause", "duplicates: the same distinct rows"] in facts
+    assert all(
+        f[0] != "mismatch cause"
+        for f in instance_blocks({**record, "mismatch_cause": None}, None, None)[0]["items"]
+    )

@@ -119,6 +119,22 @@ def test_record_carries_what_was_run(small_executor):
     assert {"execute_s", "compare_s", "total_s"} <= set(record["timings"])
 
 
+def test_a_mismatch_carries_its_cause_and_a_match_none(small_executor):
+    near = "SELECT count(*) + 0.004 AS n FROM cdm.person"
+    rounded = score_one(make_task("t"), pred("t", sql=near), small_executor)
+    assert rounded["outcome"] == Outcome.MISMATCH
+    assert rounded["mismatch_cause"] == {
+        "name": "rounding",
+        "detail": "equal to 2 decimal places, not beyond",
+    }
+    extra = score_one(
+        make_task("t"), pred("t", sql=COUNT.replace("AS n", "AS n, 1 AS one")), small_executor
+    )
+    assert extra["mismatch_cause"]["name"] == "column_extra"
+    right = score_one(make_task("t"), pred("t", sql=COUNT), small_executor)
+    assert "mismatch_cause" not in right
+
+
 def test_denominator_is_every_instance(small_executor):
     tasks = [make_task("a", languages=("en", "ko")), make_task("b"), make_task("c", None)]
     ctx = ScoringContext(small_executor, GoldCache(None, small_executor))
