@@ -27,6 +27,7 @@ from curate.verify.smell_names import SMELLS
 from score.cli.commands import score_group
 from score.cli.config_command import config_command
 from score.cli.exit_codes import FOUND_DIFFERENT
+from score.cli.option_table import option
 from score.cli.options import (
     ProgressBar,
     database_options,
@@ -63,118 +64,75 @@ def main(ctx: click.Context) -> None:
 @main.command("curate")
 @click.argument("source", type=click.Path(exists=True, path_type=Path))
 @source_format_option(
-    "Source format: the project's JSONL, OHDSI QueryLibrary pages, or FunSQL train.jsonl."
+    "Source format: the project's JSONL, OHDSI QueryLibrary pages, FunSQL train.jsonl or "
+    "TEXT-TO-OMOP's test.jsonl."
 )
 @database_options
-@click.option(
-    "--out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Task file to write (default: <name>_tasks.jsonl in the current folder, the name "
+@option(
+    "--out file",
+    "Task file to write (default: <name>_tasks.jsonl in the current folder, the name "
     "from the source's: omop_source.jsonl gives omop).",
 )
-@click.option(
+@option(
     "--report",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="JSON report to write; the Markdown report and the review page (.html) go beside it "
+    "JSON report to write; the Markdown report and the review page (.html) go beside it "
     "(default: <name>_report.json next to the task file).",
 )
 @profile_option(
     "Comparator profile that decides whether a reference answer returns the gold's result."
 )
 @jobs_option("Records verified in parallel.")
-@click.option(
-    "--min-rows",
-    type=click.IntRange(0),
-    default=1,
-    show_default=True,
-    help="Fewest rows a gold may return.",
-)
-@click.option(
-    "--max-gold-rows",
-    type=click.IntRange(1),
-    default=1000,
-    show_default=True,
-    help="Most rows a gold may return.",
-)
-@click.option(
-    "--allow-all-zero", is_flag=True, help="Keep golds whose every value is zero or NULL."
-)
-@click.option("--allow-current-date", is_flag=True, help="Keep golds that read the current date.")
-@click.option(
-    "--no-determinism-check",
-    is_flag=True,
-    help="Do not run a second time the golds whose result could vary.",
-)
-@click.option(
-    "--allow-ties", is_flag=True, help="Keep golds whose ORDER BY ... LIMIT cuts through ties."
-)
-@click.option(
+@option("--min-rows")
+@option("--max-gold-rows")
+@option("--allow-all-zero")
+@option("--allow-current-date")
+@option("--no-determinism-check", "Do not run a second time the golds whose result could vary.")
+@option("--allow-ties")
+@option(
     "--allow-window-ties",
-    is_flag=True,
-    help="Keep golds whose ROW_NUMBER, LAG, FIRST_VALUE ... result depends on how ties "
-    "fall in their ORDER BY.",
+    "Keep golds whose ROW_NUMBER, LAG, FIRST_VALUE ... result depends on how ties fall in "
+    "their ORDER BY.",
 )
-@click.option(
-    "--allow-unordered-limit", is_flag=True, help="Keep golds with LIMIT/TOP but no ORDER BY."
-)
-@click.option(
+@option("--allow-unordered-limit", "Keep golds with LIMIT/TOP but no ORDER BY.")
+@option(
     "--allow-unresolved-semantics",
-    is_flag=True,
-    help="Keep golds whose transpile warns about what it cannot settle (the report lists "
-    "the warnings).",
+    "Keep golds whose transpile warns about what it cannot settle (the report lists the warnings).",
 )
-@click.option(
+@option(
     "--smell",
-    "smells_on",
-    multiple=True,
-    type=click.Choice(SMELLS),
-    help="Check this gold smell too (repeatable): float_order and shuffled_copy rerun each "
+    "Check this gold smell too (repeatable): float_order and shuffled_copy rerun each "
     "gold on a copy of the database with its rows stored in another order (DuckDB only).",
-)
-@click.option(
-    "--no-smell",
-    "smells_off",
-    multiple=True,
     type=click.Choice(SMELLS),
-    help="Do not check this gold smell (repeatable); duplicate_rows, numbers_as_text and "
-    "sort_direction are checked unless so named.",
 )
-@click.option(
+@option(
+    "--no-smell",
+    "Do not check this gold smell (repeatable); duplicate_rows, numbers_as_text and "
+    "sort_direction are checked unless so named.",
+    type=click.Choice(SMELLS),
+)
+@option(
     "--no-advisories",
-    is_flag=True,
-    help="Do not list the OMOP advisories of kept golds (conventions a gold may break: "
+    "Do not list the OMOP advisories of kept golds (conventions a gold may break: "
     "advice in the report and page, never a drop).",
 )
-@click.option(
+@option(
     "--max-per-result",
-    type=click.IntRange(1),
-    default=None,
-    help="Keep at most N tasks whose gold results are identical (the first by id); "
+    "Keep at most N tasks whose gold results are identical (the first by id); "
     "default: keep all and list the groups in the report.",
 )
-@click.option(
-    "--strict",
-    is_flag=True,
-    help="Exit with code 3 if any record is dropped or any source line is unreadable.",
-)
-@click.option(
+@option("--strict", "Exit with code 3 if any record is dropped or any source line is unreadable.")
+@option(
     "--against",
-    type=click.Path(exists=True, path_type=Path),
-    default=None,
-    metavar="TASKS",
-    help="A task file (or release) verified elsewhere, e.g. on DuckDB: the report states "
+    "A task file (or release) verified elsewhere, e.g. on DuckDB: the report states "
     "which tasks give the same gold result on this database.",
 )
 @suite_option(
     "A test suite's folder (built on this database): drop the tasks it drops (rule "
     "suite_disagreement: gold and reference answer differ, or the gold fails, on a variant)."
 )
-@click.option(
+@option(
     "--no-cache",
-    is_flag=True,
-    help="Do not leave the kept golds' results in the gold cache (the user's cache "
+    "Do not leave the kept golds' results in the gold cache (the user's cache "
     "folder's gold/, which score run reads): scoring on this database then runs them again.",
 )
 @executor_options

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from score.cli.exit_codes import FOUND_DIFFERENT
+from score.cli.option_table import option
 from score.cli.options import database_options, handle_errors, quiet_option
 from score.defaults import DEFAULT_DB, SHOWN_EMBEDDED_DB
 
@@ -19,19 +20,16 @@ def db() -> None:
 
 
 @db.command("build")
-@click.option(
-    "--out",
-    type=click.Path(dir_okay=False, path_type=Path),
+@option(
+    "--out file",
+    "Where to write the database (replaced atomically).",
     default=DEFAULT_DB,
     show_default=SHOWN_EMBEDDED_DB,
-    help="Where to write the database (replaced atomically).",
 )
-@click.option(
+@option(
     "--vocab",
-    type=click.Path(file_okay=False, exists=True, path_type=Path),
-    default=None,
-    help="An Athena vocabulary download (tab-separated CONCEPT.csv, ...) to load "
-    "instead of the vocabulary derived from the data's concept table.",
+    "An Athena vocabulary download (tab-separated CONCEPT.csv, ...) to load instead of the "
+    "vocabulary derived from the data's concept table.",
 )
 @quiet_option
 @handle_errors
@@ -67,11 +65,10 @@ def db_path_command() -> None:
 
 @db.command("info")
 @database_options
-@click.option(
+@option(
     "--recompute",
-    is_flag=True,
-    help="Compute the fingerprint by a full pass even if it is cached for this very state "
-    "of the file (or, on a server, its change markers did not move).",
+    "Compute the fingerprint by a full pass even if it is cached for this very state of "
+    "the file (or, on a server, its change markers did not move).",
 )
 @handle_errors
 def db_info(db_path: Path | str, schema: str | None, recompute: bool) -> None:
@@ -131,13 +128,8 @@ def db_info(db_path: Path | str, schema: str | None, recompute: bool) -> None:
     show_default=SHOWN_EMBEDDED_DB,
     help="The OMOP DuckDB database to copy.",
 )
-@click.option("--schema", default=None, metavar="NAME", help="CDM schema of the DuckDB file.")
-@click.option(
-    "--reader-password",
-    default=None,
-    metavar="TEXT",
-    help="Password for the sqlgold_reader role (default: a new random one).",
-)
+@option("--schema", "CDM schema of the DuckDB file.")
+@option("--reader-password", "Password for the sqlgold_reader role (default: a new random one).")
 @quiet_option
 @handle_errors
 def db_load(

@@ -12,6 +12,7 @@ import click
 
 from curate.cli.options import split_options
 from score.cli.exit_codes import FOUND_DIFFERENT
+from score.cli.option_table import option
 from score.cli.options import duckdb_database_options, handle_errors
 from score.defaults import DEFAULT_GROUNDING
 
@@ -21,25 +22,15 @@ from score.defaults import DEFAULT_GROUNDING
     "its SQL notes run DuckDB examples; build the documents from the DuckDB file of the "
     "same CDM (sqlgold db build, or the file sqlgold db load copied)"
 )
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=DEFAULT_GROUNDING,
-    show_default=True,
-    help="Folder the documents are written to (or checked in).",
-)
-@click.option(
+@option("--out", "Folder the documents are written to (or checked in).", default=DEFAULT_GROUNDING)
+@option(
     "--tasks",
-    "tasks_path",
+    "A curated task file: also write examples.md from the train side of its split.",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    default=None,
-    help="A curated task file: also write examples.md from the train side of its split.",
 )
 @split_options("Share of each tier held out for evaluation; 1.0 writes no examples document.")
-@click.option(
-    "--check",
-    is_flag=True,
-    help="Write nothing; exit 3 naming the documents in --out that differ from a fresh generation.",
+@option(
+    "--check", "Write nothing; exit 3 naming the documents in --out that differ from a fresh one."
 )
 @handle_errors
 def grounding(

@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from curate.cli.options import split_options
+from score.cli.option_table import option
 from score.cli.options import duckdb_database_options, handle_errors, suite_option
 from score.errors import SqlgoldError
 
@@ -33,56 +34,32 @@ def _semantic_version(ctx: click.Context, param: click.Parameter, value: str) ->
 
 @click.command("publish")
 @click.argument("tasks", type=click.Path(dir_okay=False, exists=True, path_type=Path))
-@click.option(
+@option(
     "--version",
-    "version",
-    required=True,
+    "Semantic version of the release (tagged vX.Y.Z on the Hub).",
     callback=_semantic_version,
-    metavar="X.Y.Z",
-    help="Semantic version of the release (tagged vX.Y.Z on the Hub).",
 )
-@click.option(
+@option(
     "--report",
+    "Curation report JSON (default: <name>_report.json beside TASKS).",
     type=click.Path(dir_okay=False, exists=True, path_type=Path),
-    default=None,
-    help="Curation report JSON (default: <name>_report.json beside TASKS).",
 )
 @duckdb_database_options(
     "the release's database config describes the DuckDB file of the CDM the tasks were "
     "verified on (sqlgold db build, or the file sqlgold db load copied)"
 )
-@click.option(
+@option(
     "--out",
-    type=click.Path(file_okay=False, path_type=Path),
+    "Releases folder; the release goes to OUT/<name>/<version>/.",
     default=DEFAULT_RELEASES,
-    show_default=True,
-    help="Releases folder; the release goes to OUT/<name>/<version>/.",
 )
 @split_options("Share of each tier held out in the test split.")
-@click.option(
-    "--license", "license_", default="apache-2.0", show_default=True, help="Card license id."
-)
-@click.option("--pretty-name", default=None, help="Card title (default from the report).")
-@click.option(
-    "--repo-id",
-    default=None,
-    metavar="ORG/NAME",
-    help="Hub dataset repo named in the card's loading example (part of the release).",
-)
-@click.option(
-    "--homepage",
-    default=None,
-    metavar="URL",
-    help="Homepage named in the card (default: the Hub page of --repo-id).",
-)
-@click.option(
-    "--push",
-    "push_to",
-    default=None,
-    metavar="REPO_ID",
-    help="After publishing, upload the folder to this Hub dataset repo and tag it vX.Y.Z.",
-)
-@click.option("--private", is_flag=True, help="With --push: create the repo private.")
+@option("--license")
+@option("--pretty-name", "Card title (default from the report).")
+@option("--repo-id", "Hub dataset repo named in the card's loading example (part of the release).")
+@option("--homepage", "Homepage named in the card (default: the Hub page of --repo-id).")
+@option("--push", "After publishing, upload the folder to this Hub dataset repo and tag it vX.Y.Z.")
+@option("--private", "With --push: create the repo private.")
 @suite_option(
     "A test suite built for TASKS on this database: released in suite/, hashed in "
     "the manifest, and explained in the card."
@@ -159,7 +136,7 @@ def load_side(path: Path) -> tuple[list[dict[str, Any]], dict[str, list[str]] | 
 @click.command("diff")
 @click.argument("old", type=click.Path(exists=True, path_type=Path))
 @click.argument("new", type=click.Path(exists=True, path_type=Path))
-@click.option("--json", "as_json", is_flag=True, help="Print the diff as JSON.")
+@option("--json", "Print the diff as JSON.")
 @handle_errors
 def diff_command(old: Path, new: Path, as_json: bool) -> None:
     """Tasks added, removed and changed (which fields) from OLD to NEW.

@@ -13,6 +13,7 @@ from curate.cli import quick_exit
 from curate.cli.options import source_format_option
 from curate.sources import READ_DIALECT
 from score.cli.exit_codes import FOUND_DIFFERENT
+from score.cli.option_table import option
 from score.cli.options import (
     database_options,
     executor_options,
@@ -153,46 +154,19 @@ def _sql_argument(value: str, option: str) -> str:
 
 
 @click.command("verify")
-@click.option(
-    "--gold", default=None, metavar="FILE_OR_SQL", help="Gold query (a file or SQL text)."
-)
-@click.option(
-    "--answer",
-    default=None,
-    metavar="FILE_OR_SQL",
-    help="Reference answer (a file or SQL text); without it the gold is checked alone.",
-)
-@click.option(
-    "--gold-dialect",
-    type=click.Choice(sorted(READ_DIALECT)),
-    default="tsql",
-    show_default=True,
-    help="Dialect of --gold.",
-)
-@click.option(
-    "--answer-dialect",
-    type=click.Choice(sorted(READ_DIALECT)),
-    default="duckdb",
-    show_default=True,
-    help="Dialect of --answer.",
-)
-@click.option("--id", "record_id", default=None, help="Check this record of --source instead.")
-@click.option(
-    "--source",
-    type=click.Path(exists=True, path_type=Path),
-    default=None,
-    help="Source file or folder holding --id.",
-)
+@option("--gold")
+@option("--answer", "Reference answer (a file or SQL text); without it the gold is checked alone.")
+@option("--gold-dialect", type=click.Choice(sorted(READ_DIALECT)))
+@option("--answer-dialect", type=click.Choice(sorted(READ_DIALECT)))
+@option("--id", "Check this record of --source instead.")
+@option("--source", "Source file or folder holding --id.")
 @source_format_option("Format of --source.")
 @profile_option()
-@click.option(
-    "--rows", type=click.IntRange(1), default=5, show_default=True, help="Rows shown per result."
-)
-@click.option(
+@option("--rows")
+@option(
     "--watch",
-    is_flag=True,
-    help="Keep the database open and check again whenever the gold or answer file "
-    "(or the --source file) is saved; Ctrl-C ends it.",
+    "Keep the database open and check again whenever the gold or answer file (or the "
+    "--source file) is saved; Ctrl-C ends it.",
 )
 @suite_option(
     "A test suite's folder (built on this database): after the base database, run "

@@ -9,6 +9,7 @@ import click
 from click.core import ParameterSource
 
 from score.cli.exit_codes import FOUND_DIFFERENT
+from score.cli.option_table import option
 from score.cli.options import (
     ProgressBar,
     bootstrap_options,
@@ -50,45 +51,24 @@ def score_group() -> None:
 @score_group.command("run")
 @click.argument("tasks", type=click.Path(exists=True, path_type=Path))
 @click.argument("predictions", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    required=True,
-    help="Run folder: results.jsonl, summary.json, results.json, priors.json.",
+@option(
+    "--out", "Run folder: results.jsonl, summary.json, results.json, priors.json.", required=True
 )
 @profile_option("Comparison rule deciding 'the same result'.")
-@click.option(
-    "--run", "run_label", default=None, help="Score only the predictions with this run label."
-)
+@option("--run")
 @jobs_option("Instances scored in parallel (each in its own query process).")
-@click.option("--resume", is_flag=True, help="Continue an interrupted run in --out.")
-@click.option(
-    "--lenient",
-    is_flag=True,
-    help="Report bad prediction lines in the summary instead of stopping.",
-)
-@click.option(
-    "--cache",
-    "cache_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=DEFAULT_CACHE,
-    show_default=SHOWN_GOLD_CACHE,
-    help="Gold result cache folder.",
-)
-@click.option("--no-cache", is_flag=True, help="Do not read or write the gold cache.")
-@click.option(
+@option("--resume", "Continue an interrupted run in --out.")
+@option("--lenient", "Report bad prediction lines in the summary instead of stopping.")
+@option("--cache", default=DEFAULT_CACHE, show_default=SHOWN_GOLD_CACHE)
+@option("--no-cache")
+@option(
     "--manifest",
-    type=click.Path(exists=True, path_type=Path),
-    default=None,
-    help="A release's manifest.json (or folder): refuse TASKS if its items changed; "
-    "its published split is the one scored.",
+    "A release's manifest.json (or folder): refuse TASKS if its items changed; its published "
+    "split is the one scored.",
 )
-@click.option(
+@option(
     "--split",
-    type=click.Choice(["test", "train", "all"]),
-    default="test",
-    show_default=True,
-    help="Which tasks to score: the held-out test split (the evaluation), the train split "
+    "Which tasks to score: the held-out test split (the evaluation), the train split "
     "(tasks that may be shown to a model), or all; a TEXT-TO-OMOP result file's tasks are "
     "all its test set, so for one the default is all.",
 )
@@ -99,34 +79,27 @@ def score_group() -> None:
     fraction_default=None,
     seed_default=None,
 )
-@click.option(
+@option(
     "--language",
-    "languages",
-    multiple=True,
-    metavar="LANG",
-    help="Score only the questions in this language (repeatable; default: every language "
+    "Score only the questions in this language (repeatable; default: every language "
     "of the task set). The report says which were scored.",
+    metavar="LANG",
 )
-@click.option(
+@option(
     "--dialect",
-    type=click.Choice(PREDICTION_DIALECTS),
-    default=None,
-    help="The SQL dialect the predictions were written for, when not the engine's own "
+    "The SQL dialect the predictions were written for, when not the engine's own "
     "(e.g. duckdb predictions scored on PostgreSQL): they are transpiled first.",
+    type=click.Choice(PREDICTION_DIALECTS),
 )
-@click.option(
+@option(
     "--efficiency",
-    type=click.Choice(["ves", "rves", "cost"]),
-    default=None,
-    help="Also measure the right answers' efficiency against their golds: BIRD's VES or "
+    "Also measure the right answers' efficiency against their golds: BIRD's VES or "
     "R-VES (both queries timed in one query process, alternating), or VES on the ratio "
     "of EXPLAIN cost estimates (deterministic; DuckDB and PostgreSQL).",
 )
-@click.option(
+@option(
     "--efficiency-runs",
-    type=click.IntRange(1),
-    default=None,
-    help="Timed runs of each query per instance  [default: 10 for ves, 100 for rves, as "
+    "Timed runs of each query per instance  [default: 10 for ves, 100 for rves, as "
     "BIRD; 1 for cost].",
 )
 @suite_option(
@@ -248,12 +221,7 @@ def _echo_peer_scores(summary: dict) -> None:
     required=True,
     type=click.Path(exists=True, file_okay=False, path_type=Path),
 )
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Where report.md, chart.svg and report.html go (default: the run folder, if one).",
-)
+@option("--out", "Where report.md, chart.svg and report.html go (default: the run folder, if one).")
 @handle_errors
 def score_report(run_dirs: tuple[Path, ...], out: Path | None) -> None:
     """Write report.md and chart.svg for one or more finished run folders, and for one
@@ -274,18 +242,14 @@ def score_report(run_dirs: tuple[Path, ...], out: Path | None) -> None:
 @score_group.command("compare")
 @click.argument("run_a", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.argument("run_b", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option(
+@option(
     "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Where comparison.json, report.md, chart.svg and report.html go "
+    "Where comparison.json, report.md, chart.svg and report.html go "
     "(default: RUN_A_vs_RUN_B beside RUN_A).",
 )
 @bootstrap_options
-@click.option(
-    "--brittleness",
-    is_flag=True,
-    help="B is A with its retrieved cases dropped: also report brittleness (seed 003).",
+@option(
+    "--brittleness", "B is A with its retrieved cases dropped: also report brittleness (seed 003)."
 )
 @handle_errors
 def score_compare(

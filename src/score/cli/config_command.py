@@ -6,11 +6,12 @@ import json
 
 import click
 
+from score.cli.option_table import option
 from score.cli.options import handle_errors
 
 
 @click.command("config")
-@click.option("--json", "as_json", is_flag=True, help="Print the settings as one JSON object.")
+@option("--json", "Print the settings as one JSON object.")
 @handle_errors
 def config_command(as_json: bool) -> None:
     """Print the settings in force here: those of the nearest sqlgold.toml (or

@@ -17,7 +17,7 @@ from typing import Any
 import click
 
 from score.cli.exit_codes import ERROR
-from score.comparison.profiles.registry import profile_names
+from score.cli.option_table import option
 from score.defaults import DEFAULT_DB, SHOWN_EMBEDDED_DB
 from score.errors import SqlgoldError
 from score.execution.engines.kinds import EngineKind, engine_kind
@@ -77,11 +77,9 @@ def duckdb_database_options(why: str) -> Callable[[Callable], Callable]:
 
 
 def _database_options(f: Callable, target: DatabaseTarget, help_text: str) -> Callable:
-    f = click.option(
+    f = option(
         "--schema",
-        default=None,
-        metavar="NAME",
-        help="Schema holding the CDM tables (default: the only schema with a person table; "
+        "Schema holding the CDM tables (default: the only schema with a person table; "
         "cdm on PostgreSQL).",
     )(f)
     f = click.option(
@@ -123,37 +121,28 @@ def _check_size(ctx: click.Context, param: click.Parameter, value: str) -> str:
     return value
 
 
+#: The options of every query's limits: key in the option table, help, click changes.
+_LIMITS: tuple[tuple[str, str | None, dict[str, Any]], ...] = (
+    ("--timeout", "Wall-clock limit per query, in seconds (parsing and the guard included).", {}),
+    ("--max-rows", None, {}),
+    (
+        "--memory-limit",
+        "Memory per query (DuckDB's buffers and its worker process's address space).",
+        {"callback": _check_size},
+    ),
+    ("--threads", None, {}),
+    (
+        "--today",
+        "Fixed current date: CURRENT_DATE, NOW(), GETDATE() ... become this day.",
+        {"callback": _parse_today},
+    ),
+)
+
+
 def executor_options(f: Callable) -> Callable:
     """``--timeout``, ``--max-rows``, ``--memory-limit``, ``--threads``, ``--today``."""
-    f = click.option(
-        "--today",
-        callback=_parse_today,
-        default=None,
-        metavar="YYYY-MM-DD",
-        help="Fixed current date: CURRENT_DATE, NOW(), GETDATE() ... become this day.",
-    )(f)
-    f = click.option("--threads", type=click.IntRange(1), default=None, help="DuckDB threads.")(f)
-    f = click.option(
-        "--memory-limit",
-        default="4GB",
-        show_default=True,
-        callback=_check_size,
-        help="Memory per query (DuckDB's buffers and its worker process's address space).",
-    )(f)
-    f = click.option(
-        "--max-rows",
-        type=click.IntRange(1),
-        default=10_000,
-        show_default=True,
-        help="Row cap: a query returning more rows fails.",
-    )(f)
-    f = click.option(
-        "--timeout",
-        type=click.FloatRange(min=0, min_open=True),
-        default=30.0,
-        show_default=True,
-        help="Wall-clock limit per query, in seconds (parsing and the guard included).",
-    )(f)
+    for key, help_text, changes in reversed(_LIMITS):
+        f = option(key, help_text, **changes)(f)
     return f
 
 
@@ -165,8 +154,11 @@ def executor_settings(
     today: dt.date | None,
     max_sql_bytes: int = ExecutorSettings.max_sql_bytes,
 ) -> ExecutorSettings:
-    return ExecutorSettings(
-        timeout_seconds=timeout,
+    """The settings of the options :func:`executor_options` adds (:func:`score.limits`)."""
+    from score.api import limits
+
+    return limits(
+        timeout=timeout,
         max_rows=max_rows,
         memory_limit=memory_limit,
         threads=threads,
@@ -187,34 +179,23 @@ def take_executor_settings(params: dict[str, Any]) -> ExecutorSettings:
 
 def sql_size_option(f: Callable) -> Callable:
     """``--max-sql-bytes``: longer SQL texts are refused before they are parsed."""
-    return click.option(
-        "--max-sql-bytes",
-        type=click.IntRange(1),
-        default=ExecutorSettings.max_sql_bytes,
-        show_default=True,
-        help="Longest SQL text (UTF-8 bytes) that is parsed; longer ones are build errors.",
-    )(f)
+    help_text = "Longest SQL text (UTF-8 bytes) that is parsed; longer ones are build errors."
+    return option("--max-sql-bytes", help_text)(f)
 
 
 def suite_option(help: str, *, dest: str = "suite_dir") -> Callable:
     """``--suite``: a test suite's folder (``sqlgold suite build`` makes one)."""
-    return click.option("--suite", dest, type=click.Path(path_type=Path), default=None, help=help)
+    return option("--suite", help, dest=dest)
 
 
 def profile_option(help: str = "Comparator profile deciding 'the same result'.") -> Callable:
     """``--profile``: one of the comparison profiles, ``sqlgold`` by default."""
-    return click.option(
-        "--profile",
-        type=click.Choice(profile_names()),
-        default="sqlgold",
-        show_default=True,
-        help=help,
-    )
+    return option("--profile", help)
 
 
 def jobs_option(help: str) -> Callable:
     """``--jobs``: how many items run in parallel."""
-    return click.option("--jobs", type=click.IntRange(1), default=1, show_default=True, help=help)
+    return option("--jobs", help)
 
 
 def split_options(
@@ -231,40 +212,20 @@ def split_options(
     a default of ``None`` means "the release's split, else the documented default"."""
 
     def apply(f: Callable) -> Callable:
-        f = click.option(
-            seed_flag,
-            type=int,
-            default=seed_default,
-            show_default=seed_default is not None,
-            help=seed_help,
-        )(f)
-        return click.option(
-            "--test-fraction",
-            type=click.FloatRange(0.0, 1.0),
-            default=fraction_default,
-            show_default=fraction_default is not None,
-            help=fraction_help,
-        )(f)
+        f = option(seed_flag, seed_help, default=seed_default)(f)
+        return option("--test-fraction", fraction_help, default=fraction_default)(f)
 
     return apply
 
 
 def bootstrap_options(f: Callable) -> Callable:
     """``--seed`` and ``--resamples`` of the bootstrap intervals."""
-    f = click.option(
-        "--resamples",
-        type=click.IntRange(1),
-        default=2000,
-        show_default=True,
-        help="Bootstrap resamples.",
-    )(f)
-    return click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")(f)
+    f = option("--resamples")(f)
+    return option("--seed", "Bootstrap seed.")(f)
 
 
 def quiet_option(f: Callable) -> Callable:
-    return click.option(
-        "--quiet", "-q", is_flag=True, help="No progress bar or progress messages on stderr."
-    )(f)
+    return option("--quiet")(f)
 
 
 class ProgressBar:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import click
 
+from score.cli.option_table import option
 from score.cli.options import (
     ProgressBar,
     database_options,
@@ -25,9 +26,6 @@ from score.cli.options import (
     split_options,
 )
 from score.defaults import DEFAULT_GROUNDING
-
-DEFAULT_TASKS = Path("data/benchmark/omop_tasks.jsonl")
-MODE_CHOICE = click.Choice(["zero-shot", "rag"])
 
 
 def _today(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -43,56 +41,32 @@ def prompt_options(f: Callable) -> Callable:
     """What decides a prompt: mode, today, retrieval depth and documents, and the split
     (which tasks' examples retrieval may show)."""
     options = [
-        click.option(
-            "--mode",
-            type=MODE_CHOICE,
-            default="zero-shot",
-            show_default=True,
-            help="zero-shot: database and question; rag: also the top-k retrieved chunks.",
-        ),
-        click.option(
+        option("--mode", "zero-shot: database and question; rag: also the top-k retrieved chunks."),
+        option(
             "--today",
+            "The fixed today the prompt states (default: the task's `today`, else none).",
             callback=_today,
-            default=None,
-            metavar="YYYY-MM-DD",
-            help="The fixed today the prompt states (default: the task's `today`, else none).",
         ),
-        click.option(
-            "--top-k",
-            type=click.IntRange(1),
-            default=5,
-            show_default=True,
-            help="Chunks retrieved into a rag prompt.",
-        ),
-        click.option(
+        option("--top-k"),
+        option(
             "--grounding",
-            "grounding_dir",
-            type=click.Path(file_okay=False, path_type=Path),
+            "Grounding documents indexed for rag (examples.md aside).",
             default=DEFAULT_GROUNDING,
-            show_default=True,
-            help="Grounding documents indexed for rag (examples.md aside).",
         ),
         split_options("Share of each tier held out (the split of `sqlgold grounding`)."),
     ]
-    for option in reversed(options):
-        f = option(f)
+    for add in reversed(options):
+        f = add(f)
     return f
 
 
 @click.command("prompt")
 @click.argument("task_id")
-@click.option(
-    "--tasks",
-    "tasks_path",
-    type=click.Path(exists=True, path_type=Path),
-    default=DEFAULT_TASKS,
-    show_default=True,
-    help="Task file or release folder.",
-)
-@click.option("--language", default="en", show_default=True, help="Question language.")
+@option("--tasks", "Task file or release folder holding TASK_ID.", required=True)
+@option("--language one")
 @prompt_options
 @database_options
-@click.option("--json", "as_json", is_flag=True, help="Print the messages and sha256s as JSON.")
+@option("--json", "Print the messages and sha256s as JSON.")
 @handle_errors
 def prompt_command(
     task_id, tasks_path, language, mode, today, top_k, grounding_dir, test_fraction,
@@ -148,91 +122,33 @@ def prompt_command(
 
 @click.command("generate")
 @click.argument("tasks_path", metavar="TASKS", type=click.Path(exists=True, path_type=Path))
-@click.option("--model", required=True, help="Model name the endpoint serves (e.g. qwen2.5:7b).")
-@click.option(
-    "--base-url",
+@option("--model", "Model name the endpoint serves (e.g. qwen2.5:7b).")
+@option("--base-url", "OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 (Ollama).")
+@option(
+    "--out file",
+    "Predictions file to write; the run goes beside it as <name>.run.json.",
     required=True,
-    help="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 (Ollama).",
-)
-@click.option(
-    "--out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    required=True,
-    help="Predictions file to write; the run goes beside it as <name>.run.json.",
 )
 @prompt_options
-@click.option(
-    "--split",
-    type=click.Choice(["test", "train", "all"]),
-    default="test",
-    show_default=True,
-    help="Which side of the split to ask about.",
-)
-@click.option(
-    "--language",
-    "languages",
-    multiple=True,
-    help="Only these question languages (repeatable; default: every language).",
-)
+@option("--split", "Which side of the split to ask about.")
+@option("--language", "Only these question languages (repeatable; default: every language).")
 @jobs_option("Requests in flight at once (threads).")
-@click.option(
-    "--max-tokens",
-    type=click.IntRange(1),
-    default=16384,
-    show_default=True,
-    help="Output token limit, thinking included (seed 004).",
-)
-@click.option(
-    "--temperature",
-    type=click.FloatRange(0.0),
-    default=0.0,
-    show_default=True,
-    help="Sampling temperature.",
-)
-@click.option("--resume", is_flag=True, help="Complete an interrupted or partly failed run.")
-@click.option(
-    "--api-key-env",
-    default="OPENAI_API_KEY",
-    show_default=True,
-    help="Environment variable holding the API key (local servers need none).",
-)
-@click.option(
-    "--request-timeout",
-    type=click.FloatRange(min=0, min_open=True),
-    default=600.0,
-    show_default=True,
-    help="Seconds to wait for one answer before retrying.",
-)
-@click.option(
-    "--retries",
-    type=click.IntRange(0),
-    default=5,
-    show_default=True,
-    help="Retries of a call after 429, 5xx, a timeout or a malformed answer.",
-)
-@click.option(
+@option("--max-tokens", "Output token limit, thinking included (seed 004).")
+@option("--temperature")
+@option("--resume", "Complete an interrupted or partly failed run.")
+@option("--api-key-env", "Environment variable holding the API key (local servers need none).")
+@option("--request-timeout", "Seconds to wait for one answer before retrying.")
+@option("--retries", "Retries of a call after 429, 5xx, a timeout or a malformed answer.")
+@option(
     "--retry-backoff",
-    type=click.FloatRange(min=0),
-    default=1.0,
-    show_default=True,
-    help="First wait in seconds between retries (doubled each time) when the server "
-    "sends no Retry-After.",
+    "First wait in seconds between retries (doubled each time) when the server sends no "
+    "Retry-After.",
 )
-@click.option(
+@option(
     "--token-limit-param",
-    type=click.Choice(["max_tokens", "max_completion_tokens"]),
-    default="max_tokens",
-    show_default=True,
-    help="Request field carrying --max-tokens (OpenAI's reasoning models want "
-    "max_completion_tokens).",
+    "Request field carrying --max-tokens (OpenAI's reasoning models want max_completion_tokens).",
 )
-@click.option(
-    "--max-consecutive-errors",
-    type=click.IntRange(1),
-    default=10,
-    show_default=True,
-    help="Stop the run after this many failed instances in a row.",
-)
+@option("--max-consecutive-errors", "Stop the run after this many failed instances in a row.")
 @database_options
 @quiet_option
 @handle_errors

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from score.cli.option_table import option
 from score.cli.options import (
     ProgressBar,
     duckdb_database_options,
@@ -24,42 +25,21 @@ def suite_group() -> None:
 
 @suite_group.command("build")
 @click.argument("tasks", type=click.Path(exists=True, path_type=Path))
-@click.option(
+@option(
     "--out",
-    type=click.Path(file_okay=False, path_type=Path),
+    "Suite folder to write (replaced whole at the end; a folder that holds something other "
+    "than a suite is refused).",
     required=True,
-    help="Suite folder to write (replaced whole at the end; a folder that holds "
-    "something other than a suite is refused).",
 )
 @duckdb_database_options(
     "the variants are DuckDB databases made with its schema, types and vocabulary"
 )
-@click.option(
-    "--seed", type=click.IntRange(0), default=0, show_default=True, help="Seed of the variants."
-)
-@click.option(
-    "--max-databases",
-    type=click.IntRange(1),
-    default=50,
-    show_default=True,
-    help="Most variants the suite keeps.",
-)
-@click.option(
-    "--max-candidates",
-    type=click.IntRange(1),
-    default=3000,
-    show_default=True,
-    help="Most candidate variants made and tried.",
-)
+@option("--seed", "Seed of the variants.", type=click.IntRange(0))
+@option("--max-databases")
+@option("--max-candidates", "Most candidate variants made and tried.")
 @jobs_option("Queries run in parallel.")
 @profile_option("Comparator profile that decides whether a neighbour returns its gold's result.")
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0.1),
-    default=30.0,
-    show_default=True,
-    help="Seconds each query may run.",
-)
+@option("--timeout", "Seconds each query may run.")
 @quiet_option
 @handle_errors
 def suite_build(
