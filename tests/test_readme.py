@@ -128,3 +128,16 @@ def test_source_records_say_format_is_required():
     for field in schema["required"]:
         assert rows[f"`{field}`"] == "yes", field
     assert [f for f, req in rows.items() if req == "yes"] == [f"`{f}`" for f in schema["required"]]
+
+
+def test_the_docs_figures_are_the_bench_s() -> None:
+    """A page's measured figures sit between bench markers and are the text of the file
+    `make bench` wrote (`make docs` copies them in): none is typed by hand."""
+    from curate.cli.reference import with_bench_figures
+
+    included = [name for name, text in PAGES.items() if "<!-- bench: " in text]
+    assert "explanation/test-suites.md" in included and "explanation/peers.md" in included
+    for name in included:
+        assert with_bench_figures(PAGES[name], REPO) == PAGES[name], (
+            f"docs/{name}: its bench figures are not bench's: run `make docs`"
+        )

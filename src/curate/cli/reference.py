@@ -3,7 +3,9 @@ public Python API, the comparison profiles and the transpile rules, each from th
 that defines it, so the reference cannot drift from the program.
 
 ``make docs`` writes them (``python -m curate.cli.reference docs/reference``) before it
-builds the site; a test fails when a committed page is not what this module makes.
+builds the site, and refreshes the figures pages take from ``make bench``'s files
+(:func:`with_bench_figures`); a test fails when a committed page is not what this module
+makes.
 The pages are the same on every machine: help is laid out at a fixed width, and paths
 in the user's cache folder are written ``~/.cache/sqlgold`` (Linux's convention).
 """
@@ -270,6 +272,37 @@ def reference_pages() -> dict[str, str]:
     }
 
 
+#: A page's figures measured by ``make bench``: the file's text goes between the markers.
+_BENCH = re.compile(r"(<!-- bench: (?P<path>\S+) -->\n).*?(<!-- /bench -->)", re.DOTALL)
+
+
+def with_bench_figures(text: str, root: Path) -> str:
+    """``text`` with each ``<!-- bench: FILE -->`` ... ``<!-- /bench -->`` section holding
+    the bench file ``root/FILE`` as ``make bench`` last wrote it (its title dropped, its
+    headings two levels deeper): the docs' figures come from the bench, not from hand."""
+
+    def fill(m: re.Match) -> str:
+        lines = (root / m["path"]).read_text(encoding="utf-8").splitlines()
+        if lines and lines[0].startswith("# "):
+            lines = lines[1:]
+        body = "\n".join("##" + line if line.startswith("#") else line for line in lines)
+        return f"{m[1]}{body.strip()}\n{m[3]}"
+
+    return _BENCH.sub(fill, text)
+
+
+def write_bench_figures(docs: Path, root: Path) -> list[Path]:
+    """Refresh every page of ``docs`` that includes bench figures; the pages changed."""
+    written = []
+    for path in sorted(docs.rglob("*.md")):
+        text = path.read_text(encoding="utf-8")
+        new = with_bench_figures(text, root)
+        if new != text:
+            path.write_text(new, encoding="utf-8")
+            written.append(path)
+    return written
+
+
 def write_pages(folder: Path) -> list[Path]:
     """Write the generated pages into ``folder``; the paths written."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -283,5 +316,6 @@ def write_pages(folder: Path) -> list[Path]:
 
 
 if __name__ == "__main__":
-    for path in write_pages(Path(sys.argv[1] if len(sys.argv) > 1 else "docs/reference")):
+    reference = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/reference")
+    for path in write_pages(reference) + write_bench_figures(reference.parent, Path.cwd()):
         print(f"wrote {path}")

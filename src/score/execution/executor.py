@@ -80,7 +80,7 @@ class Executor:
     """Runs read-only SELECTs on one OMOP database.  Thread-safe: each thread's query
     runs in its own worker process, so N threads use N workers.
 
-    >>> with Executor("data/omop/synthea1k.duckdb") as ex:  # doctest: +SKIP
+    >>> with Executor(score.database()) as ex:  # doctest: +SKIP
     ...     ex.execute("SELECT count(*) AS n FROM cdm.person").rows()
     [(1130,)]
     """
@@ -320,7 +320,7 @@ class OpeningExecutor:
     ``workers`` (query processes per lane), those are started too, in the background, as
     soon as the first one has opened the database (:meth:`Executor.start_ahead`).
 
-    >>> with OpeningExecutor("data/omop/synthea1k.duckdb") as opening:  # doctest: +SKIP
+    >>> with OpeningExecutor(score.database()) as opening:  # doctest: +SKIP
     ...     import heavy_module  # meanwhile, the database opens
     ...     opening.result().execute("SELECT 1 AS x").rows()
     [(1,)]

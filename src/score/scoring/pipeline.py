@@ -5,7 +5,7 @@ profile; the CLI is a thin layer over it, and a notebook can call it the same wa
 
     tasks = load_tasks("data/benchmark/omop_tasks.jsonl")
     preds = read_predictions("preds.jsonl", tasks)
-    with Executor("data/omop/synthea1k.duckdb") as ex:
+    with Executor(score.database()) as ex:  # import score: the embedded database
         ctx = ScoringContext(ex, GoldCache(None, ex), "sqlgold", preds.run)
         results = list(score_predictions(tasks, preds.by_key, ctx))
 

@@ -9,8 +9,8 @@
    this process (:mod:`score.suite.trial_database`): the aimed gold must run, and one of
    its alive neighbours must return another result.  Candidates that pass are put side by
    side in one variant (``blocks_per_variant``) as long as every kill still holds there;
-   four variants are filled at once, a candidate going beside the first it fits, and when
-   it fits neither the fuller is closed.
+   ``OPEN_VARIANTS`` (eight) variants are filled at once, a candidate going beside the
+   first it fits, and when it fits none the fullest is closed.
 3. A full variant is written and run through the executor, as scoring runs it: every
    gold must run there, the kills are those the executor confirms, among all neighbours
    still alive (:mod:`score.suite.distill`), and the reference answers run too: a task
