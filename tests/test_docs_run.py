@@ -57,33 +57,37 @@ def _git_state() -> str:
     return done.stdout if done.returncode == 0 else ""
 
 
+def _outside_env() -> dict[str, str]:
+    """This process's environment without what points Python at this checkout or its
+    virtual environment (PYTHONPATH would let pip see the checkout's sqlgold as
+    installed)."""
+    return {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("XDG_", "PYTHON", "VIRTUAL_ENV", "SQLGOLD"))
+    }
+
+
 @pytest.fixture(scope="session")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     """The wheel built from this checkout, installed into a fresh virtual environment."""
     root = tmp_path_factory.mktemp("wheel")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(root), str(REPO)],
-        check=True,
-        capture_output=True,
-    )
+    env = _outside_env()
+    build = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(root), str(REPO)]
+    subprocess.run(build, check=True, capture_output=True, env=env)
     (wheel,) = root.glob("sqlgold-*.whl")
     venv = root / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, env=env)
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q"]
-    subprocess.run(
-        [*pip, "-c", str(REPO / "constraints.txt"), str(wheel)], check=True, capture_output=True
-    )
+    constraints = ["-c", str(REPO / "constraints.txt")]
+    subprocess.run([*pip, *constraints, str(wheel)], check=True, capture_output=True, env=env)
     home = root / "home"
     home.mkdir()
     return Installed(wheel, venv, home)
 
 
 def _environment(installed: Installed, request: pytest.FixtureRequest, text: str) -> dict:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("XDG_", "PYTHON", "VIRTUAL_ENV", "SQLGOLD"))
-    }
+    env = _outside_env()
     real_home = Path(os.environ.get("HOME", "~")).expanduser()
     env |= {
         "HOME": str(installed.home),
