@@ -1,1 +1,2 @@
-"""Stages ohdsi and transpile of a record: its gold read as DuckDB SQL, ahead of its checks, from its template when it only renames holes."""
+"""Stages ohdsi and transpile of a record: its gold read as DuckDB SQL, ahead of its
+checks, from its template when it only renames holes."""
