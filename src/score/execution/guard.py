@@ -4,7 +4,8 @@ Model output is hostile.  The guard is the first of the layers described in
 :mod:`score.execution.executor` and works on the sqlglot AST of the query:
 
 * exactly one statement (a comment cannot hide a second one: sqlglot splits on the
-  ``;`` that follows it);
+  ``;`` that follows it; a comment, whitespace or ``;`` after the one statement is no
+  second statement, :func:`statements_of`);
 * the statement is a ``SELECT`` (``WITH ... SELECT`` and DuckDB's ``FROM t`` form
   included) or a set operation of SELECTs (``UNION``, ``INTERSECT``, ``EXCEPT``);
 * nothing inside it writes or configures (``SELECT ... INTO``, a data-modifying CTE);
@@ -243,10 +244,20 @@ def silence_sqlglot() -> None:
     logger.propagate = False
 
 
+def statements_of(parsed: Iterable[exp.Expr | None]) -> list[exp.Expr]:
+    """The statements of a sqlglot parse: what holds only whitespace, a ``;`` or a
+    comment (sqlglot's ``Semicolon``, as after ``SELECT 1; -- note``) is none.
+
+    >>> [type(s).__name__ for s in statements_of(sqlglot.parse("SELECT 1; -- note"))]
+    ['Select']
+    """
+    return [s for s in parsed if s is not None and not isinstance(s, exp.Semicolon)]
+
+
 def parse_statements(sql: str, dialect: str = "duckdb") -> list[exp.Expr]:
     """Parse ``sql`` with sqlglot, dropping empty statements; raise ParseError."""
     with quiet():  # "falling back to Command" is a verdict, not a warning
-        return [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+        return statements_of(sqlglot.parse(sql, read=dialect))
 
 
 #: Verdicts on admitted queries are cached for texts up to this length only: a parse

@@ -38,6 +38,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
+from score.execution.guard import statements_of
 from score.execution.result import QueryError
 
 DATABASE = "cdm"
@@ -267,7 +268,7 @@ def check_spark(sql: str, tables: Collection[str]) -> exp.Expr:
     """Admit ``sql`` (Spark SQL) or raise ``guard_rejected``; ``tables`` are the CDM
     table names the database holds."""
     try:
-        statements = [s for s in sqlglot.parse(sql, read="spark") if s is not None]
+        statements = statements_of(sqlglot.parse(sql, read="spark"))
     except (ParseError, TokenError) as e:
         raise QueryError("parse_error", f"Spark: {_first(e)}") from None
     if len(statements) != 1:
