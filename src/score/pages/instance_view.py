@@ -149,6 +149,8 @@ def instance_blocks(
         where = suite["told_apart_by"]
         said = f"told apart by variant {where}: " if where else ""
         facts.append(["test suite", f"{said}{suite['reason']}"])
+    if record.get("extracted_by"):
+        facts.append(["SQL taken from the output by", record["extracted_by"]])
     if record.get("lf_match") is not None:
         facts.append(["logical form matches the gold", "yes" if record["lf_match"] else "no"])
     blocks: list[dict[str, Any]] = [{"t": "kv", "items": facts}]

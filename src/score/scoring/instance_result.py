@@ -41,6 +41,9 @@ class InstanceResult:
     #: the dialect the prediction was written for, when it was transpiled to the engine's
     #: to run (None: it ran as written); in results.jsonl only when set
     transpiled_from: str | None = None
+    #: for SQL taken from a raw output, the extraction rule that took it (in
+    #: results.jsonl only when set)
+    extracted_by: str | None = None
 
     @classmethod
     def start(cls, instance: Instance, run: str, prediction: Prediction | None) -> InstanceResult:
@@ -78,6 +81,8 @@ class InstanceResult:
             record["preview"] = copy.deepcopy(self.preview)
         if self.transpiled_from is None:
             del record["transpiled_from"]
+        if self.extracted_by is None:
+            del record["extracted_by"]
         return record
 
 
