@@ -300,13 +300,16 @@ main.add_command(suite_group)
 
 def run() -> None:
     """The installed ``sqlgold`` script: :func:`main`, ending without Python's teardown
-    when the command allowed it (:mod:`curate.cli.quick_exit`).  NumPy's BLAS gets one
+    when the command allowed it (:mod:`curate.cli.quick_exit`), and SIGTERM handled as
+    Ctrl-C is (:mod:`score.cli.signals`).  NumPy's BLAS gets one
     thread unless the caller chose (see :data:`score.execution.processes.fork_server.BLAS_THREADS`):
     no command does linear algebra that a second thread would speed up, and the threads
     OpenBLAS starts at import spin on the cores the query processes need."""
+    from score.cli.signals import stop_on_sigterm
     from score.execution.processes.fork_server import BLAS_THREADS
 
     os.environ.setdefault(BLAS_THREADS, "1")
+    stop_on_sigterm()  # SIGTERM ends a command as Ctrl-C does, its temporary folder removed
     try:
         main()
     except SystemExit as e:

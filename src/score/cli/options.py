@@ -17,6 +17,7 @@ from typing import Any
 import click
 
 from score.cli.exit_codes import ERROR
+from score.cli.signals import stopped_by
 from score.comparison.profiles.registry import profile_names
 from score.defaults import DEFAULT_DB
 from score.errors import SqlgoldError
@@ -307,8 +308,9 @@ def handle_errors(f: Callable) -> Callable:
             where = f"{e.filename}: " if getattr(e, "filename", None) else ""
             click.echo(f"error: [io] {where}{e.strerror or e}", err=True)
             sys.exit(ERROR)
-        except KeyboardInterrupt:
-            click.echo(f"error: [{_stage(f.__name__)}] stopped by Ctrl-C{_AFTER_CTRL_C}", err=True)
+        except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM (score.cli.signals)
+            stopped = f"stopped by {stopped_by(e)}{_AFTER_CTRL_C}"
+            click.echo(f"error: [{_stage(f.__name__)}] {stopped}", err=True)
             sys.exit(ERROR)
 
     return wrapper
