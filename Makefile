@@ -66,8 +66,9 @@ curate: $(STAMP) $(DB)  ## curate the project's source tasks into data/benchmark
 grounding: $(STAMP) $(DB)  ## regenerate data/grounding/ (schema, vocabulary, DuckDB notes, examples)
 	$(SQLGOLD) grounding --db $(DB) --tasks $(TASKS)
 
-verify: $(STAMP) $(DB)  ## check one pair: make verify GOLD=... ANSWER=... (or ID=... SOURCE=...) [WATCH=1]
-	$(SQLGOLD) verify --db $(DB) $(if $(ID),--id $(ID) --source $(SOURCE),--gold "$(GOLD)" --answer "$(ANSWER)") $(if $(WATCH),--watch)
+verify: $(STAMP) $(DB)  ## check one pair: make verify GOLD=... [ANSWER=...] (or ID=... [SOURCE=...]) [TODAY=YYYY-MM-DD] [WATCH=1]
+	@test -n "$(GOLD)$(ID)" || { echo "usage: make verify GOLD=... [ANSWER=...] or make verify ID=..." >&2; exit 2; }
+	$(SQLGOLD) verify --db $(DB) $(if $(ID),--id $(ID) --source $(SOURCE),--gold "$(GOLD)" $(if $(ANSWER),--answer "$(ANSWER)")) $(if $(TODAY),--today $(TODAY)) $(if $(WATCH),--watch)
 
 test: $(STAMP) $(GENSTAMP) $(SPARK_STAMP) $(PAGESTAMP)  ## run the test suite (builds its own database; starts its own PostgreSQL and Spark servers; opens the review pages in headless Chromium)
 	$(BIN)/python -m pytest

@@ -9,6 +9,10 @@ from pathlib import Path
 DEFAULT_DB = Path("data/omop/synthea1k.duckdb")
 
 
+#: The project's own source records (``make curate`` curates them; ``verify --id`` reads
+#: its record there unless told another source).
+DEFAULT_SOURCE = Path("data/benchmark/omop_source.jsonl")
+
 #: The grounding documents ``sqlgold grounding`` writes.
 DEFAULT_GROUNDING = Path("data/grounding")
 
