@@ -263,7 +263,8 @@ def read_sources(path: str | os.PathLike[str]) -> tuple[list[SourceRecord], list
     Raises :class:`score.errors.InputError` only when the file cannot be read at all.
     """
     try:
-        return parse_lines(read_text(path, stage="import").splitlines(), path=path)
+        # lines split on "\n" only: a U+2028 or U+0085 inside a string is no line break
+        return parse_lines(read_text(path, stage="import").split("\n"), path=path)
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(f"cannot read source file: {e}", stage="import", path=str(path)) from e
 
