@@ -278,7 +278,8 @@ def curate(
             f"against      {against}: {a['same']} same gold result, {a['different']} "
             f"different, {a['only_here']} kept here only, {a['only_there']} there only"
         )
-    click.echo(f"tasks        {run.tasks_path}")
+    again = "  (replaced the task file an earlier curate wrote)" if run.replaced else ""
+    click.echo(f"tasks        {run.tasks_path}{again}")
     click.echo(f"report       {run.report_path} (+ .md, .html)")
     if strict and (c["dropped"] or unreadable):
         click.echo(

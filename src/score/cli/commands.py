@@ -170,10 +170,14 @@ def score_run(tasks, predictions, out, db_path, schema, quiet, **params):
     out of every score.  Exit codes: 0 scored; 1 error; 3 scored, but some tasks are
     gold_drift (the database or engine is not the one the tasks were verified on).
     """
-    from score.out_paths import check_output_dir
+    from score.out_paths import check_output_dir, prior_folder
+    from score.scoring.run_folder import RUN_FOLDER_FILES
     from score.scoring.run_lock import check_unlocked
 
     check_output_dir(out, stage="score")
+    # a run there is continued (--resume) or refused by the run folder; anything else
+    # sqlgold did not write is refused now
+    prior_folder(out, names=RUN_FOLDER_FILES, what="a scoring run", stage="score")
     check_unlocked(out)  # another run writing --out: said at once, before any import or start
     from score.execution.processes import fork_server
 
@@ -357,17 +361,19 @@ def score_report(run_dirs: tuple[Path, ...], out: Path | None) -> None:
     """Write report.md and chart.svg for one or more finished run folders, and for one
     run its review page report.html (every instance, openable; see docs/pages.md)."""
     from score.files import write_atomic
-    from score.out_paths import check_output_dir
+    from score.out_paths import check_output_dir, prior_folder
     from score.pages.scoring_page import scoring_page
     from score.report.chart import render_chart
     from score.report.markdown import render_report
-    from score.scoring.run_folder import read_run
+    from score.scoring.run_folder import RUN_FOLDER_FILES, read_run
 
     if out is None:
         if len(run_dirs) > 1:
             raise click.UsageError("several run folders: say where the report goes with --out")
         out = run_dirs[0]
     check_output_dir(out, stage="report")
+    # a run folder's own report, or one written before, is replaced; nothing else is
+    prior_folder(out, names=RUN_FOLDER_FILES, what="a run or its report", stage="report")
     runs = [read_run(d) for d in run_dirs]
     summaries = _summaries_with_priors(runs)
     meta = _meta_for(runs, [str(d) for d in run_dirs])
@@ -381,6 +387,10 @@ def score_report(run_dirs: tuple[Path, ...], out: Path | None) -> None:
     click.echo(f"written      {out / 'chart.svg'}")
     if len(runs) == 1:
         click.echo(f"written      {out / 'report.html'}")
+
+
+#: What a comparison's folder holds (score compare replaces them together).
+COMPARISON_FILES = frozenset({"comparison.json", "report.md", "chart.svg", "report.html"})
 
 
 @score_group.command("compare")
@@ -407,7 +417,7 @@ def score_compare(
     bootstrap intervals of every score's difference (report.html lists the discordant
     instances, each openable)."""
     from score.files import write_atomic
-    from score.out_paths import check_output_dir
+    from score.out_paths import check_output_dir, prior_folder
     from score.pages.compare_page import compare_page
     from score.report.chart import render_chart
     from score.report.markdown import render_report
@@ -416,6 +426,13 @@ def score_compare(
 
     out = out or run_a.parent / f"{run_a.name}_vs_{run_b.name}"
     check_output_dir(out, stage="compare")
+    replaced = prior_folder(
+        out,
+        names=COMPARISON_FILES,
+        marker=("comparison.json", ("sqlgold.comparison/",)),
+        what="a comparison",
+        stage="compare",
+    )
     a, b = read_run(run_a), read_run(run_b)
     meta = _meta_for([a, b], [f"A {run_a}", f"B {run_b}"])
     try:
@@ -434,4 +451,5 @@ def score_compare(
     click.echo(f"b (A right, B wrong) {comparison['b']}")
     click.echo(f"c (A wrong, B right) {comparison['c']}")
     click.echo(f"McNemar p    {comparison['p_value']:.4g}")
-    click.echo(f"written      {out}")
+    again = "  (replaced the comparison written there before)" if replaced else ""
+    click.echo(f"written      {out}{again}")

@@ -81,10 +81,18 @@ def suite_build(
     apart.  Prints where near misses stand with and without the suite."""
     from score.execution.settings import ExecutorSettings
     from score.inputs.task_set import open_task_set
-    from score.out_paths import check_output_dir
+    from score.out_paths import check_output_dir, prior_folder
     from score.suite.build import BuildSettings, build_suite
+    from score.suite.suite_file import MANIFEST, SUITE_FORMAT
 
     check_output_dir(out, stage="suite")  # before any work: a folder we can write
+    replaced = prior_folder(  # and one that holds nothing but a suite sqlgold built
+        out,
+        names=None,
+        marker=(MANIFEST, (SUITE_FORMAT.split("/")[0] + "/",)),
+        what="a test suite",
+        stage="suite",
+    )
     task_set = open_task_set(tasks)
     bar = ProgressBar("suite", quiet)
     try:
@@ -100,7 +108,8 @@ def suite_build(
     finally:
         bar.close()
     s = report["near_miss_survival"]
-    click.echo(f"suite        {out}")
+    again = "  (replaced the suite built there before)" if replaced else ""
+    click.echo(f"suite        {out}{again}")
     click.echo(f"variants     {len(report['variants'])} (of {report['candidates_tried']} tried)")
     click.echo(f"neighbours   {s['executed']} ran on the base database")
     click.echo(
