@@ -291,11 +291,18 @@ _SHARED = {
 }
 
 
-def _meta_for(runs: list[dict], names: list[str] | None = None) -> dict[str, str]:
+def _meta_for(
+    runs: list[dict], names: list[str] | None = None, *, suites_may_differ: bool = False
+) -> dict[str, str]:
+    """The report's meta lines; the runs must share what makes them one report (a
+    comparison may pair a run scored with a test suite and one without: EX and the
+    rest compare, TS only where both have it)."""
     first = runs[0]["meta"]
     names = names or [str(r.get("path") or f"run {i + 1}") for i, r in enumerate(runs)]
     differ = []
     for label, read in _SHARED.items():
+        if suites_may_differ and label == "test suite":
+            continue
         values = [read(r["meta"]) for r in runs]
         if len(set(values)) > 1:
             pairs = ", ".join(f"{n}: {v}" for n, v in zip(names, values, strict=True))
@@ -305,6 +312,16 @@ def _meta_for(runs: list[dict], names: list[str] | None = None) -> dict[str, str
             "the runs differ in " + "; ".join(differ) + "; they cannot share one report"
         )
     check = first.get("database_fingerprint_check")  # runs before 0.x do not say
+    suites = [r["meta"].get("suite") for r in runs]
+    if suites_may_differ and len({(x or {}).get("manifest_sha256") for x in suites}) > 1:
+        shown = "; ".join(
+            f"{n}: " + (f"{x['path']} (suite.json sha256 {x['manifest_sha256'][:12]})" if x
+                        else "none (TS is compared only where both runs have a suite)")
+            for n, x in zip(names, suites, strict=True)
+        )  # fmt: skip
+        first = {**first, "suite": None}
+    else:
+        shown = None
     return {
         "database": f"{first['database']} (fingerprint {first['database_fingerprint']}"
         + (f", {check})" if check else ")"),
@@ -316,15 +333,53 @@ def _meta_for(runs: list[dict], names: list[str] | None = None) -> dict[str, str
             if (suite := first.get("suite"))
             else {}
         ),
+        **({"test_suite": shown} if shown else {}),
     }
 
 
-def _summaries_with_priors(runs: list[dict]) -> list[dict]:
-    summaries = [r["summary"] for r in runs]
-    priors: dict[str, dict] = {}
+def _summaries_with_priors(runs: list[dict], bootstrap: dict | None = None) -> list[dict]:
+    """The runs' summaries and their priors', for one report: all bootstrapped alike.
+    A run bootstrapped otherwise than ``bootstrap`` (the comparison's; else the first
+    run's) is summarised again from its records with it (a summary is a function of
+    them); a prior summarised otherwise is left out (its records are not kept); the
+    report says which (``report_notes``)."""
+    from score.statistics.summary import summarize
+
+    boot = bootstrap or runs[0]["summary"]["bootstrap"]
+    summaries = []
     for r in runs:
-        priors.update(r["priors"])
+        summary = r["summary"]
+        if not _same_bootstrap(summary["bootstrap"], boot):
+            again = summarize(r["records"], seed=boot["seed"], resamples=boot["resamples"],
+                              confidence=boot["confidence"])  # fmt: skip
+            note = (
+                f"summarised again from its results with {boot['resamples']:,} resamples "
+                f"(seed {boot['seed']}), for one set of draws: it was scored with "
+                f"{summary['bootstrap']['resamples']:,} (seed {summary['bootstrap']['seed']})"
+            )
+            summary = {**summary, **again, "report_notes": [note]}
+        summaries.append(summary)
+    priors: dict[str, dict] = {}
+    left_out = []
+    for r in runs:
+        for name, prior in r["priors"].items():
+            if _same_bootstrap(prior["bootstrap"], boot):
+                priors[name] = prior
+            else:
+                left_out.append(name)
+    if left_out:
+        note = (
+            f"priors {', '.join(sorted(set(left_out)))} of a run bootstrapped otherwise are "
+            "left out (their results are not kept to summarise again)"
+        )
+        notes = [*summaries[0].get("report_notes", []), note]
+        summaries[0] = {**summaries[0], "report_notes": notes}
     return summaries + [priors[k] for k in sorted(priors)]
+
+
+def _same_bootstrap(one: dict, other: dict) -> bool:
+    keys = ("seed", "resamples", "confidence", "generator")
+    return all(one.get(k) == other.get(k) for k in keys)
 
 
 def _tasks_of(meta: dict) -> dict | None:
@@ -416,7 +471,7 @@ def score_compare(
     """Compare two runs on the same tasks: discordant counts, exact McNemar test and paired
     bootstrap intervals of every score's difference (report.html lists the discordant
     instances, each openable)."""
-    from score.files import write_atomic
+    from score.files import write_all_atomic
     from score.out_paths import check_output_dir, prior_folder
     from score.pages.compare_page import compare_page
     from score.report.chart import render_chart
@@ -434,18 +489,21 @@ def score_compare(
         stage="compare",
     )
     a, b = read_run(run_a), read_run(run_b)
-    meta = _meta_for([a, b], [f"A {run_a}", f"B {run_b}"])
+    meta = _meta_for([a, b], [f"A {run_a}", f"B {run_b}"], suites_may_differ=True)
     try:
         comparison = compare_runs(
             a["records"], b["records"], seed=seed, resamples=resamples, brittleness=brittleness
         )
+        summaries = _summaries_with_priors([a, b], comparison["bootstrap"])
+        files = {  # every file made before any is written: all four, or none
+            out / "comparison.json": dumps(comparison),
+            out / "report.md": render_report(summaries, comparison, meta=meta),
+            out / "chart.svg": render_chart(summaries, comparison),
+            out / "report.html": compare_page(a, b, comparison, _tasks_of(a["meta"])),
+        }
     except ValueError as e:
         raise ScoringError(str(e), stage="compare") from None
-    summaries = _summaries_with_priors([a, b])
-    write_atomic(out / "comparison.json", dumps(comparison))
-    write_atomic(out / "report.md", render_report(summaries, comparison, meta=meta))
-    write_atomic(out / "chart.svg", render_chart(summaries, comparison))
-    write_atomic(out / "report.html", compare_page(a, b, comparison, _tasks_of(a["meta"])))
+    write_all_atomic(files)
     click.echo(f"A            {run_a}  (run {a['meta'].get('run')})")
     click.echo(f"B            {run_b}  (run {b['meta'].get('run')})")
     click.echo(f"b (A right, B wrong) {comparison['b']}")
