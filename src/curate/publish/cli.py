@@ -124,10 +124,15 @@ def publish_command(
     already published with other content is an error.
     """
     from curate.publish.release import publish
+    from curate.publish.versions import check_card_fields
     from score.cdm.duckdb_file import describe_database
     from score.out_paths import check_output_dir
 
     check_output_dir(out, stage="publish")
+    check_card_fields(  # before the database is read: a bad value costs nothing
+        license=license_, pretty_name=pretty_name, repo_id=repo_id, homepage=homepage,
+        push_to=push_to,
+    )  # fmt: skip
     info = describe_database(db_path, schema)
     result = publish(
         tasks,

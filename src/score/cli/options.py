@@ -20,7 +20,7 @@ from score.cli.exit_codes import ERROR
 from score.cli.signals import stopped_by
 from score.comparison.profiles.registry import profile_names
 from score.defaults import DEFAULT_DB
-from score.errors import SqlgoldError
+from score.errors import SqlgoldError, one_line
 from score.execution.engines.kinds import EngineKind, engine_kind
 from score.execution.settings import ExecutorSettings, parse_size
 
@@ -306,7 +306,7 @@ def handle_errors(f: Callable) -> Callable:
             sys.exit(ERROR)
         except OSError as e:
             where = f"{e.filename}: " if getattr(e, "filename", None) else ""
-            click.echo(f"error: [io] {where}{e.strerror or e}", err=True)
+            click.echo(one_line(f"error: [io] {where}{e.strerror or e}"), err=True)
             sys.exit(ERROR)
         except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM (score.cli.signals)
             stopped = f"stopped by {stopped_by(e)}{_AFTER_CTRL_C}"
