@@ -49,7 +49,8 @@ def main() -> None:
 @main.command("curate")
 @click.argument("source", type=click.Path(exists=True, path_type=Path))
 @source_format_option(
-    "Source format: the project's JSONL, OHDSI QueryLibrary pages, or FunSQL train.jsonl."
+    "Source format: the project's JSONL, OHDSI QueryLibrary pages, FunSQL train.jsonl, or "
+    "TEXT-TO-OMOP's question file (text2omop)."
 )
 @database_options
 @click.option(
@@ -268,8 +269,15 @@ def curate(
             f"({c['identical_result_groups']} groups, see the report)"
         )
     click.echo(f"dropped      {c['dropped']}")
+    first = {}  # a rule id alone says little: each is shown with its first drop's reason
+    for r in run.report["records"]:
+        if r["status"] == "dropped":
+            first.setdefault(f"{r['stage']}/{r['rule']}", r)
     for key, n in c["dropped_by_rule"].items():
-        click.echo(f"  {key:<40}{n:>5}")
+        example = first.get(key)
+        why = f"  e.g. {example['id']}: {example['reason']}" if example else ""
+        line = f"  {key:<40}{n:>5}{why}"
+        click.echo(line if len(line) <= 120 else line[:117] + "...")
     if unreadable:
         click.echo(f"unreadable   {len(unreadable)} source line(s) or file(s): see the report")
     if "engine_agreement" in run.report:

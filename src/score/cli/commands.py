@@ -74,7 +74,8 @@ def score_group() -> None:
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
     required=True,
-    help="Run folder: results.jsonl, summary.json, results.json, priors.json.",
+    help="Run folder: results.jsonl, summary.json, results.json, priors.json and the "
+    "review page report.html.",
 )
 @profile_option("Comparison rule deciding 'the same result'.")
 @click.option(

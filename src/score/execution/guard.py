@@ -164,7 +164,16 @@ def _describe(node: exp.Expr) -> str:
     for cls, name in _STATEMENT_NAMES.items():
         if isinstance(node, cls):
             return name
-    return f"a {type(node).__name__.upper()} statement"
+    return article(f"{type(node).__name__.upper()} statement")
+
+
+def article(words: str) -> str:
+    """``words`` after "a" or "an", as they are said.
+
+    >>> article("ATTACH statement"), article("DROP statement")
+    ('an ATTACH statement', 'a DROP statement')
+    """
+    return f"{'an' if words[:1].upper() in 'AEIOU' and words[:1] else 'a'} {words}"
 
 
 def refused_function(name: str) -> str | None:
@@ -178,6 +187,8 @@ def refused_function(name: str) -> str | None:
     name = name.lower()
     if name in FORBIDDEN_FUNCTIONS:
         return f"function {name}() reads outside the database"
+    if name == "getenv":
+        return "function getenv() reads the query process's environment (paths, user names)"
     if name in PRIVILEGED_FUNCTIONS or name.startswith(CATALOG_PREFIXES):
         if name.startswith(CATALOG_PREFIXES) or name in ("current_setting", "getvariable"):
             return f"function {name}() reveals the database catalog, paths or settings"

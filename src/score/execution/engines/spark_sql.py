@@ -38,7 +38,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
-from score.execution.guard import statements_of
+from score.execution.guard import article, statements_of
 from score.execution.result import QueryError
 
 DATABASE = "cdm"
@@ -275,12 +275,13 @@ def check_spark(sql: str, tables: Collection[str]) -> exp.Expr:
         raise _refuse(f"{len(statements)} statements; only one SELECT is allowed")
     tree = statements[0]
     if not isinstance(tree, _ADMITTED):
-        raise _refuse(f"a {type(tree).__name__.upper()} statement; only a SELECT is allowed")
+        statement = article(f"{type(tree).__name__.upper()} statement")
+        raise _refuse(f"{statement}; only a SELECT is allowed")
     ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
     known = {t.lower() for t in tables}
     for node in tree.walk():
         if isinstance(node, _STATEMENTS):
-            raise _refuse(f"a {type(node).__name__.upper()} inside the query")
+            raise _refuse(f"{article(type(node).__name__.upper())} inside the query")
         if isinstance(node, exp.Table):
             _check_table(node, known, ctes)
         elif isinstance(node, exp.Func):
