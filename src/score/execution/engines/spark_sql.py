@@ -16,7 +16,10 @@ transaction to fall back on: anything that reaches it runs.
   ``java_method``, ``try_reflect``, ``input_file_name`` ...) and no function qualified
   by a database (a catalog UDF);
 * holds no statement node: ``ADD JAR/FILE/ARCHIVE``, ``CREATE FUNCTION``, ``SET``,
-  ``RESET``, ``CACHE``/``UNCACHE``, ``INSERT``, ``LOAD DATA``, ``MSCK``, DDL.
+  ``RESET``, ``CACHE``/``UNCACHE``, ``INSERT``, ``LOAD DATA``, ``MSCK``, DDL;
+* multiplies no three relations without a join key (a cancelled product of three keeps
+  the server's cores busy for as long as it runs:
+  :mod:`score.execution.engines.spark_products`).
 
 >>> to_spark("SELECT person_id FROM cdm.person ORDER BY year_of_birth")
 'SELECT person_id FROM cdm.person ORDER BY year_of_birth NULLS LAST'
@@ -38,6 +41,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
+from score.execution.engines.spark_products import unstoppable_product
 from score.execution.guard import article, statements_of
 from score.execution.result import QueryError
 
@@ -286,6 +290,12 @@ def check_spark(sql: str, tables: Collection[str]) -> exp.Expr:
             _check_table(node, known, ctes)
         elif isinstance(node, exp.Func):
             _check_function(node)
+    product = unstoppable_product(tree)
+    if product is not None:
+        raise _refuse(
+            f"{product}: it cannot end within the time limit, and Spark cannot stop it once "
+            "it runs (its tasks would hold the server's cores)"
+        )
     return tree
 
 
