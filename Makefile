@@ -67,8 +67,9 @@ curate: $(STAMP)  ## curate the project's source tasks into data/benchmark/ (+ g
 grounding: $(STAMP)  ## regenerate data/grounding/ (schema, vocabulary, DuckDB notes, examples)
 	$(SQLGOLD) grounding $(DBARG) --tasks $(TASKS) --out data/grounding
 
-verify: $(STAMP)  ## check one pair: make verify GOLD=... ANSWER=... (or ID=... SOURCE=...) [WATCH=1]
-	$(SQLGOLD) verify $(DBARG) $(if $(ID),--id $(ID) --source $(SOURCE),--gold "$(GOLD)" --answer "$(ANSWER)") $(if $(WATCH),--watch)
+verify: $(STAMP)  ## check one pair: make verify GOLD=... [ANSWER=...] (or ID=... [SOURCE=...]) [TODAY=YYYY-MM-DD] [WATCH=1]
+	@test -n "$(GOLD)$(ID)" || { echo "usage: make verify GOLD=... [ANSWER=...] or make verify ID=..." >&2; exit 2; }
+	$(SQLGOLD) verify $(DBARG) $(if $(ID),--id $(ID) --source $(SOURCE),--gold "$(GOLD)" $(if $(ANSWER),--answer "$(ANSWER)")) $(if $(TODAY),--today $(TODAY)) $(if $(WATCH),--watch)
 
 test: $(STAMP) $(GENSTAMP) $(SPARK_STAMP) $(PAGESTAMP)  ## run the test suite (builds its own database; starts its own PostgreSQL and Spark servers; opens the review pages in headless Chromium)
 	$(BIN)/python -m pytest

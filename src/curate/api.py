@@ -213,13 +213,16 @@ def publish_release(
     already published with other content is an error.  ``datasets.load_dataset`` reads
     the folder."""
     from curate.publish.release import publish
-    from curate.publish.versions import version_key
+    from curate.publish.versions import check_card_fields, version_key
     from score.cdm.duckdb_file import describe_database
     from score.errors import SqlgoldError
     from score.out_paths import check_output_dir
 
     version_key(version)  # a version that is not X.Y.Z is refused before anything runs
     check_output_dir(out, stage="publish")
+    check_card_fields(  # before the database is read: a bad value costs nothing
+        license=license, pretty_name=pretty_name, repo_id=repo_id, homepage=homepage
+    )
     db_path = database(db)
     if not isinstance(db_path, Path):
         raise SqlgoldError(

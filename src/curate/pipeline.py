@@ -269,12 +269,12 @@ def _curate(
         order = ordered_result(tree)
     result, warnings = verify_gold(gold, ctx, order_matters=order, tree=tree)
     if isinstance(result, Drop):
-        return dropped(record.id, result, notes)
+        return dropped(record.id, result, notes, gold_sql)
     alternatives = verify_alternatives(
         record, lambda alt, t: verify_gold(alt, ctx, order_matters=order, tree=t)[0]
     )
     if isinstance(alternatives, Drop):
-        return dropped(record.id, alternatives, notes)
+        return dropped(record.id, alternatives, notes, gold_sql)
     printed = ResultPrint.of(result, ordered=order)
     answer_sql = None
     if answer is not None:  # the record has a reference answer
@@ -282,11 +282,11 @@ def _curate(
         if isinstance(answer, Exception):
             raise answer
         if isinstance(answer, Drop):
-            return dropped(record.id, Drop("answer", answer.rule, answer.reason), notes)
+            return dropped(record.id, Drop("answer", answer.rule, answer.reason), notes, gold_sql)
         answer_open = unresolved(answer.warnings, collation_checked=False)
         drop = unresolved_drop(answer_open, "answer") if options.unresolved_semantics else None
         if drop:
-            return dropped(record.id, drop, notes)
+            return dropped(record.id, drop, notes, gold_sql)
         warnings += tuple(f"answer_sql: {w}" for w in answer_open)
         answer_sql = answer.sql
         ran = answer_run.result() if answer_run is not None else None
@@ -295,7 +295,7 @@ def _curate(
             golds, answer_sql, executor, order_matters=order, profile=options.profile, ran=ran
         )
         if drop:
-            return dropped(record.id, drop, notes)
+            return dropped(record.id, drop, notes, gold_sql)
     stage.name = "verify"
     drop, smells = check_smells(
         record.question,
@@ -308,7 +308,7 @@ def _curate(
         order_matters=order,
     )
     if drop:
-        return dropped(record.id, drop, notes)
+        return dropped(record.id, drop, notes, gold_sql)
     gold_result = {
         "sha256": result_sha256(result, ordered=order),
         "rows": result.num_rows,

@@ -156,10 +156,14 @@ def score_run(
     variants.  A run whose tasks drifted (``gold_drift``) is returned, not raised: the
     command exits 3 for it.
     """
-    from score.out_paths import check_output_dir
+    from score.out_paths import check_output_dir, prior_folder
+    from score.scoring.run_folder import RUN_FOLDER_FILES
     from score.scoring.run_lock import check_unlocked
 
     check_output_dir(out, stage="score")
+    # a run there is continued (``resume``) or refused by the run folder; anything else
+    # sqlgold did not write is refused now
+    prior_folder(out, names=RUN_FOLDER_FILES, what="a scoring run", stage="score")
     check_unlocked(out)  # another run writing ``out``: said before anything opens
     from score.execution.processes import fork_server
 
@@ -226,12 +230,12 @@ def report_runs(runs: Sequence[str | Path], out: str | Path | None = None) -> Re
     into ``out`` (default: the one run's folder), as ``sqlgold score report`` does."""
     from score.errors import ScoringError
     from score.files import write_atomic
-    from score.out_paths import check_output_dir
+    from score.out_paths import check_output_dir, prior_folder
     from score.pages.scoring_page import scoring_page
     from score.report.chart import render_chart
     from score.report.markdown import render_report
     from score.report.runs import meta_for, summaries_with_priors, tasks_of
-    from score.scoring.run_folder import read_run
+    from score.scoring.run_folder import RUN_FOLDER_FILES, read_run
 
     run_dirs = [Path(r) for r in runs]
     if not run_dirs:
@@ -241,6 +245,8 @@ def report_runs(runs: Sequence[str | Path], out: str | Path | None = None) -> Re
             raise ScoringError("several run folders: say where the report goes", stage="report")
         out = run_dirs[0]
     out = check_output_dir(out, stage="report")
+    # a run folder's own report, or one written before, is replaced; nothing else is
+    prior_folder(out, names=RUN_FOLDER_FILES, what="a run or its report", stage="report")
     read = [read_run(d) for d in run_dirs]
     summaries = summaries_with_priors(read)
     meta = meta_for(read, [str(d) for d in run_dirs])
@@ -264,6 +270,7 @@ class Comparison:
     c: int  # instances A got wrong and B right
     p_value: float  # exact McNemar
     data: dict[str, Any]  # comparison.json
+    replaced: bool = False  # a comparison written there before was replaced
 
 
 def compare_runs(
@@ -280,34 +287,50 @@ def compare_runs(
     ``chart.svg`` and ``report.html``, as ``sqlgold score compare`` does.  With
     ``brittleness``, B is A with its retrieved cases dropped (seed 003)."""
     from score.errors import ScoringError
-    from score.files import write_atomic
-    from score.out_paths import check_output_dir
+    from score.files import write_all_atomic
+    from score.out_paths import check_output_dir, prior_folder
     from score.pages.compare_page import compare_page
     from score.report.chart import render_chart
     from score.report.markdown import render_report
-    from score.report.runs import meta_for, summaries_with_priors, tasks_of
+    from score.report.runs import COMPARISON_FILES, meta_for, summaries_with_priors, tasks_of
     from score.scoring.run_folder import dumps, read_run
     from score.statistics.stats import compare_runs as compare_records
 
     run_a, run_b = Path(run_a), Path(run_b)
     out = Path(out) if out is not None else run_a.parent / f"{run_a.name}_vs_{run_b.name}"
     check_output_dir(out, stage="compare")
+    replaced = prior_folder(
+        out,
+        names=COMPARISON_FILES,
+        marker=("comparison.json", ("sqlgold.comparison/",)),
+        what="a comparison",
+        stage="compare",
+    )
     a, b = read_run(run_a), read_run(run_b)
-    meta = meta_for([a, b], [f"A {run_a}", f"B {run_b}"])
+    meta = meta_for([a, b], [f"A {run_a}", f"B {run_b}"], suites_may_differ=True)
     try:
         comparison = compare_records(
             a["records"], b["records"], seed=seed, resamples=resamples, brittleness=brittleness
         )
+        summaries = summaries_with_priors([a, b], comparison["bootstrap"])
+        files = {  # every file made before any is written: all four, or none
+            out / "comparison.json": dumps(comparison),
+            out / "report.md": render_report(summaries, comparison, meta=meta),
+            out / "chart.svg": render_chart(summaries, comparison),
+            out / "report.html": compare_page(a, b, comparison, tasks_of(a["meta"])),
+        }
     except ValueError as e:
         raise ScoringError(str(e), stage="compare") from None
-    summaries = summaries_with_priors([a, b])
-    write_atomic(out / "comparison.json", dumps(comparison))
-    write_atomic(out / "report.md", render_report(summaries, comparison, meta=meta))
-    write_atomic(out / "chart.svg", render_chart(summaries, comparison))
-    write_atomic(out / "report.html", compare_page(a, b, comparison, tasks_of(a["meta"])))
+    write_all_atomic(files)
     labels = (a["meta"].get("run"), b["meta"].get("run"))
     return Comparison(
-        out, labels, comparison["b"], comparison["c"], comparison["p_value"], comparison
+        out,
+        labels,
+        comparison["b"],
+        comparison["c"],
+        comparison["p_value"],
+        comparison,
+        bool(replaced),
     )
 
 
@@ -318,6 +341,7 @@ class Suite:
 
     out: Path
     report: dict[str, Any]
+    replaced: bool = False  # a suite sqlgold built there before was replaced
 
     @property
     def variants(self) -> int:
@@ -349,9 +373,10 @@ def build_suite(
     from score.execution.engines.kinds import engine_kind
     from score.execution.settings import ExecutorSettings
     from score.inputs.task_set import open_task_set
-    from score.out_paths import check_output_dir
+    from score.out_paths import check_output_dir, prior_folder
     from score.suite.build import BuildSettings
     from score.suite.build import build_suite as build
+    from score.suite.suite_file import MANIFEST, SUITE_FORMAT
 
     base = database(db)
     if not isinstance(base, Path):
@@ -361,6 +386,13 @@ def build_suite(
             stage="suite",
         )
     check_output_dir(out, stage="suite")  # before any work: a folder we can write
+    replaced = prior_folder(  # and one that holds nothing but a suite sqlgold built
+        out,
+        names=None,
+        marker=(MANIFEST, (SUITE_FORMAT.split("/")[0] + "/",)),
+        what="a test suite",
+        stage="suite",
+    )
     task_set = open_task_set(tasks)
     report = build(
         task_set.tasks,
@@ -371,4 +403,4 @@ def build_suite(
         executor_settings=ExecutorSettings(timeout_seconds=timeout),
         schema=schema,
     )
-    return Suite(Path(out), report)
+    return Suite(Path(out), report, bool(replaced))

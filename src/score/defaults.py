@@ -9,6 +9,10 @@ from pathlib import Path
 #: in the current folder (this project's are data/grounding, which its Makefile names).
 DEFAULT_GROUNDING = Path("grounding")
 
+#: This project's own source records, read by ``verify --id`` when no ``--source`` is given
+#: and the current folder is the project's checkout (``make curate`` curates them).
+DEFAULT_SOURCE = Path("data/benchmark/omop_source.jsonl")
+
 
 def cache_root() -> Path:
     """The user's cache folder for sqlgold, by the platform's convention

@@ -1,4 +1,4 @@
-"""sqlgold's one error tree.
+r"""sqlgold's one error tree.
 
 Every error sqlgold raises on purpose is a :class:`SqlgoldError`.  It carries the
 pipeline *stage* it happened in and, where known, the file, line and task id, so the
@@ -7,7 +7,12 @@ message alone tells a user where to look:
 >>> str(SqlgoldError("unknown dialect 'foo'", stage="import", path="a.jsonl", line=3, task_id="q1"))
 "[import] a.jsonl:3 (task q1): unknown dialect 'foo'"
 
-The CLI turns any SqlgoldError into one line on stderr and exit code 1.
+The CLI turns any SqlgoldError into one line on stderr and exit code 1: a character
+that would break the line or reorder what a terminal shows (a newline in a file name, a
+bidi override in a task id) is written as its escape:
+
+>>> print(SqlgoldError("no such file", path="omop\n_tasks.jsonl", task_id="q\u202e1"))
+[sqlgold] omop\n_tasks.jsonl (task q\u202e1): no such file
 """
 
 from __future__ import annotations
@@ -41,7 +46,21 @@ class SqlgoldError(Exception):
             where = self.path if self.line is None else f"{self.path}:{self.line}"
         if self.task_id is not None:
             where = f"{where} (task {self.task_id})".strip()
-        return f"[{self.stage}] {where + ': ' if where else ''}{self.message}"
+        return one_line(f"[{self.stage}] {where + ': ' if where else ''}{self.message}")
+
+
+def one_line(text: str) -> str:
+    r"""``text`` with every character that is not printable (a line break, a control or
+    bidi character) written as its Python escape.
+
+    >>> print(one_line("a\tb\u2028c"), one_line("plain text"))
+    a\tb\u2028c plain text
+    """
+    if text.isprintable():
+        return text
+    return "".join(
+        c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text
+    )
 
 
 class DatabaseError(SqlgoldError):

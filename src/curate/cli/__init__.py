@@ -64,8 +64,8 @@ def main(ctx: click.Context) -> None:
 @main.command("curate")
 @click.argument("source", type=click.Path(exists=True, path_type=Path))
 @source_format_option(
-    "Source format: the project's JSONL, OHDSI QueryLibrary pages, FunSQL train.jsonl or "
-    "TEXT-TO-OMOP's test.jsonl."
+    "Source format: the project's JSONL, OHDSI QueryLibrary pages, FunSQL train.jsonl, or "
+    "TEXT-TO-OMOP's question file (text2omop)."
 )
 @database_options
 @option(
@@ -254,8 +254,15 @@ def curate(
             f"({c['identical_result_groups']} groups, see the report)"
         )
     click.echo(f"dropped      {c['dropped']}")
+    first = {}  # a rule id alone says little: each is shown with its first drop's reason
+    for r in run.report["records"]:
+        if r["status"] == "dropped":
+            first.setdefault(f"{r['stage']}/{r['rule']}", r)
     for key, n in c["dropped_by_rule"].items():
-        click.echo(f"  {key:<40}{n:>5}")
+        example = first.get(key)
+        why = f"  e.g. {example['id']}: {example['reason']}" if example else ""
+        line = f"  {key:<40}{n:>5}{why}"
+        click.echo(line if len(line) <= 120 else line[:117] + "...")
     if unreadable:
         click.echo(f"unreadable   {len(unreadable)} source line(s) or file(s): see the report")
     if "engine_agreement" in run.report:
@@ -264,7 +271,8 @@ def curate(
             f"against      {against}: {a['same']} same gold result, {a['different']} "
             f"different, {a['only_here']} kept here only, {a['only_there']} there only"
         )
-    click.echo(f"tasks        {run.tasks_path}")
+    again = "  (replaced the task file an earlier curate wrote)" if run.replaced else ""
+    click.echo(f"tasks        {run.tasks_path}{again}")
     click.echo(f"report       {run.report_path} (+ .md, .html)")
     if strict and (c["dropped"] or unreadable):
         click.echo(
@@ -287,13 +295,16 @@ main.add_command(config_command)
 
 def run() -> None:
     """The installed ``sqlgold`` script: :func:`main`, ending without Python's teardown
-    when the command allowed it (:mod:`curate.cli.quick_exit`).  NumPy's BLAS gets one
+    when the command allowed it (:mod:`curate.cli.quick_exit`), and SIGTERM handled as
+    Ctrl-C is (:mod:`score.cli.signals`).  NumPy's BLAS gets one
     thread unless the caller chose (see :data:`score.execution.processes.fork_server.BLAS_THREADS`):
     no command does linear algebra that a second thread would speed up, and the threads
     OpenBLAS starts at import spin on the cores the query processes need."""
+    from score.cli.signals import stop_on_sigterm
     from score.execution.processes.fork_server import BLAS_THREADS
 
     os.environ.setdefault(BLAS_THREADS, "1")
+    stop_on_sigterm()  # SIGTERM ends a command as Ctrl-C does, its temporary folder removed
     try:
         main()
     except SystemExit as e:

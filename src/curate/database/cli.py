@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from score.cli.exit_codes import FOUND_DIFFERENT
 from score.cli.option_table import option
 from score.cli.options import database_options, handle_errors, quiet_option
 from score.defaults import DEFAULT_DB, SHOWN_EMBEDDED_DB
+from score.errors import SqlgoldError
 
 
 @click.group("db")
@@ -39,6 +41,13 @@ def db_build(out: Path, vocab: Path | None, quiet: bool) -> None:
     from score.out_paths import check_output_file
 
     check_output_file(out, stage="database")
+    if os.path.lexists(out) and not _built_by_sqlgold(out):  # never a database of the user's
+        raise SqlgoldError(
+            "is not a database sqlgold db build made: sqlgold replaces only what it wrote "
+            "itself (choose another --out)",
+            stage="database",
+            path=str(out),
+        )
 
     def progress(table: str) -> None:
         if not quiet:
@@ -61,6 +70,36 @@ def db_path_command() -> None:
     from score.cdm.embedded import ensure_embedded
 
     click.echo(str(ensure_embedded(say=lambda text: click.echo(text, err=True))))
+
+
+def _built_by_sqlgold(path: Path) -> bool:
+    """Whether ``path`` is a DuckDB file holding the build information ``db build`` stores
+    (opened read-only, and only when it starts as a DuckDB file does)."""
+    import stat
+
+    import duckdb
+
+    from score.cdm.duckdb_file import INFO_SCHEMA, INFO_TABLE
+
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False
+        with open(path, "rb") as f:
+            if f.read(12)[8:12] != b"DUCK":
+                return False
+        con = duckdb.connect(str(path), read_only=True)
+    except (OSError, duckdb.Error):
+        return False
+    try:
+        found = con.execute(
+            "SELECT count(*) FROM duckdb_tables() WHERE schema_name = ? AND table_name = ?",
+            [INFO_SCHEMA, INFO_TABLE],
+        ).fetchone()
+        return bool(found and found[0])
+    except duckdb.Error:
+        return False
+    finally:
+        con.close()
 
 
 @db.command("info")

@@ -47,14 +47,23 @@ def grounding(
     document, built only from the train side's verified gold SQL so that no held-out
     task can retrieve its own answer."""
     from curate.grounding.common import GroundingError
-    from curate.grounding.documents import generate_documents, stale_documents, write_documents
+    from curate.grounding.documents import (
+        SCHEMA_DOC,
+        SQL_NOTES_DOC,
+        VOCABULARY_DOC,
+        generate_documents,
+        stale_documents,
+        write_documents,
+    )
     from curate.grounding.examples_doc import EXAMPLES_DOC, examples_document, leaked_tasks
     from score.inputs.split import split_tasks
     from score.inputs.task_set import load_tasks
-    from score.out_paths import check_output_dir
+    from score.out_paths import check_output_dir, prior_folder
 
     if not check:
         check_output_dir(out, stage="grounding")
+        names = frozenset({SCHEMA_DOC, VOCABULARY_DOC, SQL_NOTES_DOC, EXAMPLES_DOC})
+        prior_folder(out, names=names, what="grounding documents", stage="grounding")
     documents = generate_documents(db_path, schema)
     stale_examples = False
     if tasks_path is not None:

@@ -89,7 +89,12 @@ def publish_command(
     already published with other content is an error.
     """
     from curate.api import publish_release
+    from curate.publish.versions import check_card_fields
 
+    check_card_fields(  # the --push value too, before anything is read
+        license=license_, pretty_name=pretty_name, repo_id=repo_id, homepage=homepage,
+        push_to=push_to,
+    )  # fmt: skip
     result = publish_release(
         tasks,
         version,

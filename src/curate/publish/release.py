@@ -55,6 +55,7 @@ from curate.publish.inputs import check_database_columns, check_report, read_rep
 from curate.publish.release_suite import copy_suite, suite_card, suite_for_release, suite_manifest
 from curate.publish.task_diff import diff_tasks, render_markdown
 from curate.publish.versions import (
+    check_card_fields,
     default_report_path,
     previous_version,
     release_name,
@@ -300,6 +301,7 @@ def publish(
     tasks_path, releases_dir = Path(tasks_path), Path(releases_dir)
     version_key(version)
     name = release_name(tasks_path)
+    check_card_fields(license=license, pretty_name=pretty_name, repo_id=repo_id, homepage=homepage)
     report_file = Path(report_path) if report_path else default_report_path(tasks_path)
     tasks = load_tasks(tasks_path)
     report = read_report(report_file)

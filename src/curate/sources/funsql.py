@@ -57,7 +57,7 @@ def _items(text: str) -> list[tuple[int, Any, str | None]]:
         else:
             if isinstance(items, list):
                 return [(i, item, None) for i, item in enumerate(items, start=1)]
-    return list(numbered_json(text.splitlines()))
+    return list(numbered_json(text.split("\n")))  # "\n" only: U+2028 may sit in a string
 
 
 def parse_text(

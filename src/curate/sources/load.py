@@ -142,7 +142,7 @@ def _find_in_jsonl(file: Path, record_id: str) -> SourceRecord | None:
         text = read_text(file, stage="import")
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(f"cannot read source file: {e}", stage="import", path=str(file)) from e
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text.split("\n"), start=1):  # as read_sources splits
         if not line.strip():
             continue
         try:

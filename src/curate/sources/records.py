@@ -25,7 +25,7 @@ from typing import Any
 from score.cdm.schema import CDM_TABLES
 from score.errors import InputError
 from score.files import write_atomic
-from score.inputs.jsonl import numbered_json, read_text
+from score.inputs.jsonl import numbered_json, read_lines
 from score.inputs.schemas import schema_path, validator
 
 #: The format every record carries; readers refuse any other.
@@ -248,7 +248,7 @@ def check_object(
 
 
 def parse_lines(
-    lines: Iterable[str], *, path: str | os.PathLike[str] | None = None
+    lines: Iterable[str | bytes], *, path: str | os.PathLike[str] | None = None
 ) -> tuple[list[SourceRecord], list[SourceProblem]]:
     """Records and problems of JSONL text, line by line (blank lines are skipped).
 
@@ -290,9 +290,13 @@ def read_sources(path: str | os.PathLike[str]) -> tuple[list[SourceRecord], list
     Raises :class:`score.errors.InputError` only when the file cannot be read at all.
     """
     try:
-        return parse_lines(read_text(path, stage="import").splitlines(), path=path)
-    except (OSError, UnicodeDecodeError) as e:
+        # lines split on "\n" only (a U+2028 or U+0085 inside a string is no line break),
+        # as bytes: a line that is not UTF-8 is that line's problem, not the file's
+        with open(path, "rb") as f:
+            lines = list(read_lines(f, path=path, stage="import"))
+    except OSError as e:
         raise InputError(f"cannot read source file: {e}", stage="import", path=str(path)) from e
+    return parse_lines(lines, path=path)
 
 
 def to_json_line(record: SourceRecord) -> str:

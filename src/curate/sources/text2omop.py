@@ -26,11 +26,12 @@ Fields other than ``input`` and ``output`` are not read.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from curate.sources.records import SourceProblem, SourceRecord, check_object
-from score.inputs.jsonl import numbered_json, read_text
+from score.inputs.jsonl import numbered_json, read_lines
 from score.inputs.text2omop import DIALECT, ITEM_FIELDS, NO_SQL, field_problem, item_ids
 
 PATTERN = "*.jsonl"
@@ -43,10 +44,18 @@ def parse_text(
     text: str, *, name: str, path: str | os.PathLike[str] | None = None
 ) -> tuple[list[SourceRecord], list[SourceProblem]]:
     """Records and problems of a TEXT-TO-OMOP item file's text (``name``: its origin file)."""
+    return parse_lines(text.split("\n"), name=name, path=path)
+
+
+def parse_lines(
+    lines: Iterable[str | bytes], *, name: str, path: str | os.PathLike[str] | None = None
+) -> tuple[list[SourceRecord], list[SourceProblem]]:
+    """Records and problems of a TEXT-TO-OMOP item file's lines (text, or bytes: a line
+    that is not UTF-8 is that line's problem, not the file's)."""
     shown = str(path) if path is not None else name
     problems: list[SourceProblem] = []
     items: list[tuple[int, str, str]] = []
-    for number, item, error in numbered_json(text.split("\n")):
+    for number, item, error in numbered_json(lines):
         if error is not None:
             problems.append(SourceProblem("malformed_json", error, path=shown, line=number))
             continue
@@ -88,10 +97,11 @@ def load_file(
     """Records and problems of one TEXT-TO-OMOP item file."""
     name = name if name is not None else Path(path).name
     try:
-        text = read_text(path, stage="import")
-    except (OSError, UnicodeDecodeError) as e:
+        with open(path, "rb") as f:  # a line over the bound stops the read (LineTooLong)
+            lines = list(read_lines(f, path=path, stage="import"))
+    except OSError as e:
         return [], [SourceProblem("unreadable", f"cannot read file: {e}", path=str(path))]
-    return parse_text(text, name=name, path=path)
+    return parse_lines(lines, name=name, path=path)
 
 
 __all__ = ["DECLARED", "load_file", "parse_text"]

@@ -28,6 +28,7 @@ from sqlglot.errors import SqlglotError
 from curate.transpile.rules.tables import cte_names
 from score.cdm.schema import VOCABULARY_TABLES
 from score.errors import SqlgoldError
+from score.execution.guard import statements_of
 
 TIERS = ("simple", "compositional", "schema_aware")
 
@@ -50,7 +51,7 @@ def parse_gold(sql: str | exp.Expression, dialect: str = "duckdb") -> exp.Expres
     if isinstance(sql, exp.Expression):
         return sql
     try:
-        statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+        statements = statements_of(sqlglot.parse(sql, read=dialect))
     except SqlglotError as error:
         raise TierError(f"cannot parse the gold SQL: {error}") from error
     if len(statements) != 1:

@@ -28,11 +28,20 @@ class Verdict:
     #: the concept ids the gold filters standard concept columns by (id, column): looked
     #: up once for the whole run (rule non_standard_concept); not written
     concepts: tuple[tuple[int, str], ...] = ()
+    #: a dropped record's gold as DuckDB SQL, when it was read that far, and (a reference
+    #: answer that differs) both results' first rows and the rows that differ: what a
+    #: curator needs to fix the record, on the report's page
+    gold_sql: str | None = None
+    preview: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "status": self.status}
         if self.status == "dropped":
             out.update(stage=self.stage, rule=self.rule, reason=self.reason)
+            if self.gold_sql is not None:
+                out["gold_sql"] = self.gold_sql
+            if self.preview:
+                out["preview"] = self.preview
         else:
             out["tier"] = self.tier
             if self.result is not None:
@@ -48,8 +57,18 @@ class Verdict:
         return out
 
 
-def dropped(record_id: str, drop: Drop, notes: list[str]) -> tuple[None, Verdict]:
-    """No task, and the verdict that drops ``record_id`` for ``drop``."""
+def dropped(
+    record_id: str, drop: Drop, notes: list[str], gold_sql: str | None = None
+) -> tuple[None, Verdict]:
+    """No task, and the verdict that drops ``record_id`` for ``drop`` (``gold_sql``: its
+    gold as DuckDB SQL, when it was read)."""
     return None, Verdict(
-        record_id, "dropped", drop.stage, drop.rule, drop.reason, notes=tuple(notes)
+        record_id,
+        "dropped",
+        drop.stage,
+        drop.rule,
+        drop.reason,
+        notes=tuple(notes),
+        gold_sql=gold_sql,
+        preview=drop.preview,
     )

@@ -33,6 +33,7 @@ from curate.transpile.rules.base import TranspileError
 from curate.transpile.rules.hazards import hazards
 from curate.transpile.rules.reject import reject_unsupported
 from curate.transpile.rules.tsql_dialect import SqlgoldTSQL
+from score.execution.guard import statements_of
 from score.execution.parse_position import near, plain_sqlglot_message
 
 __all__ = ["KNOWN_LIMITS", "READS", "RULES", "Transpiled", "TranspileError", "transpile"]
@@ -92,7 +93,7 @@ def transpile(
 
 def _parse(sql: str, read: str) -> exp.Expression:
     try:
-        statements = [s for s in sqlglot.parse(sql, read=READS[read]) if s is not None]
+        statements = statements_of(sqlglot.parse(sql, read=READS[read]))
     except ParseError as error:
         first = error.errors[0] if error.errors else {}
         where = ""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +24,7 @@ from score.cli.options import (
     profile_option,
     suite_option,
 )
+from score.defaults import DEFAULT_SOURCE
 from score.errors import SqlgoldError
 
 if TYPE_CHECKING:
@@ -56,10 +59,22 @@ class PairSource:
     fmt: str
 
     def watched(self) -> list[Path]:
-        """The files whose saving re-runs the check."""
+        """The files whose saving re-runs the check; a --gold or --answer that names
+        something other than a regular file (a FIFO, a device, a folder) is an error."""
         if self.record_id is not None:
             return [self.source] if self.source and self.source.is_file() else _sources_in(self)
-        return [Path(v) for v in (self.gold, self.answer) if v is not None and _is_file(v)]
+        found = []
+        for value, flag in ((self.gold, "--gold"), (self.answer, "--answer")):
+            kind = None if value is None else file_kind(value)
+            if kind == "file":
+                found.append(Path(value))  # type: ignore[arg-type]
+            elif kind is not None:
+                raise SqlgoldError(
+                    f"{flag}: a {kind}, not a regular file (--watch reads files)",
+                    stage="verify",
+                    path=value,
+                )
+        return found
 
     def load(self) -> Loaded:
         """What to check, read now."""
@@ -98,11 +113,33 @@ class PairSource:
         )
 
 
-def _is_file(value: str) -> bool:
+#: The largest SQL file ``verify`` reads (a gold is a few kilobytes; a device or a file
+#: that never ends must not fill the memory).
+MAX_SQL_FILE_BYTES = 16 * 2**20
+
+_KINDS = (
+    (stat.S_ISREG, "file"),
+    (stat.S_ISDIR, "folder"),
+    (stat.S_ISFIFO, "FIFO"),
+    (stat.S_ISCHR, "character device"),
+    (stat.S_ISBLK, "block device"),
+    (stat.S_ISSOCK, "socket"),
+)
+
+
+def file_kind(value: str) -> str | None:
+    """What ``value`` names, a symlink followed: ``file`` (a regular one), ``folder``,
+    ``FIFO``, ``character device``, ...; None when nothing is there (or it cannot be
+    looked at).
+
+    >>> file_kind("/dev/null"), file_kind("/"), file_kind("SELECT 1")
+    ('character device', 'folder', None)
+    """
     try:
-        return Path(value).is_file()
+        mode = os.stat(value).st_mode
     except (OSError, ValueError):
-        return False
+        return None
+    return next((name for test, name in _KINDS if test(mode)), "special file")
 
 
 def _sources_in(pair: PairSource) -> list[Path]:
@@ -121,21 +158,27 @@ def _looks_like_a_path(value: str) -> bool:
 
 def _sql_argument(value: str, option: str) -> str:
     """A file's text when ``value`` names a file, else ``value`` itself as SQL; a value
-    that names a folder, or looks like a path that does not exist, is an error."""
-    path = Path(value)
-    try:
-        is_dir, is_file = path.is_dir(), path.is_file()
-    except (OSError, ValueError):
-        is_dir = is_file = False
-    if is_dir:
-        raise SqlgoldError(f"{option}: a folder, not a SQL file", stage="verify", path=value)
-    if is_file:
+    that names a folder, or looks like a path that does not exist, is an error, and so is
+    an empty one."""
+    if not value.strip():
+        raise SqlgoldError(f"{option}: empty (give a SQL file or SQL text)", stage="verify")
+    kind = file_kind(value)
+    if kind is not None and kind != "file":  # a FIFO is never read: it may never end
+        raise SqlgoldError(f"{option}: a {kind}, not a SQL file", stage="verify", path=value)
+    if kind == "file":
         try:
-            data = path.read_bytes()
+            with open(value, "rb") as f:  # a file replaced meanwhile is read as it is now
+                data = f.read(MAX_SQL_FILE_BYTES + 1)
         except OSError as e:
             raise SqlgoldError(
                 f"{option}: cannot read: {e.strerror or e}", stage="verify", path=value
             ) from None
+        if len(data) > MAX_SQL_FILE_BYTES:
+            raise SqlgoldError(
+                f"{option}: over {MAX_SQL_FILE_BYTES:,} bytes, not a SQL file to check",
+                stage="verify",
+                path=value,
+            )
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError as e:
@@ -159,7 +202,11 @@ def _sql_argument(value: str, option: str) -> str:
 @option("--gold-dialect", type=click.Choice(sorted(READ_DIALECT)))
 @option("--answer-dialect", type=click.Choice(sorted(READ_DIALECT)))
 @option("--id", "Check this record of --source instead.")
-@option("--source", "Source file or folder holding --id.")
+@option(
+    "--source",
+    f"Source file or folder holding --id  [default: {DEFAULT_SOURCE}, the project's own "
+    "source records, when the current folder is its checkout].",
+)
 @source_format_option("Format of --source.")
 @profile_option()
 @option("--rows")
@@ -215,7 +262,9 @@ def verify(
     it reads is saved, on the same open database, until Ctrl-C (exit code 0).
     """
     if record_id is not None and source is None:
-        raise click.UsageError("--id needs --source")
+        if not DEFAULT_SOURCE.is_file():
+            raise click.UsageError(f"--id needs --source ({DEFAULT_SOURCE} is not here)")
+        source = DEFAULT_SOURCE
     if record_id is None and gold is None:
         raise click.UsageError("give --gold (and --answer), or --id and --source")
     pair = PairSource(gold, answer, gold_dialect, answer_dialect, record_id, source, fmt)

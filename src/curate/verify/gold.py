@@ -14,7 +14,8 @@ Every failure is a :class:`Drop` naming its stage and rule.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from sqlglot import exp
 
@@ -43,6 +44,9 @@ class Drop:
     stage: str
     rule: str
     reason: str
+    #: for a reference answer that differs: both results' first rows and the rows that
+    #: differ (:func:`score.scoring.result_preview.result_preview`), for the report's page
+    preview: dict[str, Any] | None = field(default=None, compare=False, repr=False)
 
 
 def internal_drop(error: BaseException, stage: str) -> Drop:
@@ -217,7 +221,14 @@ def check_answer(
         )
     verdict = compare(gold, answer, profile, order_matters=order_matters)
     if not verdict.match:
-        return Drop("answer", "answer_matches", f"the reference answer differs: {verdict.reason}")
+        from score.scoring.result_preview import result_preview
+
+        try:
+            preview = result_preview(gold, answer, match=False, order_matters=order_matters)
+        except Exception:  # noqa: BLE001 - the page's preview never costs the drop
+            preview = None
+        reason = f"the reference answer differs: {verdict.reason}"
+        return Drop("answer", "answer_matches", reason, preview)
     return None
 
 

@@ -8,6 +8,7 @@ beside them, unless told otherwise, with the review page ``omop_report.html``.
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from importlib.metadata import version
@@ -28,7 +29,7 @@ from curate.write.task_file import tasks_text, write_files_atomic
 from score.errors import InputError, SqlgoldError
 from score.execution.executor import Executor
 from score.inputs.validated_files import ValidatedFiles
-from score.out_paths import check_output_file
+from score.out_paths import check_output_file, prior_file
 from score.pages.curation_page import curation_page
 
 
@@ -92,6 +93,26 @@ class CurationRun:
     tasks: list[dict[str, Any]]
     tasks_path: Path
     report_path: Path
+    replaced: bool = False  # an earlier curation's task file was there, and was replaced
+
+
+def earlier_outputs(out: Path, report_path: Path) -> bool:
+    """Whether an earlier curation's task file is at ``out`` (it is replaced); refuse,
+    before any work, a task file or report path that holds something else (the Markdown
+    report and the page beside the JSON one are the JSON report's)."""
+    replaced = prior_file(out, formats=("sqlgold.task-file/",), what="a task file", stage="curate")
+    report_there = prior_file(
+        report_path, formats=("sqlgold.curation-report/",), what="a curation report", stage="curate"
+    )
+    for beside in (report_path.with_suffix(".md"), page_path(report_path)):
+        if os.path.lexists(beside) and not report_there:
+            raise SqlgoldError(
+                f"is there without the curation report {report_path.name} it belongs to: "
+                "sqlgold replaces only what it wrote itself (choose another --report)",
+                stage="curate",
+                path=str(beside),
+            )
+    return replaced
 
 
 def curate_to_files(
@@ -122,6 +143,7 @@ def curate_to_files(
     out, report_path = default_paths(source, out, report_path)
     for path in (out, report_path, report_path.with_suffix(".md"), page_path(report_path)):
         check_output_file(path, stage="curate")
+    replaced = earlier_outputs(out, report_path)
     there = None
     if against is not None:
         from score.inputs.task_set import open_task_set
@@ -203,4 +225,4 @@ def curate_to_files(
     write_files_atomic({out: text, **reports})
     # every task was validated on its way in: the file's bytes need not be again
     ValidatedFiles().remember(hashlib.sha256(text.encode("utf-8")).hexdigest())
-    return CurationRun(report, tasks, out, report_path)
+    return CurationRun(report, tasks, out, report_path, replaced)

@@ -52,7 +52,10 @@ def score_group() -> None:
 @click.argument("tasks", type=click.Path(exists=True, path_type=Path))
 @click.argument("predictions", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @option(
-    "--out", "Run folder: results.jsonl, summary.json, results.json, priors.json.", required=True
+    "--out",
+    "Run folder: results.jsonl, summary.json, results.json, priors.json and the review page "
+    "report.html.",
+    required=True,
 )
 @profile_option("Comparison rule deciding 'the same result'.")
 @option("--run")
@@ -123,10 +126,14 @@ def score_run(tasks, predictions, out, db_path, schema, quiet, **params):
     out of every score.  Exit codes: 0 scored; 1 error; 3 scored, but some tasks are
     gold_drift (the database or engine is not the one the tasks were verified on).
     """
-    from score.out_paths import check_output_dir
+    from score.out_paths import check_output_dir, prior_folder
+    from score.scoring.run_folder import RUN_FOLDER_FILES
     from score.scoring.run_lock import check_unlocked
 
     check_output_dir(out, stage="score")
+    # a run there is continued (--resume) or refused by the run folder; anything else
+    # sqlgold did not write is refused now
+    prior_folder(out, names=RUN_FOLDER_FILES, what="a scoring run", stage="score")
     check_unlocked(out)  # another run writing --out: said at once, before any import or start
     from score.execution.processes import fork_server
 
@@ -268,4 +275,5 @@ def score_compare(
     click.echo(f"b (A right, B wrong) {comparison.b}")
     click.echo(f"c (A wrong, B right) {comparison.c}")
     click.echo(f"McNemar p    {comparison.p_value:.4g}")
-    click.echo(f"written      {comparison.out}")
+    again = "  (replaced the comparison written there before)" if comparison.replaced else ""
+    click.echo(f"written      {comparison.out}{again}")

@@ -18,8 +18,9 @@ import click
 
 from score.cli.exit_codes import ERROR
 from score.cli.option_table import option
+from score.cli.signals import stopped_by
 from score.defaults import DEFAULT_DB, SHOWN_EMBEDDED_DB
-from score.errors import SqlgoldError
+from score.errors import SqlgoldError, one_line
 from score.execution.engines.kinds import EngineKind, engine_kind
 from score.execution.settings import ExecutorSettings, parse_size
 
@@ -229,9 +230,14 @@ def quiet_option(f: Callable) -> Callable:
 
 
 class ProgressBar:
-    """A click progress bar on stderr, made when the total is first known; silent when quiet.
+    """Progress on stderr, made when the total is first known; silent when quiet.
 
-    Call it with ``(done, total)``; :meth:`close` finishes the line.
+    Call it with ``(done, total)``, and optionally the ``stage`` under way (a new stage
+    starts a new bar) and a ``note`` on where it stands; :meth:`close` finishes the line.
+    In a terminal it is click's bar (with an ETA unless the total is only a bound,
+    ``eta=False``); elsewhere (a CI log, a file) one plain line at the start, at most one
+    every :data:`PLAIN_EVERY` seconds after, and one at the end, so a log shows the
+    command at work without a line per step.
     """
 
     def __init__(self, label: str, quiet: bool) -> None:
@@ -239,22 +245,66 @@ class ProgressBar:
         self.quiet = quiet
         self._bar = None
         self._done = 0
+        self._stage: str | None = None
+        self._note = ""
+        self._plain: list = []  # outside a terminal: [last printed at, last line, total]
 
-    def __call__(self, done: int, total: int) -> None:
+    def __call__(
+        self, done: int, total: int, *, stage: str | None = None, note: str = "", eta=True
+    ) -> None:
         if self.quiet:
+            return
+        if stage != self._stage:
+            self.close()
+            self._stage = stage
+        self._note = note
+        label = f"{self.label} {stage}" if stage else self.label
+        if not _stderr_is_terminal():
+            self._plain_line(label, done, total)
             return
         if self._bar is None:
             self._bar = click.progressbar(
-                length=total, label=self.label, file=sys.stderr, show_pos=True
+                length=total,
+                label=label,
+                file=sys.stderr,
+                show_pos=True,
+                show_eta=eta,
+                item_show_func=lambda _: self._note or None,
             )
             self._bar.__enter__()
-        self._bar.update(done - self._done)
+            self._done = 0
+        self._bar.update(done - self._done, current_item=self._note)
         self._done = done
+
+    def _plain_line(self, label: str, done: int, total: int) -> None:
+        import time
+
+        now = time.monotonic()
+        line = f"{label}: {done}/{total}" + (f" ({self._note})" if self._note else "")
+        if not self._plain or now - self._plain[0] >= PLAIN_EVERY:
+            click.echo(line, err=True)
+            self._plain[:] = [now, None]
+        else:
+            self._plain[1] = line  # printed at the end if nothing later is
 
     def close(self) -> None:
         if self._bar is not None:
             self._bar.__exit__(None, None, None)
             self._bar = None
+        if self._plain and self._plain[1]:
+            click.echo(self._plain[1], err=True)
+        self._plain = []
+
+
+#: Seconds between two progress lines outside a terminal.
+PLAIN_EVERY = 10.0
+
+
+def _stderr_is_terminal() -> bool:
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def handle_errors(f: Callable) -> Callable:
@@ -277,10 +327,11 @@ def handle_errors(f: Callable) -> Callable:
             sys.exit(ERROR)
         except OSError as e:
             where = f"{e.filename}: " if getattr(e, "filename", None) else ""
-            click.echo(f"error: [io] {where}{e.strerror or e}", err=True)
+            click.echo(one_line(f"error: [io] {where}{e.strerror or e}"), err=True)
             sys.exit(ERROR)
-        except KeyboardInterrupt:
-            click.echo(f"error: [{_stage(f.__name__)}] stopped by Ctrl-C{_AFTER_CTRL_C}", err=True)
+        except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM (score.cli.signals)
+            stopped = f"stopped by {stopped_by(e)}{_AFTER_CTRL_C}"
+            click.echo(f"error: [{_stage(f.__name__)}] {stopped}", err=True)
             sys.exit(ERROR)
 
     return wrapper

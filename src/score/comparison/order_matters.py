@@ -22,12 +22,14 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
+from score.execution.guard import statements_of
+
 
 def order_matters(gold_sql: str, dialect: str = "duckdb") -> bool:
     """True when the statement's own result is ordered (ValueError if it does not parse
     as exactly one statement)."""
     try:
-        statements = [s for s in sqlglot.parse(gold_sql, read=dialect) if s is not None]
+        statements = statements_of(sqlglot.parse(gold_sql, read=dialect))
     except SqlglotError as e:
         raise ValueError(f"cannot parse the gold SQL as {dialect}: {e}") from None
     if len(statements) != 1:

@@ -33,6 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from score.comparison.cells import (
+    OutOfRange,
     cell,
     floats,
     ints,
@@ -256,6 +257,8 @@ def show(v: Any) -> str:
         return str(v)
     if isinstance(v, dt.date | dt.time):
         return v.isoformat(sep=" ") if isinstance(v, dt.datetime) else v.isoformat()
+    if isinstance(v, OutOfRange):  # DuckDB's 'infinity' as DuckDB writes it
+        return str(v)
     text = repr(v)
     return text if len(text) <= 60 else text[:57] + "..."
 

@@ -299,6 +299,13 @@ class QueryStream:
         except (WorkerKilled, WorkerDied) as e:
             raise self._executor._ended(e) from None
 
+    @property
+    def last_seconds(self) -> float:
+        """The seconds the request last received took in its query process (from when
+        the process read it to its reply; to its kill if it was killed), whenever this
+        thread read the reply."""
+        return self._stream.last_seconds
+
     def settle(self) -> None:
         self._stream.settle()
 

@@ -4,7 +4,8 @@ Model output is hostile.  The guard is the first of the layers described in
 :mod:`score.execution.executor` and works on the sqlglot AST of the query:
 
 * exactly one statement (a comment cannot hide a second one: sqlglot splits on the
-  ``;`` that follows it);
+  ``;`` that follows it; a comment, whitespace or ``;`` after the one statement is no
+  second statement, :func:`statements_of`);
 * the statement is a ``SELECT`` (``WITH ... SELECT`` and DuckDB's ``FROM t`` form
   included) or a set operation of SELECTs (``UNION``, ``INTERSECT``, ``EXCEPT``);
 * nothing inside it writes or configures (``SELECT ... INTO``, a data-modifying CTE);
@@ -163,7 +164,16 @@ def _describe(node: exp.Expr) -> str:
     for cls, name in _STATEMENT_NAMES.items():
         if isinstance(node, cls):
             return name
-    return f"a {type(node).__name__.upper()} statement"
+    return article(f"{type(node).__name__.upper()} statement")
+
+
+def article(words: str) -> str:
+    """``words`` after "a" or "an", as they are said.
+
+    >>> article("ATTACH statement"), article("DROP statement")
+    ('an ATTACH statement', 'a DROP statement')
+    """
+    return f"{'an' if words[:1].upper() in 'AEIOU' and words[:1] else 'a'} {words}"
 
 
 def refused_function(name: str) -> str | None:
@@ -177,6 +187,8 @@ def refused_function(name: str) -> str | None:
     name = name.lower()
     if name in FORBIDDEN_FUNCTIONS:
         return f"function {name}() reads outside the database"
+    if name == "getenv":
+        return "function getenv() reads the query process's environment (paths, user names)"
     if name in PRIVILEGED_FUNCTIONS or name.startswith(CATALOG_PREFIXES):
         if name.startswith(CATALOG_PREFIXES) or name in ("current_setting", "getvariable"):
             return f"function {name}() reveals the database catalog, paths or settings"
@@ -243,10 +255,20 @@ def silence_sqlglot() -> None:
     logger.propagate = False
 
 
+def statements_of(parsed: Iterable[exp.Expr | None]) -> list[exp.Expr]:
+    """The statements of a sqlglot parse: what holds only whitespace, a ``;`` or a
+    comment (sqlglot's ``Semicolon``, as after ``SELECT 1; -- note``) is none.
+
+    >>> [type(s).__name__ for s in statements_of(sqlglot.parse("SELECT 1; -- note"))]
+    ['Select']
+    """
+    return [s for s in parsed if s is not None and not isinstance(s, exp.Semicolon)]
+
+
 def parse_statements(sql: str, dialect: str = "duckdb") -> list[exp.Expr]:
     """Parse ``sql`` with sqlglot, dropping empty statements; raise ParseError."""
     with quiet():  # "falling back to Command" is a verdict, not a warning
-        return [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+        return statements_of(sqlglot.parse(sql, read=dialect))
 
 
 #: Verdicts on admitted queries are cached for texts up to this length only: a parse

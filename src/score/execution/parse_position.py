@@ -18,6 +18,12 @@ in SQL's words:
 >>> plain_sqlglot_message(
 ...     "Required keyword: 'expression' missing for <class 'sqlglot.expressions.query.Limit'>")
 'LIMIT is incomplete: its expression is missing'
+
+and the token it stopped at by its text, not its Python form:
+
+>>> plain_sqlglot_message("Expected table name but got <Token token_type: TokenType.SENTINEL, "
+...     "text: SENTINEL, line: 1, col: 1, start: 0, end: 0, comments: []>. Line 1, Col: 13.")
+'Expected table name but got the end of the query. Line 1, Col: 13.'
 """
 
 from __future__ import annotations
@@ -27,6 +33,10 @@ import re
 _LINE = re.compile(r"^LINE (\d+): (.*)$")
 _REQUIRED = re.compile(r"Required keyword: '(\w+)' missing for <class '[\w.]*?(\w+)'>")
 _SPLIT_WORDS = re.compile(r"(?<=[a-z])(?=[A-Z])")
+_TOKEN = re.compile(
+    r"<Token token_type: TokenType\.(\w+), text: (.*?), line: \d+, col: \d+, start: \d+, "
+    r"end: \d+, comments: \[.*?\]>"
+)
 
 
 def plain_sqlglot_message(message: str) -> str:
@@ -38,7 +48,12 @@ def plain_sqlglot_message(message: str) -> str:
         clause = _SPLIT_WORDS.sub(" ", found.group(2)).upper()
         return f"{clause} is incomplete: its {found.group(1).replace('_', ' ')} is missing"
 
-    return _REQUIRED.sub(plain, message)
+    def token(found: re.Match[str]) -> str:
+        if found.group(1) == "SENTINEL":
+            return "the end of the query"
+        return repr(found.group(2))
+
+    return _TOKEN.sub(token, _REQUIRED.sub(plain, message))
 
 
 _CONTEXT = 30

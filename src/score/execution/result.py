@@ -89,14 +89,20 @@ class QueryResult:
         return len(self.columns)
 
     def rows(self) -> list[tuple]:
-        """The rows as Python tuples (computed once, then cached)."""
+        """The rows as Python tuples (computed once, then cached); a cell Python cannot
+        hold (``'-infinity'::TIMESTAMPTZ``, a year past 9999) is an
+        :class:`~score.comparison.cells.OutOfRange`, shown as DuckDB shows it."""
         if self._rows is None:
-            cols = [col.to_pylist() for col in self.table.columns]
+            from score.comparison.cells import python_list
+
+            cols = [python_list(col) for col in self.table.columns]
             object.__setattr__(self, "_rows", list(zip(*cols, strict=True)) if cols else [])
         return self._rows  # type: ignore[return-value]
 
     def column(self, index: int) -> list[Any]:
-        return self.table.column(index).to_pylist()
+        from score.comparison.cells import python_list
+
+        return python_list(self.table.column(index))
 
     def driver_values(self, index: int) -> list[Any] | None:
         """The column's values as the engine's driver returns them, where the table holds

@@ -9,7 +9,8 @@ from typing import Any
 from score.pages.document import render_page
 from score.pages.instance_view import instance_blocks, instance_ids
 from score.pages.parts import esc, num, section, table
-from score.statistics.metrics import is_right
+from score.report.markdown import score_rows
+from score.statistics.metrics import group_order, is_right
 from score.statistics.stats import pair_instances
 
 COLUMNS = ("instance", "language", "tier", "which", "outcome A", "outcome B")
@@ -17,22 +18,27 @@ FILTERS = (1, 2, 3)
 A_ONLY, B_ONLY = "right in A, wrong in B", "wrong in A, right in B"
 
 
-def _score_rows(scores: Mapping[str, Any], prefix: str = "") -> list[tuple]:
+def _score_rows(scores: Mapping[str, Any]) -> list[tuple]:
+    """Each score compared, named as report.md names it (EX, RS(5), Cut off ...), not by
+    its key in comparison.json."""
     rows = []
-    for name, entry in scores.items():
-        if isinstance(entry, dict) and "diff" in entry:
-            ci = entry.get("ci")
-            rows.append(
-                (
-                    prefix + name,
-                    num(entry.get("a")),
-                    num(entry.get("b")),
-                    num(entry.get("diff")),
-                    "-" if not ci else f"{num(ci[0])} to {num(ci[1])}",
-                )
+    rs_keys = list(scores.get("rs") or {})
+    for label, path, digits in score_rows(rs_keys, suite="ts" in scores):
+        entry: Any = scores
+        for key in path:
+            entry = entry.get(key) if isinstance(entry, Mapping) else None
+        if not isinstance(entry, Mapping) or "diff" not in entry:
+            continue
+        ci = entry.get("ci")
+        rows.append(
+            (
+                label,
+                num(entry.get("a"), digits),
+                num(entry.get("b"), digits),
+                num(entry.get("diff"), digits),
+                "-" if not ci else f"{num(ci[0], digits)} to {num(ci[1], digits)}",
             )
-        elif isinstance(entry, dict):
-            rows += _score_rows(entry, f"{prefix}{name} ")
+        )
     return rows
 
 
@@ -65,7 +71,9 @@ def compare_summary(
         ("tier", "n", "b", "c", "p"),
         [
             (t, blk.get("n"), blk.get("b"), blk.get("c"), format(blk.get("p_value", 0.0), ".4g"))
-            for t, blk in (comparison.get("by_tier") or {}).items()
+            for t, blk in sorted(
+                (comparison.get("by_tier") or {}).items(), key=lambda kv: group_order(kv[0])
+            )
         ],
         (False, True, True, True, True),
     )

@@ -9,6 +9,7 @@ source records (as their JSON objects); ``score`` knows neither curation nor its
 from __future__ import annotations
 
 import difflib
+import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -16,6 +17,7 @@ import sqlglot
 from sqlglot.errors import SqlglotError
 
 from score.pages.document import render_page
+from score.pages.instance_view import preview_blocks
 from score.pages.parts import count_bars, esc, meta_list, section
 from score.pages.sql_text import pretty_sql
 from score.sqlglot_quiet import quiet
@@ -53,8 +55,12 @@ def record_blocks(
     task: Mapping[str, Any] | None,
     source: Mapping[str, Any] | None,
     rule_notes: Mapping[str, str] | None = None,
+    verify_command: str | None = None,
 ) -> list[dict[str, Any]]:
-    """What opening a record shows; ``rule_notes`` explains fix-up rules by name."""
+    """What opening a record shows; ``rule_notes`` explains fix-up rules by name.  A
+    dropped record shows what a curator needs to fix it: its gold as written and as
+    DuckDB SQL, its reference answer, both results' differing rows when the answer
+    differs, and ``verify_command``, the ``sqlgold verify`` that reproduces the drop."""
     facts = []  # status, tier, category, stage and rule are the row's own
     holder = task or source or {}
     if holder.get("difficulty"):
@@ -74,6 +80,8 @@ def record_blocks(
                 "text": f"{record.get('rule')}: {record.get('reason')}",
             }
         )
+        if verify_command:
+            blocks.append({"t": "text", "label": "reproduce the drop", "text": verify_command})
     for label, key in (("notes", "notes"), ("transpile warnings", "warnings")):
         if record.get(key):
             blocks.append({"t": "text", "label": label, "text": "\n".join(record[key])})
@@ -104,16 +112,25 @@ def record_blocks(
                 "fmt": 1,
             }
         )
-    if task is not None and task.get("gold_sql"):
+    gold_sql = (task or {}).get("gold_sql") or record.get("gold_sql")
+    if gold_sql:
         sides.append(
-            {
-                "t": "sql",
-                "label": "DuckDB SQL (the gold)",
-                "sql": pretty_sql(task["gold_sql"], "duckdb"),
-            }
+            {"t": "sql", "label": "DuckDB SQL (the gold)", "sql": pretty_sql(gold_sql, "duckdb")}
         )
     if sides:
         blocks.append({"t": "side", "items": sides})
+    if task is None and source is not None and source.get("answer_sql"):
+        answer_dialect = source.get("answer_dialect") or "duckdb"
+        blocks.append(
+            {
+                "t": "sql",
+                "label": f"reference answer ({answer_dialect})",
+                "sql": source["answer_sql"],
+                "fmt": 1,
+            }
+        )
+    if record.get("preview"):
+        blocks += preview_blocks(record["preview"], "reference answer", "reference answer")
     if source_sql and task is not None and task.get("gold_sql"):
         lines = rules_diff(source_sql, dialect, task["gold_sql"])
         if lines:
@@ -155,6 +172,28 @@ def record_blocks(
             }
         )
     return blocks
+
+
+def _verify_command(report: Mapping[str, Any], record: Mapping[str, Any]) -> str | None:
+    """The ``sqlgold verify`` that checks a dropped record again, as the report's curation
+    read it (source, format, database); None for a kept one or one the import dropped."""
+    source = report.get("source")
+    if record["status"] != "dropped" or record.get("stage") == "import" or not source:
+        return None
+    fmt = report.get("source_format")
+    words = ["sqlgold", "verify", "--id", record["id"], "--source", source]
+    if fmt and fmt != "jsonl":
+        words += ["--format", fmt]
+    database = (report.get("database") or {}).get("path")
+    if database:
+        words += ["--db", database]
+    profile = report.get("comparator_profile")
+    if profile and profile != "sqlgold":
+        words += ["--profile", profile]
+    today = (report.get("settings") or {}).get("today")
+    if today:
+        words += ["--today", today]
+    return shlex.join(words)
 
 
 def curation_summary(report: Mapping[str, Any]) -> str:
@@ -222,7 +261,7 @@ def curation_page(
                     r.get("rule"),
                     why,
                 ],
-                "d": record_blocks(r, task, source, rule_notes),
+                "d": record_blocks(r, task, source, rule_notes, _verify_command(report, r)),
             }
         )
     data = {

@@ -30,6 +30,31 @@ def asset(name: str) -> str:
     return (files("score.pages") / "assets" / name).read_text(encoding="utf-8")
 
 
+#: Characters that change how text around them is shown without being seen: bidi
+#: overrides and isolates, zero-width characters, controls (a tab, a line feed and a
+#: carriage return excepted).  The page shows each as a visible mark, ``⟨U+202E⟩``, so a
+#: prediction, a cell or a question reads as what ran or was asked (page.js does the same
+#: for what its script shows).
+HIDDEN = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e"
+    "\u2060-\u2064\u2066-\u2069\ufeff\ufff9-\ufffb]"
+)
+
+
+def visible(text: str) -> str:
+    """``text`` with every hidden character (:data:`HIDDEN`) shown as its code point.
+
+    >>> visible("abc\u202eSELECT 1")
+    'abc⟨U+202E⟩SELECT 1'
+    """
+    return HIDDEN.sub(lambda m: f"⟨U+{ord(m.group()):04X}⟩", text)
+
+
+def escape(text: str) -> str:
+    """``text`` as HTML text: markup escaped, hidden characters shown."""
+    return html.escape(visible(text), quote=True)
+
+
 def json_block(value: Any) -> str:
     """``value`` as JSON text safe inside a ``<script>`` element."""
     text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
@@ -50,8 +75,8 @@ def render_page(
     """The whole page: ``summary_html`` is trusted markup (built with :mod:`parts`),
     ``title`` and ``table_title`` are text, ``data`` is what the script shows."""
     holes = {
-        "TITLE": html.escape(title),
-        "TABLE_TITLE": html.escape(table_title),
+        "TITLE": escape(title),
+        "TABLE_TITLE": escape(table_title),
         "CSS": asset("page.css"),
         "JS": asset("page.js"),
         "SUMMARY": summary_html,

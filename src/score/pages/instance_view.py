@@ -72,8 +72,11 @@ def _column_marks(preview: Mapping[str, Any]) -> tuple[list | None, list | None]
     return gold_mark, pred_mark
 
 
-def preview_blocks(preview: Mapping[str, Any] | None) -> list[dict[str, Any]]:
-    """Both results' first rows side by side and the rows that differ."""
+def preview_blocks(
+    preview: Mapping[str, Any] | None, other: str = "predicted", missing_from: str = "prediction"
+) -> list[dict[str, Any]]:
+    """Both results' first rows side by side and the rows that differ; ``other`` names
+    the result compared with the gold (a prediction's, or a reference answer's)."""
     if not preview:
         return []
     gold_mark, pred_mark = _column_marks(preview)
@@ -81,7 +84,7 @@ def preview_blocks(preview: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     if "predicted" in preview:
         sides.append(
             _rows_block(
-                "predicted result",
+                f"{other} result",
                 preview["predicted"],
                 preview.get("extra", []),
                 "extra",
@@ -96,15 +99,15 @@ def preview_blocks(preview: Mapping[str, Any] | None) -> list[dict[str, Any]]:
         )
     blocks: list[dict[str, Any]] = [{"t": "side", "items": sides}] if sides else []
     lines = []
-    for key, sign, what in (("missing", "-", "gold"), ("extra", "+", "predicted")):
+    for key, sign, what in (("missing", "-", "gold"), ("extra", "+", other)):
         rows, count = preview.get(key, []), preview.get(f"{key}_count", 0)
         lines += [f"{sign} ({', '.join(r)})" for r in rows]
         if count > len(rows):
             lines.append(f"  … {count - len(rows)} more {what} row(s) not shown")
     if lines:
         head = (
-            f"  -{preview.get('missing_count', 0)} gold row(s) missing from the prediction, "
-            f"+{preview.get('extra_count', 0)} predicted row(s) not in the gold"
+            f"  -{preview.get('missing_count', 0)} gold row(s) missing from the {missing_from}, "
+            f"+{preview.get('extra_count', 0)} {other} row(s) not in the gold"
         )
         blocks.append({"t": "diff", "label": "rows that differ", "lines": [head, *lines]})
     elif preview.get("out_of_order_row"):
@@ -152,6 +155,8 @@ def instance_blocks(
         where = suite["told_apart_by"]
         said = f"told apart by variant {where}: " if where else ""
         facts.append(["test suite", f"{said}{suite['reason']}"])
+    if record.get("extracted_by"):
+        facts.append(["SQL taken from the output by", record["extracted_by"]])
     if record.get("lf_match") is not None:
         facts.append(["logical form matches the gold", "yes" if record["lf_match"] else "no"])
     blocks: list[dict[str, Any]] = [{"t": "kv", "items": facts}]

@@ -11,13 +11,15 @@ the summary reads the same with scripts off.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from score.pages.document import escape
+
 
 def esc(value: Any) -> str:
-    return html.escape("" if value is None else str(value), quote=True)
+    """A value as HTML text (markup escaped, bidi and other hidden characters shown)."""
+    return escape("" if value is None else str(value))
 
 
 def num(value: Any, digits: int = 3) -> str:

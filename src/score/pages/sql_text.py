@@ -20,6 +20,7 @@ from functools import lru_cache
 import sqlglot
 from sqlglot.errors import SqlglotError
 
+from score.execution.guard import statements_of
 from score.sqlglot_quiet import quiet
 
 #: longer SQL is shown as written (formatting it would cost more than it helps)
@@ -34,9 +35,7 @@ def pretty_sql(sql: str, dialect: str | None = None) -> str:
     try:
         with quiet():  # sqlglot's warnings are not the reader's business here
             statements = sqlglot.parse(sql, read=dialect or None)
-            parts = [
-                s.sql(dialect=dialect or None, pretty=True) for s in statements if s is not None
-            ]
+            parts = [s.sql(dialect=dialect or None, pretty=True) for s in statements_of(statements)]
     except (SqlglotError, RecursionError, ValueError, KeyError, TypeError):
         return sql
     return ";\n\n".join(parts) if parts else sql

@@ -325,6 +325,8 @@ def _warnings(runs: Sequence[Mapping[str, Any]]) -> list[str]:
                 f"- **{name}: no prediction answers any {lang} question**: its {n} instance(s) "
                 "count as missing (score run --language leaves a language out, and says so)."
             )
+        for note in s.get("report_notes") or ():  # what the report did to the run's summary
+            lines.append(f"- {name}: {_md(note)}.")
         problems = s.get("input_problems") or []
         if problems:
             lines.append(
@@ -417,6 +419,8 @@ def render_report(
     ordered = check_inputs(runs, comparison)
     boot = ordered[0]["bootstrap"]
     lines = ["# sqlgold score report", "", *_meta_lines(meta, boot), *_languages(ordered), ""]
+    if comparison is not None:  # the test first: what a comparison is for
+        lines += _comparison(comparison)
     lines += _warnings(ordered)
     lines += ["## Headline", "", *_headline(ordered), ""]
     lines += _how_run(ordered)
@@ -436,6 +440,4 @@ def render_report(
     lines += _outcomes_by_tier(ordered)
     lines += _failure_reasons(ordered)
     lines += markdown_sections(ordered)  # TEXT-TO-OMOP's metrics, efficiency, if scored
-    if comparison is not None:
-        lines += _comparison(comparison)
     return "\n".join(lines).rstrip("\n") + "\n"

@@ -45,8 +45,9 @@ from score.scoring.extract import ABSTAIN, SQL, extract
 @dataclass(frozen=True)
 class AnswerReply:
     """What became of one answer: ``kind`` is the extraction's verdict (``sql``,
-    ``abstain``, ``cut_off``, ``format_failure``); for SQL, the text, what ran, the
-    logical-form match and either the result or the error."""
+    ``abstain``, ``cut_off``, ``format_failure``) and ``reason`` why (for SQL taken from
+    a raw output, the extraction rule that took it; empty for SQL given as SQL); for SQL,
+    the text, what ran, the logical-form match and either the result or the error."""
 
     kind: str
     reason: str
@@ -76,7 +77,7 @@ class Answer:
     timed: ClassVar[bool] = True
 
     def handle(self, session: Session) -> AnswerReply:
-        decided, sql, statement = self._statement(session)
+        decided, sql, statement, how = self._statement(session)
         if decided is not None:
             return decided
         # run first: the engine's check reads the tree, which the logical form then
@@ -89,7 +90,7 @@ class Answer:
         lf = self._lf(sql, statement, session.settings.max_sql_bytes)
         return AnswerReply(
             SQL,
-            "",
+            how,
             sql,
             statement.sql,
             lf,
@@ -100,28 +101,30 @@ class Answer:
 
     def _statement(
         self, session: Session
-    ) -> tuple[AnswerReply, None, None] | tuple[None, str, Statement]:
+    ) -> tuple[AnswerReply, None, None, str] | tuple[None, str, Statement, str]:
         """The extraction and the guard: a reply when nothing is left to run (an
-        abstention, a format failure, a refused query), else the SQL and its statement."""
+        abstention, a format failure, a refused query), else the SQL and its statement;
+        and the extraction rule that took the SQL (empty for SQL given as SQL)."""
+        how = ""
         if self.pred:
             evaluated = evaluated_pred(self.output or "")
             if evaluated is None:
-                return AnswerReply(ABSTAIN, f"the pred is {NO_SQL}"), None, None
+                return AnswerReply(ABSTAIN, f"the pred is {NO_SQL}"), None, None, how
             if not evaluated.strip():
                 empty = QueryError(
                     "parse_error", "empty SQL (TEXT-TO-OMOP's evaluator fails to execute it)"
                 )
-                return AnswerReply(SQL, "", evaluated, None, None, error=empty), None, None
+                return AnswerReply(SQL, "", evaluated, None, None, error=empty), None, None, how
             sql = evaluated
         elif self.ready_sql:
             if self.sql is None or self.sql.strip().lower() == "null":
-                return AnswerReply(ABSTAIN, "the answer is null"), None, None
+                return AnswerReply(ABSTAIN, "the answer is null"), None, None, how
             sql = self.sql
         else:
             extraction = extract(self.output, self.status)
             if extraction.kind != SQL:
-                return AnswerReply(extraction.kind, extraction.reason), None, None
-            sql = extraction.sql
+                return AnswerReply(extraction.kind, extraction.reason), None, None, how
+            sql, how = extraction.sql, extraction.reason
         try:
             # a prediction is parsed for itself (seen once: the guard's cache would only
             # hold it), so its logical form may be made from the tree without a copy
@@ -130,8 +133,8 @@ class Answer:
             )
         except QueryError as e:
             lf = self._lf(sql, None, session.settings.max_sql_bytes)
-            return AnswerReply(SQL, "", sql, None, lf, error=e), None, None
-        return None, sql, statement
+            return AnswerReply(SQL, how, sql, None, lf, error=e), None, None, how
+        return None, sql, statement, how
 
     def _lf(self, sql: str, statement, max_bytes: int) -> bool | None:
         """Seed 003's logical-form match, reusing the guard's parse when there is one
@@ -164,7 +167,7 @@ class PrepareAnswer:
     lane: ClassVar[str] = PARSE_LANE  # its workers run no query: their memory stays small
 
     def handle(self, session: Session) -> AnswerReply:
-        decided, sql, statement = self.answer._statement(session)
+        decided, sql, statement, how = self.answer._statement(session)
         if decided is not None:
             return decided
         checked, error = False, None
@@ -176,12 +179,12 @@ class PrepareAnswer:
         transpiled = statement.transpiled_from
         if error is not None:
             return AnswerReply(
-                SQL, "", sql, statement.sql, lf, error=error, transpiled_from=transpiled
+                SQL, how, sql, statement.sql, lf, error=error, transpiled_from=transpiled
             )
         left = None if session.deadline is None else session.deadline - time.monotonic()
         return AnswerReply(
             SQL,
-            "",
+            how,
             sql,
             statement.sql,
             lf,

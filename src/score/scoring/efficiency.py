@@ -39,6 +39,10 @@ from score.statistics.efficiency import DEFAULT_RUNS, METHODS, efficiency_summar
 #: PostgreSQL), so a plan with no estimate, or a trivial one, does not make a ratio explode.
 COST_FLOOR = 1.0
 
+#: How far past what is left of the time limit the rounds still to time must project
+#: before they are stopped early (:func:`_stop_if_past_the_limit`).
+PAST_THE_LIMIT = 2.0
+
 #: Engines whose plans give a cost estimate sqlgold reads.
 COST_ENGINES = ("duckdb", "postgresql")
 
@@ -61,10 +65,30 @@ class TimePair:
         pred = session.prepare(self.pred_sql, self.pred_dialect, today=self.today).sql
         gold_times: list[float] = []
         pred_times: list[float] = []
-        for _ in range(self.runs):
+        for done in range(1, self.runs + 1):
             pred_times.append(_timed(session, pred))
             gold_times.append(_timed(session, gold))
+            _stop_if_past_the_limit(session, done, self.runs, sum(pred_times) + sum(gold_times))
         return tuple(gold_times), tuple(pred_times)
+
+
+def _stop_if_past_the_limit(session: Session, done: int, runs: int, spent: float) -> None:
+    """Stop the rounds as soon as the ones left would take, at the pace of those done,
+    more than :data:`PAST_THE_LIMIT` times what is left of the time limit: the answer
+    times out either way (a margin, since a first round pays for cold caches), and a
+    prediction built to be timed many times (right, and near the limit) costs a round or
+    two, not the whole limit."""
+    if session.deadline is None or done >= runs:
+        return
+    needed = spent / done * (runs - done)
+    left = session.deadline - time.monotonic()
+    if needed > PAST_THE_LIMIT * left:
+        limit = session.settings.timeout_seconds
+        raise QueryError(
+            "timeout",
+            f"{runs} timed rounds would take about {spent / done * runs:.1f} s, past the time "
+            f"limit of {limit:g} s (stopped after {done})",
+        )
 
 
 def _timed(session: Session, sql: str) -> float:

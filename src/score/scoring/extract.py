@@ -7,8 +7,11 @@ The rules of seed 004, in order:
    answer abstains.
 3. Else the last fenced block tagged ``sql`` is the answer.
 4. Else the answer is the text from the first line that starts with ``SELECT`` or
-   ``WITH`` (to the end, or to the closing fence when that line sits in an untagged
-   block).
+   ``WITH``: to the closing fence when that line sits in an untagged block, else to the
+   end, but for prose after the query: the text stops before the first line of prose
+   that follows a blank line or a line ending in ``;`` (:func:`is_prose`: a line that
+   starts as a sentence or as Markdown does), so a model that writes its query and then
+   explains it is read as a fenced answer is.
 5. Else, with no code block at all, a last line that is only ``ABSTAIN`` abstains.
 6. Else there is neither SQL nor ABSTAIN: a cut-off when the generator reported it hit
    its output limit, otherwise a format failure.
@@ -21,6 +24,8 @@ The rules of seed 004, in order:
 'format_failure'
 >>> extract("Thinking...", status="cut_off").kind
 'cut_off'
+>>> extract("SELECT count(*) FROM person;\\n\\nThis query counts the persons.").sql
+'SELECT count(*) FROM person;'
 """
 
 from __future__ import annotations
@@ -35,6 +40,26 @@ CUT_OFF = "cut_off"
 
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([A-Za-z0-9_+-]*)[^\n]*$", re.MULTILINE)
 _SQL_START = re.compile(r"^[ \t]*(SELECT|WITH)\b", re.IGNORECASE | re.MULTILINE)
+
+#: How prose starts: a Markdown heading or bold text; a list item (``-``, ``*``, ``+``,
+#: ``1.``) whose first word is not SQL's; a sentence: a capitalised word, not SQL's,
+#: followed by a lower-case word or a colon.
+_HEADING = re.compile(r"[ \t]*(?:#{1,6}[ \t]|\*\*)")
+_LIST_ITEM = re.compile(r"[ \t]*(?:[-*+]|\d{1,3}[.)])[ \t]+(?:(?P<word>[A-Za-z]+)|[`'\"])")
+_SENTENCE = re.compile(r"[ \t]*(?P<word>[A-Z][a-z']*)(?::|[ \t]+[a-z])")
+
+#: Words that begin a line of a query (a clause, a join, a condition), which a line of
+#: prose never starts with even when written as a sentence is ("From person p").
+SQL_LINE_WORDS = frozenset(
+    """select with from where group order having limit offset fetch union intersect
+    except minus join left right inner outer full cross natural on using and or not case
+    when then else end as qualify window values lateral exists between is over
+    partition asc desc nulls distinct all any some like ilike rows range filter within
+    interval cast""".split()
+)
+
+_RULE_SQL_BLOCK = "the last ```sql block"
+_RULE_FROM_SELECT = "the text from the first SELECT/WITH line"
 
 
 def is_abstain(text: str) -> bool:
@@ -67,6 +92,43 @@ class CodeBlock:
     body: str
     start: int  # offset of the opening fence line
     body_end: int  # offset of the closing fence line (or the text's end)
+
+
+def is_prose(line: str) -> bool:
+    """Whether ``line`` starts as prose does, not as a line of a query.
+
+    >>> [is_prose(x) for x in ("This query counts.", "Note: ages", "- a list", "1. first")]
+    [True, True, True, True]
+    >>> [is_prose(x) for x in ("From person p", "WHERE x = 1", "* FROM t", "Person_id, x")]
+    [False, False, False, False]
+    """
+    if _HEADING.match(line):
+        return True
+    found = _LIST_ITEM.match(line) or _SENTENCE.match(line)
+    if found is None:
+        return False
+    word = found.group("word")
+    return word is None or word.lower() not in SQL_LINE_WORDS
+
+
+def sql_before_prose(text: str) -> tuple[str, bool]:
+    """``text`` (a query and what follows it) up to the first line of prose that follows
+    a blank line or a line ending in ``;``; and whether prose was cut off.
+
+    >>> sql_before_prose("WITH a AS (SELECT 1)\\n\\nSELECT * FROM a\\n\\nHere a is one row.")
+    ('WITH a AS (SELECT 1)\\n\\nSELECT * FROM a', True)
+    """
+    offset, after_break = 0, False
+    for line in text.splitlines(keepends=True):
+        body = line.strip()
+        if after_break and body and is_prose(line):
+            return text[:offset].strip(), True
+        if body:
+            after_break = body.endswith(";")
+        else:
+            after_break = offset > 0
+        offset += len(line)
+    return text.strip(), False
 
 
 def code_blocks(text: str) -> list[CodeBlock]:
@@ -109,16 +171,16 @@ def extract(output: str | None, status: str | None = None) -> Extraction:
     if sql_blocks:
         body = sql_blocks[-1].body.strip()
         if body:
-            return Extraction(SQL, body, "the last ```sql block")
+            return Extraction(SQL, body, _RULE_SQL_BLOCK)
     start = _SQL_START.search(output)
     if start is not None:
-        end = len(output)
         for block in blocks:
-            if block.start <= start.start() < block.body_end:
-                end = block.body_end  # stop at the closing fence of an untagged block
-                break
-        sql = output[start.start() : end].strip()
-        return Extraction(SQL, sql, "the text from the first SELECT/WITH line")
+            if block.start <= start.start() < block.body_end:  # in an untagged block
+                sql = output[start.start() : block.body_end].strip()
+                return Extraction(SQL, sql, f"{_RULE_FROM_SELECT} to its closing fence")
+        sql, cut = sql_before_prose(output[start.start() :])
+        to = "to the prose after it" if cut else "to the end"
+        return Extraction(SQL, sql, f"{_RULE_FROM_SELECT} {to}")
     if not blocks:
         lines = [line for line in output.strip().splitlines() if line.strip()]
         if lines and is_abstain(lines[-1]):

@@ -50,6 +50,9 @@ class InstanceResult:
     #: which gold a task with alternative golds was matched by (0 the gold, or none; k
     #: the k-th alternative: scoring/alternative_golds.py); in results.jsonl only when set
     matched_gold: int | None = None
+    #: for SQL taken from a raw output, the extraction rule that took it (in
+    #: results.jsonl only when set)
+    extracted_by: str | None = None
 
     @classmethod
     def start(cls, instance: Instance, run: str, prediction: Prediction | None) -> InstanceResult:
@@ -95,6 +98,8 @@ class InstanceResult:
             del record["mismatch_cause"]
         else:
             record["mismatch_cause"] = dict(self.mismatch_cause)
+        if self.extracted_by is None:
+            del record["extracted_by"]
         return record
 
 

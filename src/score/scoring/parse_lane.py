@@ -37,7 +37,7 @@ PARSE_AHEAD = 8
 class _Sent:
     pending: Pending
     out: Future[Pending]
-    start: float
+    local: float  # seconds this process spent on it before sending it
 
 
 class ParseLane:
@@ -49,7 +49,6 @@ class ParseLane:
         self._ctx = ctx
         self._inbox: queue.SimpleQueue[tuple[Instance, Prediction | None, Future] | None]
         self._inbox = queue.SimpleQueue()
-        self._finished_at = 0.0  # perf_counter() when the last reply was taken
         self._runs_sql: set[tuple] = set()  # texts whose reply was SQL: never decided alone
         self._thread = threading.Thread(target=self._serve, name="sqlgold-parse", daemon=True)
         self._thread.start()
@@ -132,18 +131,20 @@ class ParseLane:
             pending.seconds = time.perf_counter() - start
             out.set_result(pending)
             return
-        sent.append(_Sent(pending, out, start))
+        sent.append(_Sent(pending, out, time.perf_counter() - start))
         while len(sent) > PARSE_AHEAD:
             self._finish(sent.popleft(), stream)
 
     def _finish(self, flight: _Sent, stream: QueryStream) -> None:
         pending = flight.pending
+        read = time.perf_counter()
         try:
             try:
                 reply = stream.receive()
             except QueryError as e:  # its process had to be ended, or died
                 pending.settle(decision.for_lost_process(e))
             else:
+                read = time.perf_counter()
                 if reply.kind == SQL and pending.prediction is not None:
                     self._runs_sql.add(text_key(pending.prediction))
                 take_reply(pending, reply, self._ctx, prepared=True)
@@ -156,9 +157,8 @@ class ParseLane:
         except BaseException as e:  # Ctrl-C: the caller waits for this instance
             flight.out.set_exception(e)
             raise
-        # its own time: from when its preparation could start (sent, and the one before
-        # it finished), not the time it waited behind those sent before it
-        now = time.perf_counter()
-        pending.seconds += now - max(flight.start, self._finished_at)
-        self._finished_at = now
+        # its own time: what its preparation took in the parse process (from when that
+        # process read it: not the time it waited behind those sent before it, nor a reply
+        # read late) and what this process spent on it before and after
+        pending.seconds += flight.local + stream.last_seconds + time.perf_counter() - read
         flight.out.set_result(pending)

@@ -264,6 +264,7 @@ def finish_answer(pending: Pending, reply: AnswerReply, ctx: ScoringContext) -> 
             reply.lf_match,
         )
         result.transpiled_from = reply.transpiled_from
+        result.extracted_by = reply.reason or None
     decided = decision.for_answer(pending.prediction, reply)
     if decided is not None:
         return pending.settle(decided)

@@ -80,11 +80,7 @@ def score_predictions(
     once, and is raised again.
     """
     todo = [i for i in instances(tasks, languages) if i.key not in skip]
-    try:
-        yield from _scored(todo, predictions, ctx, jobs)
-    except KeyboardInterrupt:  # stop the queries now, not when each reaches its limit
-        ctx.executor.close()
-        raise
+    yield from _scored(todo, predictions, ctx, jobs)
 
 
 def _done(pending: Pending) -> Future[Pending]:
@@ -107,15 +103,21 @@ def _scored(
         runs = [stack.enter_context(RunLane(ctx)) for _ in range(lanes)]
         queued: deque[Future[Pending]] = deque()
         sent = 0
-        for instance in todo:
-            prediction = predictions.get(instance.key)
-            if prediction is None:  # missing: decided here, nothing for a lane to do
-                queued.append(_done(query_phase(instance, None, ctx)))
-            else:
-                prepared = parse.submit(instance, prediction)
-                queued.append(runs[sent % lanes].submit(prepared))
-                sent += 1
-            if len(queued) > LOOKAHEAD * lanes:
+        try:
+            for instance in todo:
+                prediction = predictions.get(instance.key)
+                if prediction is None:  # missing: decided here, nothing for a lane to do
+                    queued.append(_done(query_phase(instance, None, ctx)))
+                else:
+                    prepared = parse.submit(instance, prediction)
+                    queued.append(runs[sent % lanes].submit(prepared))
+                    sent += 1
+                if len(queued) > LOOKAHEAD * lanes:
+                    yield compare_phase(queued.popleft().result(), ctx)
+            while queued:
                 yield compare_phase(queued.popleft().result(), ctx)
-        while queued:
-            yield compare_phase(queued.popleft().result(), ctx)
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the queries under way stop now,
+            # before the lanes are left (each waits for its query's reply), not when each
+            # reaches its time limit
+            ctx.executor.close()
+            raise

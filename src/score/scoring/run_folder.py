@@ -37,6 +37,11 @@ RUN_META = "run.json"
 SUMMARY = "summary.json"
 RESULTS_JSON = "results.json"
 PRIORS = "priors.json"
+#: What a run folder may hold: what score run writes, and the report score report adds.
+RUN_FOLDER_FILES = frozenset(
+    {RUN_META, RESULTS, SUMMARY, RESULTS_JSON, PRIORS, "run.lock", "report.html", "report.md",
+     "chart.svg"}
+)  # fmt: skip
 
 #: run.json keys that must be equal for --resume to continue a folder.
 IDENTITY_KEYS = (

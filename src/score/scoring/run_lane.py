@@ -36,7 +36,7 @@ class InFlight:
 
     pending: Pending
     out: Future[Pending]
-    start: float
+    local: float  # seconds this process spent on it before sending its query
 
 
 #: Answers' queries sent to the query process beyond the one it runs: while it runs
@@ -60,7 +60,6 @@ class RunLane:
         self._ctx = ctx
         self._inbox: queue.SimpleQueue[tuple[Future[Pending], Future[Pending]] | None]
         self._inbox = queue.SimpleQueue()
-        self._finished_at = 0.0  # perf_counter() when the last sent answer was finished
         self._thread = threading.Thread(target=self._serve, name="sqlgold-query", daemon=True)
         self._thread.start()
 
@@ -126,7 +125,7 @@ class RunLane:
                 request = None
             elif isinstance(request, RunAnswer):
                 stream.send(request)
-                sent.append(InFlight(pending, out, start))
+                sent.append(InFlight(pending, out, time.perf_counter() - start))
                 while len(sent) > SENT_AHEAD:
                     self._finish(sent.popleft(), stream)
                 return None
@@ -157,20 +156,21 @@ class RunLane:
         pending, ctx = flight.pending, self._ctx
         reply, pending.prepared = pending.prepared, None
         assert reply is not None and pending.prediction is not None
+        read = time.perf_counter()
         try:
             try:
                 outcome = stream.receive()
             except QueryError as e:  # its process had to be ended, or died
                 pending.settle(decision.for_lost_process(e))
             else:
+                read = time.perf_counter()
                 if ctx.shared_runs is not None and isinstance(outcome, QueryResult):
                     ctx.shared_runs.setdefault(reply.executed_sql or "", outcome)
                 finish_answer(pending, with_run(reply, outcome), ctx)
         except Exception as e:  # noqa: BLE001
             pending.fail(e)
-        # its own time: from when its query could start (sent, and the previous one
-        # finished), not the time it waited behind the queries sent before it
-        now = time.perf_counter()
-        pending.seconds += now - max(flight.start, self._finished_at)
-        self._finished_at = now
+        # its own time: what its query took in the query process (from when that process
+        # read it: not the time it waited behind the queries sent before it, nor a reply
+        # read late) and what this process spent on it before and after
+        pending.seconds += flight.local + stream.last_seconds + time.perf_counter() - read
         flight.out.set_result(pending)

@@ -398,9 +398,19 @@ def group_by(records: Iterable[Mapping[str, Any]], key: str) -> dict[str, list[M
     return {name: groups[name] for name in sorted(groups, key=group_order)}
 
 
+#: Difficulty levels from easiest, as a breakdown lists them (not alphabetically).
+DIFFICULTY_ORDER = ("easy", "medium", "hard")
+
+
 def group_order(name: str) -> tuple[int, str]:
-    """Sort key of a group name: the known tiers in :data:`TIER_ORDER`, then by name."""
-    return (TIER_ORDER.index(name), "") if name in TIER_ORDER else (len(TIER_ORDER), name)
+    """Sort key of a group name: the known tiers in :data:`TIER_ORDER`, the difficulty
+    levels in :data:`DIFFICULTY_ORDER`, then by name.
+
+    >>> sorted(["hard", "easy", "medium", "simple"], key=group_order)
+    ['simple', 'easy', 'medium', 'hard']
+    """
+    known = (*TIER_ORDER, *DIFFICULTY_ORDER)
+    return (known.index(name), "") if name in known else (len(known), name)
 
 
 _NUMBER = re.compile(r"\d+(\.\d+)?")

@@ -72,7 +72,11 @@ from score.suite.trial_database import TrialDatabase
 from score.suite.variant_data import arrow_tables, variant_rows
 from score.suite.vocabulary_bound import vocabulary_bound
 
-Progress = Callable[[int, int], None]
+#: ``progress(done, total, stage=..., note=..., eta=...)``: the stage under way (its own
+#: count), a note on where the build stands, and whether the total is the count's end
+#: (``eta``) or only its bound (the candidates: the build stops once its variants are
+#: found, most often well before ``--max-candidates``)
+Progress = Callable[..., None]
 #: variants filled at once (a candidate is put beside the blocks of the first it fits)
 OPEN_VARIANTS = 8
 #: how a neighbour that is valid SQL can still fail on the base database
@@ -180,13 +184,12 @@ def _build(
     ex_settings: ExecutorSettings,
     progress: Progress | None,
 ) -> dict[str, Any]:
-    total = len(answerable) + s.max_candidates
     done = [0]
 
-    def tick(n: int = 1) -> None:
-        done[0] += n
+    def tick() -> None:  # one gold and its neighbours run on the base database
+        done[0] += 1
         if progress:
-            progress(min(done[0], total), total)
+            progress(done[0], len(answerable), stage="golds and near misses")
 
     with Executor(base_db, schema, settings=ex_settings) as base:
         base_fingerprint = base.fingerprint
@@ -266,8 +269,16 @@ def _build(
             targets = sorted({t for t, _ in wanted})
             if not targets:
                 break
-            tick()
             tried = n + 1
+            if progress:
+                progress(
+                    tried,
+                    s.max_candidates,
+                    stage="candidates",
+                    note=f"{len(distillation.kept)} of at most {s.max_databases} variants kept; "
+                    f"near misses left: {len(distillation.alive)}",
+                    eta=False,
+                )
             aim = targets[n % len(targets)]
             rows = variant_rows(pools, filled, f"{s.seed}:{n}", focus[aim])
             trial.load(arrow_tables(rows, schemas))
@@ -292,7 +303,6 @@ def _build(
     finally:
         trial.close()
     shutil.rmtree(cache, ignore_errors=True)
-    tick(total)
     survivors = sorted(k for k in distillation.alive if not found[k[0]].neighbours[k[1]].equivalent)
     flags = vocabulary_bound(
         base_db,

@@ -63,7 +63,7 @@ def suite_build(
 
     bar = ProgressBar("suite", quiet)
     try:
-        report = build_suite(
+        built = build_suite(
             tasks,
             out,
             db=db_path,
@@ -75,11 +75,13 @@ def suite_build(
             profile=profile,
             timeout=timeout,
             progress=bar,
-        ).report
+        )
     finally:
         bar.close()
+    report, replaced = built.report, built.replaced
     s = report["near_miss_survival"]
-    click.echo(f"suite        {out}")
+    again = "  (replaced the suite built there before)" if replaced else ""
+    click.echo(f"suite        {out}{again}")
     click.echo(f"variants     {len(report['variants'])} (of {report['candidates_tried']} tried)")
     click.echo(f"neighbours   {s['executed']} ran on the base database")
     click.echo(

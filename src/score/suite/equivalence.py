@@ -25,9 +25,10 @@ Rules (each conservative: anything it cannot see whole is not claimed):
   GROUP BY keys, a ROW_NUMBER() with its partition, carried through CTEs, derived
   tables and joins that match at most one row).
 * ``unique_count`` (COUNT <-> COUNT(DISTINCT)): the column counted is by itself a unique
-  key of the rows its SELECT reads, or equal to one wherever it is not NULL (``d.person_id``
-  of ``person p LEFT JOIN death d ON d.person_id = p.person_id``; ``p.person_id`` of a
-  person joined to the one observation period that holds a day), or a key of the rows
+  key of the rows its SELECT reads, or equal to one wherever it is not NULL (``p.person_id``
+  of a person joined to the one observation period that holds a day; never a death's
+  ``person_id``: DEATH declares no key, and a CDM may hold several deaths of a person),
+  or a key of the rows
   where the LEFT JOIN that brings it found a match, the only rows COUNT counts
   (``COUNT(c.concept_id)`` of ``domain d LEFT JOIN concept c ON c.domain_id = d.domain_id``).
 * ``count_required`` (a column swapped inside ``COUNT``): both columns are required in a

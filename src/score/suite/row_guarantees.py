@@ -37,8 +37,10 @@ from score.suite.period_day import holds_one_day
 Ref = tuple[str, str]
 Key = frozenset[Ref]
 #: unique keys the CDM's ``<table>_id`` naming does not show: the vocabulary's primary
-#: keys, and ``death.person_id`` (CDM 5.4 describes DEATH as holding "up to one record"
-#: per person, though its DDL declares no key)
+#: keys.  Not ``death.person_id``: CDM 5.4's conventions give a person up to one DEATH
+#: record, but its DDL declares no key on DEATH (5.3's declared ``xpk_death`` on
+#: person_id, 5.4 dropped it) and CDMs in use hold several per person (All of Us keeps
+#: every death record), so a rule of the suite may not lean on it
 _COMPOSITE_KEYS = {
     "concept_ancestor": ("ancestor_concept_id", "descendant_concept_id"),
     "concept_relationship": ("concept_id_1", "concept_id_2", "relationship_id"),
@@ -47,7 +49,6 @@ _COMPOSITE_KEYS = {
     "domain": ("domain_id",),
     "concept_class": ("concept_class_id",),
     "relationship": ("relationship_id",),
-    "death": ("person_id",),
 }
 #: at most this many keys are followed per SELECT (joins multiply them)
 _MAX_KEYS = 16
@@ -57,10 +58,10 @@ Source = tuple["str | exp.Select", bool]  # (CDM table or derived SELECT, nullab
 
 
 def table_keys(table: str) -> list[tuple[str, ...]]:
-    """A CDM table's unique keys (its primary key; death's person).
+    """A CDM table's unique keys (its primary key as the CDM's DDL declares it).
 
     >>> table_keys("person"), table_keys("concept_ancestor"), table_keys("death")
-    ([('person_id',)], [('ancestor_concept_id', 'descendant_concept_id')], [('person_id',)])
+    ([('person_id',)], [('ancestor_concept_id', 'descendant_concept_id')], [])
     """
     if table in _COMPOSITE_KEYS:
         return [_COMPOSITE_KEYS[table]]

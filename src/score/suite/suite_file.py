@@ -7,7 +7,8 @@ A suite folder holds::
                                database it was built for, each variant's sha256 and
                                fingerprint, the tasks it drops (gold and reference differ)
                                and the variants on which each differs
-    report.json, report.md     what the build found, task by task
+    report.json, report.md     what the build found, task by task (the manifest also
+                               holds each data file's sha256, ``files``)
     data/vocabulary/*.parquet  the vocabulary tables, the same in every variant: the
                                base database's rows and the suite's local concepts
     data/<variant>/*.parquet   the clinical tables of one variant
@@ -18,13 +19,23 @@ file for the same data each time).  The DuckDB database a variant runs on is mad
 its Parquet files on first use and kept in a cache keyed by the variant's sha256
 (:func:`variant_database`); its fingerprint is checked against the manifest when it is
 opened, so a changed file is refused, not scored on.
+
+A suite folder is read as what it may be: someone else's.  Before any data file is
+opened, each is checked to be a regular file (a FIFO would block the read forever, a
+symlink would read from elsewhere: both are refused, named), each listed in the
+manifest's ``files`` and matching its sha256 there (a changed, truncated, swapped, missing
+or added file is named); a variant name or a sha256 the manifest gives is checked to be
+one, so no path built from them leaves the suite folder or the cache.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+import re
 import shutil
+import stat
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +64,10 @@ VOCABULARY_TABLES = (
     "relationship",
     "vocabulary",
 )
+
+#: What a variant may be called (a folder name inside the suite), and a sha256.
+_VARIANT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 class SuiteError(SqlgoldError):
@@ -128,7 +143,13 @@ def manifest_text(
     drops: Mapping[str, str],
     differ_on: Mapping[str, Sequence[str]] | None = None,
 ) -> str:
-    """The bytes of ``suite.json`` (sorted keys, no timestamps: deterministic)."""
+    """The bytes of ``suite.json`` (sorted keys, no timestamps: deterministic); each
+    variant's data files and the shared vocabulary's are hashed as they are now
+    (``files``: path in the suite folder -> sha256)."""
+    files = {}
+    for v in variants:
+        for p in variant_files(v.folder.parent.parent, v.name):
+            files[f"{DATA}/{p.parent.name}/{p.name}"] = file_sha256(p)
     body = {
         "format": SUITE_FORMAT,
         "task_set_sha256": task_set_sha256,
@@ -146,6 +167,7 @@ def manifest_text(
         ],
         "drops": dict(sorted(drops.items())),
         "differ_on": {t: list(v) for t, v in sorted((differ_on or {}).items())},
+        "files": dict(sorted(files.items())),
     }
     return json.dumps(body, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
@@ -166,8 +188,9 @@ def read_suite(folder: str | Path, *, check_data: bool = True) -> Suite:
         raise SuiteError(
             "no suite folder here (build one with `sqlgold suite build`)", path=str(folder)
         )
-    if not path.is_file():
+    if not os.path.lexists(path):
         raise SuiteError(f"no {MANIFEST} in the suite folder", path=str(folder))
+    _regular(path)
     try:
         body = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
@@ -179,8 +202,10 @@ def read_suite(folder: str | Path, *, check_data: bool = True) -> Suite:
         if not isinstance(item, dict):
             raise SuiteError(f"variant {i + 1} is not an object", path=str(path))
         name = _field(item, "name", str, path)
-        if not name or "/" in name or name.startswith(".") or name == VOCABULARY:
+        if not _VARIANT_NAME.fullmatch(name) or name == VOCABULARY:
             raise SuiteError(f"variant name {name!r} is not a folder name", path=str(path))
+        if any(v.name == name for v in variants):
+            raise SuiteError(f"variant {name} is listed twice", path=str(path))
         variant = Variant(
             name,
             folder / DATA / name,
@@ -188,17 +213,12 @@ def read_suite(folder: str | Path, *, check_data: bool = True) -> Suite:
             _field(item, "fingerprint", str, path),
             dict(item.get("rows") or {}),
         )
-        if check_data:
-            files = variant_files(folder, name)
-            if not (folder / DATA / name).is_dir() or not files:
-                raise SuiteError(f"variant {name}: no data folder", path=str(folder / DATA / name))
-            if data_sha256(files) != variant.sha256:
-                raise SuiteError(
-                    f"variant {name}: its data does not match the sha256 in {MANIFEST} "
-                    "(a file was changed; build the suite again)",
-                    path=str(folder / DATA / name),
-                )
+        for key in ("sha256", "fingerprint"):
+            if not _SHA256.fullmatch(getattr(variant, key)):
+                raise SuiteError(f"variant {name}: its {key} is not a sha256", path=str(path))
         variants.append(variant)
+    if check_data:
+        _check_data(folder, variants, body.get("files"), path)
     drops = body.get("drops") or {}
     if not isinstance(drops, dict):
         raise SuiteError("'drops' is not an object", path=str(path))
@@ -213,6 +233,78 @@ def read_suite(folder: str | Path, *, check_data: bool = True) -> Suite:
         drops={str(k): str(v) for k, v in drops.items()},
         differ_on=differ_on,
     )
+
+
+def _regular(path: Path) -> None:
+    """Refuse what is not a regular file in the suite (a symlink, a FIFO, a folder)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError as e:
+        raise SuiteError(f"cannot read: {e.strerror or e}", path=str(path)) from None
+    if not stat.S_ISREG(mode):
+        kind = "a symlink" if stat.S_ISLNK(mode) else "a FIFO" if stat.S_ISFIFO(mode) else (
+            "a folder" if stat.S_ISDIR(mode) else "not a regular file"
+        )  # fmt: skip
+        raise SuiteError(
+            f"{kind}, where the suite holds a file (a suite sqlgold built holds no other)",
+            path=str(path),
+        )
+
+
+def _data_folder(path: Path) -> None:
+    """Refuse a data folder that is missing, or not a folder of the suite's own."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        raise SuiteError("no data folder", path=str(path)) from None
+    if not stat.S_ISDIR(mode):
+        kind = "a symlink" if stat.S_ISLNK(mode) else "not a folder"
+        raise SuiteError(
+            f"{kind}, where the suite holds a data folder (a suite sqlgold built holds no symlink)",
+            path=str(path),
+        )
+
+
+def _check_data(folder: Path, variants: Sequence[Variant], files: Any, manifest: Path) -> None:
+    """Each variant's data and the shared vocabulary: regular files of their own, each
+    matching the sha256 the manifest lists for it (a suite without ``files``, built
+    before they were listed: each variant's data as a whole), named when one does not."""
+    _data_folder(folder / DATA)
+    _data_folder(folder / DATA / VOCABULARY)
+    found: dict[str, Path] = {}
+    for name in [VOCABULARY, *(v.name for v in variants)]:
+        if name != VOCABULARY:
+            _data_folder(folder / DATA / name)
+        for p in sorted((folder / DATA / name).glob("*.parquet")):
+            _regular(p)
+            found[f"{DATA}/{name}/{p.name}"] = p
+    if files is not None:
+        if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):
+            raise SuiteError("'files' is not an object of sha256s", path=str(manifest))
+        added = sorted(found.keys() - files.keys())
+        if added:
+            raise SuiteError(
+                f"not listed in {MANIFEST}: added after the build", path=str(found[added[0]])
+            )
+        for rel, sha in sorted(files.items()):
+            if rel not in found:
+                raise SuiteError(f"missing: {MANIFEST} lists it", path=str(folder / rel))
+            if file_sha256(found[rel]) != sha:
+                raise SuiteError(
+                    f"does not match its sha256 in {MANIFEST} (changed after the build; build "
+                    "the suite again)",
+                    path=str(found[rel]),
+                )
+    for v in variants:
+        own = [p for rel, p in found.items() if rel.startswith(f"{DATA}/{v.name}/")]
+        if not own:
+            raise SuiteError(f"variant {v.name}: no data files", path=str(v.folder))
+        if data_sha256(variant_files(folder, v.name)) != v.sha256:
+            raise SuiteError(
+                f"variant {v.name}: its data does not match the sha256 in {MANIFEST} "
+                "(a file was changed; build the suite again)",
+                path=str(v.folder),
+            )
 
 
 def _differ_on(

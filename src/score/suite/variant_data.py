@@ -66,6 +66,9 @@ SHARP = 0.25
 OWN_ONLY = 0.4
 #: the share of persons with a second observation period (after a gap)
 SECOND_PERIOD = 0.3
+#: the share of the persons who died with a second DEATH record (the CDM declares no key on
+#: DEATH, and CDMs in use keep every record: counting them and counting persons differ)
+SECOND_DEATH = 0.2
 #: the share of persons with two periods whose events fall in both (else in the first)
 LATER_EVENTS = 0.5
 _DEFAULT_DAY = dt.date(2015, 6, 15)
@@ -362,6 +365,9 @@ def variant_rows(
             out["death"].append(
                 _fill("death", {"person_id": person_id, "death_date": died}, palette)
             )
+            if rng.random() < SECOND_DEATH:  # DEATH declares no key: a CDM may hold two
+                again = _fill("death", {"person_id": person_id, "death_date": died}, palette)
+                out["death"].append(again)
     crowds = tuple((focus or {}).get(PERSONS, ()))
     if crowds and rng.random() < 0.5:  # a gold counts persons: that many on one concept
         _crowd(out, palette, focus or {}, rng.choice(crowds), rng)

@@ -92,7 +92,9 @@ def test_a_side_that_fails_is_named(omop_db):
 
 def test_usage_errors(omop_db):
     assert run(omop_db).exit_code == 2  # click usage error
-    assert "--id needs --source" in run(omop_db, "--id", "x").output
+    # --id reads the project's own source records unless told another (issue 57)
+    unknown = run(omop_db, "--id", "x")
+    assert unknown.exit_code == 1 and "omop_source.jsonl: no record 'x'" in unknown.output
 
 
 def test_empty_gold_gets_concept_hints(omop_db, executor):

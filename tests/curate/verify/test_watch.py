@@ -165,3 +165,56 @@ def test_snapshot_marks_missing_files(tmp_path, missing):
     if not missing:
         path.write_text("SELECT 1", encoding="utf-8")
     assert (snapshot([path])[path] is None) is missing
+
+
+def test_sigterm_ends_watch_as_ctrl_c_does_and_leaves_no_temporary_folder(omop_db, tmp_path):
+    """Issue 57, finding 19: SIGTERM (a time limit's ``timeout``, ``kill``) left a
+    $TMPDIR/pymp-* folder, where Ctrl-C left nothing; it ends the watch as Ctrl-C does.
+    The file watched is a symlink, retargeted while watched (an attack on --watch): the
+    check runs again on what it points to now."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    first, second = tmp_path / "first.sql", tmp_path / "second.sql"
+    first.write_text("SELECT COUNT(*) AS n FROM cdm.person", encoding="utf-8")
+    second.write_text("SELECT COUNT(*) AS n FROM cdm.death -- a longer text", encoding="utf-8")
+    link = tmp_path / "gold.sql"
+    link.symlink_to(first)
+    proc = subprocess.Popen(
+        [SQLGOLD, "verify", "--db", str(omop_db), "--gold", str(link),
+         "--gold-dialect", "duckdb", "--watch"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "TMPDIR": str(tmp)},
+    )  # fmt: skip
+    lines, seen = _lines(proc), []
+    try:
+        _until(lines, "=== watching", seen)
+        assert any(line.strip().startswith("1130") for line in seen), seen
+        swap = tmp_path / "gold.sql.new"
+        swap.symlink_to(second)
+        os.replace(swap, link)  # the symlink replaced, as an editor replaces a file
+        _until(lines, "=== watching", seen)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        code = _exit_code(proc, seen)
+    assert code == 0, proc.stderr.read()  # type: ignore[union-attr]
+    assert sum(line.startswith("=== check") for line in seen) == 2
+    assert any(line.strip().startswith("142") for line in seen[-12:]), seen  # death's rows
+    assert "Traceback" not in proc.stderr.read()  # type: ignore[union-attr]
+    assert list(tmp.iterdir()) == []
+
+
+@pytest.mark.parametrize("flag", [["--watch"], []])
+def test_a_fifo_is_named_as_a_fifo_and_never_read(omop_db, tmp_path, flag):
+    """Issue 57, finding 20: `verify --watch --gold FIFO` said "no such file"; a FIFO (or
+    a device) is named as what it is, with or without --watch, and never opened (a FIFO
+    with no writer would wait forever; /dev/zero never ends)."""
+    fifo = tmp_path / "gold.sql"
+    os.mkfifo(fifo)
+    for gold, kind in ((fifo, "a FIFO"), (Path("/dev/zero"), "a character device")):
+        done = subprocess.run(
+            [SQLGOLD, "verify", "--db", str(omop_db), "--gold", str(gold), *flag],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert done.returncode == 1, done.stderr
+        (line,) = done.stderr.splitlines()
+        assert line.startswith(f"error: [verify] {gold}: --gold: {kind}, not a ")

@@ -5,6 +5,7 @@ both runs named in a comparison, and Ctrl-C as one line (then --resume)."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -255,3 +256,39 @@ def test_a_locked_check_makes_no_folder_and_a_stale_lock_file_blocks_nothing(tmp
     with RunLock(folder):  # the holder is gone: its file blocks nothing
         assert (folder / LOCK_FILE).read_text().strip().isdigit()
     assert not (folder / LOCK_FILE).exists()
+
+
+def test_sigterm_stops_a_scoring_as_ctrl_c_does_and_leaves_no_temporary_folder(omop_db, tmp_path):
+    """Issue 57, finding 19: a run ended by SIGTERM (its time limit's ``timeout``) left a
+    $TMPDIR/pymp-* folder and its lock file, and said nothing; it ends as Ctrl-C does:
+    one line, what was finished kept, nothing left in the temporary folder."""
+    from tests.task_factory import make_task, write_task_file
+
+    tasks = write_task_file(tmp_path / "tasks.jsonl", [make_task(f"t{i}") for i in range(3)])
+    preds = tmp_path / "slow.jsonl"
+    slow = "SELECT count(*) AS n FROM range(4000000000000)"
+    with preds.open("w") as f:
+        for i in range(3):
+            sql = slow if i else "SELECT count(*) AS n FROM cdm.person"
+            f.write(json.dumps({"task_id": f"t{i}", "language": "en", "sql": sql}) + "\n")
+    tmp, out = tmp_path / "tmp", tmp_path / "run"
+    tmp.mkdir()
+    args = [sys.executable, "-m", "curate.cli", "score", "run", str(tasks), str(preds),
+            "--out", str(out), "--split", "all", "--timeout", "60", "--no-cache",
+            "--db", str(omop_db), "-q"]  # fmt: skip
+    process = subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "TMPDIR": str(tmp)},
+    )  # fmt: skip
+    results = out / "results.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (results.exists() and results.stat().st_size):
+        time.sleep(0.1)
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == ERROR, err
+    (line,) = err.strip().splitlines()
+    assert line.startswith("error: [score] stopped by SIGTERM; what was finished is kept")
+    assert len(results.read_text().splitlines()) == 1  # the first; the slow ones stopped
+    assert not (out / "run.lock").exists()
+    assert list(tmp.iterdir()) == []

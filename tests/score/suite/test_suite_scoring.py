@@ -254,14 +254,22 @@ def test_a_postgresql_base_is_scored_there_and_the_suite_with_duckdb(
     assert told == {k: r["suite"]["told_apart_by"] for k, r in by_key(suite_run[0]).items()}
 
 
-def test_runs_scored_with_different_suites_are_not_compared(suite_run, tmp_path):
+def test_runs_scored_with_and_without_a_suite_compare_but_share_no_report(suite_run, tmp_path):
+    """Issue 57, finding 7: comparing a run with a suite and one without is what a user
+    wants (EX and the rest; TS only where both have it); one report of both is not."""
     out, _, _ = suite_run
     plain = tmp_path / "plain"
     shutil.copytree(out, plain)
     meta = json.loads((plain / "run.json").read_text())
     del meta["suite"]
     (plain / "run.json").write_text(json.dumps(meta))
-    result = CliRunner().invoke(main, ["score", "compare", str(out), str(plain)])
+    compared = CliRunner().invoke(
+        main, ["score", "compare", str(out), str(plain), "--out", str(tmp_path / "c")]
+    )
+    assert compared.exit_code == 0, compared.output
+    result = CliRunner().invoke(
+        main, ["score", "report", str(out), str(plain), "--out", str(tmp_path / "r")]
+    )
     assert result.exit_code == 1
     assert "test suite" in result.stderr and "none" in result.stderr
 
@@ -300,7 +308,7 @@ def test_a_changed_variant_file_is_refused_when_the_suite_is_read(made_suite, tm
     copy = tmp_path / "suite"
     shutil.copytree(made_suite.folder, copy)
     (copy / "data" / "v2-thirds" / "person.parquet").write_bytes(b"not parquet")
-    with pytest.raises(SuiteError, match="variant v2-thirds: its data does not match"):
+    with pytest.raises(SuiteError, match="v2-thirds/person.parquet: does not match its sha256"):
         read_suite(copy)
 
 

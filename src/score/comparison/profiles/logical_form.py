@@ -27,6 +27,8 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
+from score.execution.guard import statements_of
+
 #: Texts up to this length have their canonical form cached (a gold is normalised
 #: once per language and run); longer ones are normalised each time, so the cache stays
 #: small whatever a run's predictions hold.
@@ -48,7 +50,7 @@ def normalise_sql(sql: str, dialect: str = "duckdb") -> str:
 
 def _normalise(sql: str, dialect: str) -> str:
     try:
-        statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+        statements = statements_of(sqlglot.parse(sql, read=dialect))
         return "; ".join(normalise_tree(s, dialect, copy=False) for s in statements)
     except (SqlglotError, RecursionError):
         return collapse_whitespace(sql)

@@ -51,6 +51,7 @@ from score.execution.engines.plan_cost import duckdb_cost
 from score.execution.engines.resources import limit_resources
 from score.execution.engines.result_stream import ResultStream
 from score.execution.engines.watchdog import Watchdog
+from score.execution.guard import article
 from score.execution.parse_position import duckdb_parse_message
 from score.execution.result import QueryError, QueryResult
 from score.execution.settings import ExecutorSettings
@@ -267,7 +268,7 @@ def _statement_name(kind: str, sql: str) -> str:
     words = sql.split(None, 2)
     if len(words) >= 2 and words[0].upper() == "IMPORT" and words[1].upper() == "DATABASE":
         return "an IMPORT DATABASE statement"
-    return f"a {kind} statement"
+    return article(f"{kind} statement")
 
 
 def _lock_down(con: duckdb.DuckDBPyConnection) -> None:

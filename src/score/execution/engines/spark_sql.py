@@ -16,7 +16,10 @@ transaction to fall back on: anything that reaches it runs.
   ``java_method``, ``try_reflect``, ``input_file_name`` ...) and no function qualified
   by a database (a catalog UDF);
 * holds no statement node: ``ADD JAR/FILE/ARCHIVE``, ``CREATE FUNCTION``, ``SET``,
-  ``RESET``, ``CACHE``/``UNCACHE``, ``INSERT``, ``LOAD DATA``, ``MSCK``, DDL.
+  ``RESET``, ``CACHE``/``UNCACHE``, ``INSERT``, ``LOAD DATA``, ``MSCK``, DDL;
+* multiplies no three relations without a join key (a cancelled product of three keeps
+  the server's cores busy for as long as it runs:
+  :mod:`score.execution.engines.spark_products`).
 
 >>> to_spark("SELECT person_id FROM cdm.person ORDER BY year_of_birth")
 'SELECT person_id FROM cdm.person ORDER BY year_of_birth NULLS LAST'
@@ -38,6 +41,8 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
+from score.execution.engines.spark_products import unstoppable_product
+from score.execution.guard import article, statements_of
 from score.execution.result import QueryError
 
 DATABASE = "cdm"
@@ -267,23 +272,30 @@ def check_spark(sql: str, tables: Collection[str]) -> exp.Expr:
     """Admit ``sql`` (Spark SQL) or raise ``guard_rejected``; ``tables`` are the CDM
     table names the database holds."""
     try:
-        statements = [s for s in sqlglot.parse(sql, read="spark") if s is not None]
+        statements = statements_of(sqlglot.parse(sql, read="spark"))
     except (ParseError, TokenError) as e:
         raise QueryError("parse_error", f"Spark: {_first(e)}") from None
     if len(statements) != 1:
         raise _refuse(f"{len(statements)} statements; only one SELECT is allowed")
     tree = statements[0]
     if not isinstance(tree, _ADMITTED):
-        raise _refuse(f"a {type(tree).__name__.upper()} statement; only a SELECT is allowed")
+        statement = article(f"{type(tree).__name__.upper()} statement")
+        raise _refuse(f"{statement}; only a SELECT is allowed")
     ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
     known = {t.lower() for t in tables}
     for node in tree.walk():
         if isinstance(node, _STATEMENTS):
-            raise _refuse(f"a {type(node).__name__.upper()} inside the query")
+            raise _refuse(f"{article(type(node).__name__.upper())} inside the query")
         if isinstance(node, exp.Table):
             _check_table(node, known, ctes)
         elif isinstance(node, exp.Func):
             _check_function(node)
+    product = unstoppable_product(tree)
+    if product is not None:
+        raise _refuse(
+            f"{product}: it cannot end within the time limit, and Spark cannot stop it once "
+            "it runs (its tasks would hold the server's cores)"
+        )
     return tree
 
 

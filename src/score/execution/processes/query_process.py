@@ -116,6 +116,9 @@ class Worker:
         self.used_cpu_seconds = 0.0
         self.retiring = False  # its last reply said it ends: it takes no other request
         self.requests = 0  # sent to it so far (none: it is as new as a fresh start)
+        #: the seconds the last request received took in the worker, from when it read
+        #: the request to its reply (when the supervisor reads the reply plays no part)
+        self.handled_seconds = 0.0
         try:
             self.process = _WorkerProcess(target=serve, args=(child, spec, output), daemon=True)
             self.process.start()
@@ -192,7 +195,7 @@ class Worker:
             if kill_after is not None and not self._conn.poll(max(kill_after, 0.0)):
                 self.kill(wait=False)  # reaped when it is closed, not on the caller's time
                 raise WorkerKilled()
-            kind, value, self.retiring = self._conn.recv()
+            kind, value, self.retiring, self.handled_seconds = self._conn.recv()
         except (EOFError, OSError):
             self._lost()
         if kind == "error":

@@ -48,6 +48,7 @@ class _Sent:
     started: float | None = None  # when it could have started; None while queued behind
     delivered: bool = False  # written to the current worker
     outcome: tuple[bool, Any] | None = None  # (raised, value or exception) once read
+    seconds: float = 0.0  # what it took in its worker (to its kill, if it was killed)
 
 
 class WorkerStream:
@@ -66,6 +67,9 @@ class WorkerStream:
         self._worker: Worker | None = None
         self._sent: deque[_Sent] = deque()  # oldest first; the read ones at the front
         self._gone = False  # a send to the current worker failed
+        #: the seconds the request last received took: in its worker, from reading it to
+        #: replying, so neither the requests queued before it nor a reply read late count
+        self.last_seconds = 0.0
 
     @property
     def pending(self) -> int:
@@ -95,7 +99,8 @@ class WorkerStream:
             raise RuntimeError("no request is pending")
         while self._sent[0].outcome is None:
             self._advance()
-        outcome = self._sent.popleft().outcome
+        entry = self._sent.popleft()
+        outcome, self.last_seconds = entry.outcome, entry.seconds
         assert outcome is not None
         raised, value = outcome
         if raised:
@@ -159,11 +164,14 @@ class WorkerStream:
             left = entry.started + entry.kill_after - time.monotonic()
         try:
             entry.outcome = (False, self._worker.receive(left))
+            entry.seconds = self._worker.handled_seconds
         except (WorkerKilled, WorkerDied) as e:
             entry.outcome = (True, e)
+            entry.seconds = time.monotonic() - (entry.started or time.monotonic())
             self._drop_worker(lost=True)
         except Exception as e:  # noqa: BLE001 - the request's own error (a QueryError)
             entry.outcome = (True, e)
+            entry.seconds = self._worker.handled_seconds
         following = self._unread()
         if self._worker is not None and self._worker.retiring:
             self._drop_worker(lost=False)

@@ -120,9 +120,11 @@ def serve(conn: connection.Connection, spec: WorkerSpec, output: str | None = No
     ready = _memory()
     while True:
         try:
-            request = conn.recv()
+            data = conn.recv_bytes()
         except (EOFError, OSError):
             break
+        begun = time.monotonic()  # its own time starts here, whenever the supervisor reads
+        request = reduction.ForkingPickler.loads(data)
         if request is None:
             break
         _empty(printed)
@@ -135,7 +137,7 @@ def serve(conn: connection.Connection, spec: WorkerSpec, output: str | None = No
             reply = ("error", e)
         except DatabaseError as e:  # the database went away (a server that stopped): no
             # query's outcome, the caller's error; this process ends after saying so
-            _send(conn, ("lost", _portable_error(e), True))
+            _send(conn, ("lost", _portable_error(e), True, time.monotonic() - begun))
             break
         except MemoryError:
             reply = ("error", QueryError("runtime_error", "out of memory (the memory limit)"))
@@ -148,7 +150,7 @@ def serve(conn: connection.Connection, spec: WorkerSpec, output: str | None = No
         # the reply, which says so: the supervisor hands it no further request and has
         # started its replacement
         last = bool(getattr(engine, "broken", False)) or worn(reply, ready, spec.settings)
-        _send(conn, (*reply, last))
+        _send(conn, (*reply, last, time.monotonic() - begun))
         if last:
             break
     engine.close()
@@ -235,8 +237,9 @@ def _empty(fd: int | None) -> None:
 
 
 def _send(conn: connection.Connection, reply: tuple[Any, ...]) -> None:
-    """Send a message (a request's reply: kind, value, whether it is the last); one that
-    cannot be pickled in the memory left becomes an error, of the same shape."""
+    """Send a message (a request's reply: kind, value, whether it is the last, the
+    seconds this process took over it); one that cannot be pickled in the memory left
+    becomes an error, of the same shape."""
     try:
         data = reduction.ForkingPickler.dumps(reply)
     except MemoryError:

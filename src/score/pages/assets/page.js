@@ -19,8 +19,18 @@
     "top", "nulls", "first", "last", "rows", "range", "lateral", "qualify", "into", "insert",
     "update", "delete", "create", "drop", "table", "values", "set"].join("|") + ")$", "i");
 
+  // characters that change how the text around them is shown without being seen (bidi
+  // overrides, zero-width characters, controls): shown as their code point, so what the
+  // page shows is what ran or was asked (score/pages/document.py HIDDEN: the same set)
+  var HIDDEN = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff\ufff9-\ufffb]/g;
+  function visible(s) {
+    return String(s).replace(HIDDEN, function (c) {
+      return "\u27e8U+" + ("000" + c.charCodeAt(0).toString(16).toUpperCase()).slice(-4) + "\u27e9";
+    });
+  }
+
   function esc(s) {
-    return String(s).replace(/[&<>"']/g, function (c) {
+    return visible(s).replace(/[&<>"']/g, function (c) {
       return { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c];
     });
   }
@@ -207,7 +217,7 @@
     var r = findRecord(id);
     if (!r) { detail.hidden = true; openedId = null; return; }
     openedId = id;
-    document.getElementById("detail-title").textContent = r.id;
+    document.getElementById("detail-title").textContent = visible(r.id);
     var own = [];  // the row's cells, in full (the table cuts long ones)
     for (var j = 1; j < cols.length; j++) {
       if (r.c[j] !== null && r.c[j] !== undefined && r.c[j] !== "") own.push([cols[j].label, r.c[j]]);
@@ -249,7 +259,7 @@
       sel.appendChild(all);
       Object.keys(counts).sort().forEach(function (v) {
         var o = document.createElement("option");
-        o.value = v; o.textContent = (v || "(none)") + " (" + counts[v] + ")";
+        o.value = v; o.textContent = visible(v || "(none)") + " (" + counts[v] + ")";
         sel.appendChild(o);
       });
       sel.addEventListener("change", function () { state.picks[k] = sel.value; render(); });

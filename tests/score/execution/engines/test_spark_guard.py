@@ -53,6 +53,22 @@ SPARK_ATTEMPTS = {
     "truncate": "TRUNCATE TABLE cdm.death",
     "use": "USE sqlgold",
     "two statements": "SELECT 1; DROP TABLE cdm.death",
+    # issue 57: products a cancel cannot stop, which held the server's cores for minutes
+    "three-way product": (
+        "SELECT count(*) FROM cdm.measurement a, cdm.measurement b, cdm.person c"
+    ),
+    "four-way cross join": (
+        "SELECT count(*) FROM cdm.measurement a CROSS JOIN cdm.measurement b "
+        "CROSS JOIN cdm.measurement c CROSS JOIN cdm.person d"
+    ),
+    "product of a product": (
+        "SELECT count(*) FROM (SELECT a.person_id FROM cdm.measurement a, cdm.measurement b) x "
+        "CROSS JOIN cdm.person c"
+    ),
+    "three-way inequality join": (
+        "SELECT count(*) FROM cdm.measurement a JOIN cdm.measurement b "
+        "ON a.value_as_number < b.value_as_number JOIN cdm.person c ON c.year_of_birth < 1900"
+    ),
 }
 
 
@@ -67,6 +83,23 @@ def test_spark_guard_admits_cdm_queries():
     check_spark("WITH p AS (SELECT * FROM cdm.person) SELECT count(*) FROM p", CDM)
     check_spark("SELECT x FROM person LATERAL VIEW explode(array(1, 2)) t AS x", CDM)
     check_spark(to_spark("SELECT * FROM generate_series(1, 3)"), CDM)
+    # a product of two stops when cancelled; one-row relations and join keys multiply nothing
+    check_spark("SELECT count(*) FROM cdm.measurement a CROSS JOIN cdm.measurement b", CDM)
+    check_spark(
+        "WITH t AS (SELECT count(*) AS n FROM cdm.person) "
+        "SELECT p.person_id, t.n, u.n FROM cdm.person p, t, t u",
+        CDM,
+    )
+    check_spark(
+        "SELECT count(*) FROM cdm.person p, cdm.death d, cdm.measurement m "
+        "WHERE p.person_id = d.person_id AND m.person_id = p.person_id",
+        CDM,
+    )
+    check_spark(
+        "SELECT count(*) FROM cdm.person p JOIN cdm.death d USING (person_id) "
+        "JOIN cdm.measurement m USING (person_id)",
+        CDM,
+    )
 
 
 #: DuckDB-dialect attempts (what a model would send) at the same things.
