@@ -42,6 +42,7 @@ class Curation:
     report_path: Path
     report: dict[str, Any]
     tasks: list[dict[str, Any]]
+    replaced: bool = False  # an earlier curation's task file was there, and was replaced
 
     @property
     def counts(self) -> dict[str, Any]:
@@ -146,7 +147,7 @@ def curate_file(
             progress=one_done,
             against=against,
         )
-    return Curation(run.tasks_path, run.report_path, run.report, run.tasks)
+    return Curation(run.tasks_path, run.report_path, run.report, run.tasks, run.replaced)
 
 
 def verify_pair(
