@@ -43,6 +43,19 @@ def test_every_command_has_help(command):
     assert len(result.output.splitlines()) > 3
 
 
+@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
+def test_every_command_takes_dash_h_even_run_on_its_own(command):
+    """A command reached without the top group (from Python, a test) still knows -h, and the
+    help option click keeps for it is the same whichever way it was first asked for."""
+    node: click.Command = main
+    for name in command:
+        node = node.commands[name]  # type: ignore[attr-defined]
+    alone = CliRunner().invoke(node, ["-h"])
+    assert alone.exit_code == 0, alone.output
+    assert "-h, --help" in alone.output
+    assert "-h, --help" in CliRunner().invoke(main, [*command, "-h"]).output
+
+
 def test_version_and_top_level_help():
     assert CliRunner().invoke(main, ["--version"]).output.startswith("sqlgold, version ")
     assert "curate" in CliRunner().invoke(main, ["-h"]).output

@@ -28,6 +28,7 @@ from curate.verify.smell_names import SMELLS
 from score.cli.commands import score_group
 from score.cli.config_command import config_command
 from score.cli.exit_codes import FOUND_DIFFERENT
+from score.cli.help_options import HELP
 from score.cli.option_table import option
 from score.cli.options import (
     ProgressBar,
@@ -44,7 +45,7 @@ from score.generate.cli import generate_command, prompt_command
 from score.suite.cli import suite_group
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(context_settings=HELP)
 @click.version_option(package_name="sqlgold", prog_name="sqlgold")
 @click.pass_context
 def main(ctx: click.Context) -> None:
@@ -62,7 +63,7 @@ def main(ctx: click.Context) -> None:
         sys.exit(1)
 
 
-@main.command("curate")
+@main.command("curate", context_settings=HELP)
 @click.argument("source", type=click.Path(exists=True, path_type=Path))
 @source_format_option(
     "Source format: the project's JSONL, OHDSI QueryLibrary pages, FunSQL train.jsonl, or "

@@ -9,19 +9,20 @@ from pathlib import Path
 import click
 
 from score.cli.exit_codes import FOUND_DIFFERENT
+from score.cli.help_options import HELP
 from score.cli.option_table import option
 from score.cli.options import database_options, handle_errors, quiet_option
 from score.defaults import DEFAULT_DB, SHOWN_EMBEDDED_DB
 from score.errors import SqlgoldError
 
 
-@click.group("db")
+@click.group("db", context_settings=HELP)
 def db() -> None:
     """Build an OMOP CDM DuckDB database, load one into PostgreSQL or Spark, and inspect
     any of them."""
 
 
-@db.command("build")
+@db.command("build", context_settings=HELP)
 @option(
     "--out file",
     "Where to write the database (replaced atomically).",
@@ -62,7 +63,7 @@ def db_build(out: Path, vocab: Path | None, quiet: bool) -> None:
     click.echo(f"fingerprint  {report.fingerprint}")
 
 
-@db.command("path")
+@db.command("path", context_settings=HELP)
 @handle_errors
 def db_path_command() -> None:
     """Print the embedded database's path (in the user's cache folder), building it
@@ -102,7 +103,7 @@ def _built_by_sqlgold(path: Path) -> bool:
         con.close()
 
 
-@db.command("info")
+@db.command("info", context_settings=HELP)
 @database_options
 @option(
     "--recompute",
@@ -157,7 +158,7 @@ def db_info(db_path: Path | str, schema: str | None, recompute: bool) -> None:
         sys.exit(FOUND_DIFFERENT)
 
 
-@db.command("load")
+@db.command("load", context_settings=HELP)
 @click.argument("url")
 @click.option(
     "--from",

@@ -12,12 +12,13 @@ import click
 
 from curate.cli.options import split_options
 from score.cli.exit_codes import FOUND_DIFFERENT
+from score.cli.help_options import HELP
 from score.cli.option_table import option
 from score.cli.options import duckdb_database_options, handle_errors
 from score.defaults import DEFAULT_GROUNDING
 
 
-@click.command("grounding")
+@click.command("grounding", context_settings=HELP)
 @duckdb_database_options(
     "its SQL notes run DuckDB examples; build the documents from the DuckDB file of the "
     "same CDM (sqlgold db build, or the file sqlgold db load copied)"

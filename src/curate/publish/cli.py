@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from curate.cli.options import split_options
+from score.cli.help_options import HELP
 from score.cli.option_table import option
 from score.cli.options import duckdb_database_options, handle_errors, suite_option
 from score.errors import SqlgoldError
@@ -32,7 +33,7 @@ def _semantic_version(ctx: click.Context, param: click.Parameter, value: str) ->
     return value
 
 
-@click.command("publish")
+@click.command("publish", context_settings=HELP)
 @click.argument("tasks", type=click.Path(dir_okay=False, exists=True, path_type=Path))
 @option(
     "--version",
@@ -138,7 +139,7 @@ def load_side(path: Path) -> tuple[list[dict[str, Any]], dict[str, list[str]] | 
     return load_tasks(path), None, str(path)
 
 
-@click.command("diff")
+@click.command("diff", context_settings=HELP)
 @click.argument("old", type=click.Path(exists=True, path_type=Path))
 @click.argument("new", type=click.Path(exists=True, path_type=Path))
 @option("--json", "Print the diff as JSON.")

@@ -15,6 +15,7 @@ from curate.cli import quick_exit
 from curate.cli.options import source_format_option
 from curate.sources import READ_DIALECT
 from score.cli.exit_codes import FOUND_DIFFERENT
+from score.cli.help_options import HELP
 from score.cli.option_table import option
 from score.cli.options import (
     database_options,
@@ -196,7 +197,7 @@ def _sql_argument(value: str, option: str) -> str:
     return value
 
 
-@click.command("verify")
+@click.command("verify", context_settings=HELP)
 @option("--gold")
 @option("--answer", "Reference answer (a file or SQL text); without it the gold is checked alone.")
 @option("--gold-dialect", type=click.Choice(sorted(READ_DIALECT)))

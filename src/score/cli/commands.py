@@ -9,6 +9,7 @@ import click
 from click.core import ParameterSource
 
 from score.cli.exit_codes import FOUND_DIFFERENT
+from score.cli.help_options import HELP
 from score.cli.option_table import option
 from score.cli.options import (
     ProgressBar,
@@ -43,12 +44,12 @@ PREDICTION_DIALECTS = (
 )
 
 
-@click.group("score")
+@click.group("score", context_settings=HELP)
 def score_group() -> None:
     """Score model predictions by running them, and report the scores."""
 
 
-@score_group.command("run")
+@score_group.command("run", context_settings=HELP)
 @click.argument("tasks", type=click.Path(exists=True, path_type=Path))
 @click.argument("predictions", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @option(
@@ -221,7 +222,7 @@ def _echo_peer_scores(summary: dict) -> None:
         click.echo(line)
 
 
-@score_group.command("report")
+@score_group.command("report", context_settings=HELP)
 @click.argument(
     "run_dirs",
     nargs=-1,
@@ -246,7 +247,7 @@ def score_report(run_dirs: tuple[Path, ...], out: Path | None) -> None:
         click.echo(f"written      {written.page}")
 
 
-@score_group.command("compare")
+@score_group.command("compare", context_settings=HELP)
 @click.argument("run_a", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.argument("run_b", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @option(

@@ -6,11 +6,12 @@ import json
 
 import click
 
+from score.cli.help_options import HELP
 from score.cli.option_table import option
 from score.cli.options import handle_errors
 
 
-@click.command("config")
+@click.command("config", context_settings=HELP)
 @option("--json", "Print the settings as one JSON object.")
 @handle_errors
 def config_command(as_json: bool) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import click
 
+from score.cli.help_options import HELP
 from score.cli.option_table import option
 from score.cli.options import (
     ProgressBar,
@@ -60,7 +61,7 @@ def prompt_options(f: Callable) -> Callable:
     return f
 
 
-@click.command("prompt")
+@click.command("prompt", context_settings=HELP)
 @click.argument("task_id")
 @option("--tasks", "Task file or release folder holding TASK_ID.", required=True)
 @option("--language one")
@@ -120,7 +121,7 @@ def prompt_command(
         click.echo(render_text(prompt), nl=False)
 
 
-@click.command("generate")
+@click.command("generate", context_settings=HELP)
 @click.argument("tasks_path", metavar="TASKS", type=click.Path(exists=True, path_type=Path))
 @option("--model", "Model name the endpoint serves (e.g. qwen2.5:7b).")
 @option("--base-url", "OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 (Ollama).")

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from score.cli.help_options import HELP
 from score.cli.option_table import option
 from score.cli.options import (
     ProgressBar,
@@ -17,13 +18,13 @@ from score.cli.options import (
 )
 
 
-@click.group("suite")
+@click.group("suite", context_settings=HELP)
 def suite_group() -> None:
     """Test suites: small OMOP databases on which a gold and its near misses differ
     (test-suite accuracy; score with `sqlgold score run ... --suite DIR`)."""
 
 
-@suite_group.command("build")
+@suite_group.command("build", context_settings=HELP)
 @click.argument("tasks", type=click.Path(exists=True, path_type=Path))
 @option(
     "--out",
