@@ -61,6 +61,7 @@ def suite_build(
     base database's values and the golds' constants, and the variants that tell them
     apart.  Prints where near misses stand with and without the suite."""
     from score.api import build_suite
+    from score.suite.reach import warning
 
     bar = ProgressBar("suite", quiet)
     try:
@@ -96,5 +97,14 @@ def suite_build(
         f"vocabulary every variant shares); {s['equivalent_under_cdm']} more are "
         "equivalent under the CDM's constraints"
     )
+    r = report["reach"]
+    click.echo(
+        f"reach        {r['distinct_golds_empty_everywhere']} of {r['distinct_golds']} distinct "
+        f"golds return no row anywhere; {r['near_misses_unjudged']} near misses "
+        f"({100 * r['unjudged_share']:.1f}%) cannot be judged"
+    )
     click.echo(f"drops        {len(report['drops'])} task(s): gold and reference answer differ")
     click.echo(f"report       {out / 'report.md'}")
+    said = warning(r)
+    if said:
+        click.echo(f"warning: [suite] {said}", err=True)

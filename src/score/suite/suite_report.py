@@ -7,6 +7,7 @@ from typing import Any
 
 from score.suite.distill import Distillation, NeighbourKey, survival
 from score.suite.query_runs import SuiteTask
+from score.suite.reach import GoldReach, reach
 from score.suite.suite_file import Variant
 
 #: indistinguishable neighbours listed per task in the Markdown (all are in report.json)
@@ -56,6 +57,7 @@ def report_markdown(report: Mapping[str, Any]) -> str:
         f"Golds with no row on the base database: {report['golds_empty_on_base']}, of which "
         f"{report['golds_empty_on_base_filled_by_a_variant']} return rows on some variant.",
         "",
+        *_reach_lines(report["reach"]),
     ]
     if report["drops"]:
         lines += ["## Tasks the suite drops (gold and reference answer differ)", ""]
@@ -87,6 +89,32 @@ def report_markdown(report: Mapping[str, Any]) -> str:
             lines.append(f"- ... {len(task['indistinguishable']) - LISTED} more in report.json")
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _reach_lines(r: Mapping[str, Any]) -> list[str]:
+    lines = [
+        "## Reach",
+        "",
+        f"Golds that return no row on the base database or any variant: "
+        f"{len(r['tasks_empty_everywhere'])} of {r['tasks']} task(s), "
+        f"{r['distinct_golds_empty_everywhere']} of {r['distinct_golds']} distinct gold(s). "
+        "On them any answer that returns nothing scores correct: their "
+        f"{r['near_misses_unjudged']} surviving near miss(es) are "
+        f"{100 * r['unjudged_share']:.1f}% of the {r['near_misses']} near misses (not "
+        "equivalent) that ran, and the suite cannot judge them.",
+        "",
+    ]
+    if r["tasks_empty_everywhere"]:
+        shown = r["tasks_empty_everywhere"][: LISTED * 4]
+        more = len(r["tasks_empty_everywhere"]) - len(shown)
+        lines += [
+            "Tasks: "
+            + ", ".join(f"`{t}`" for t in shown)
+            + (f" and {more} more" if more else "")
+            + " (all in report.json, `reach`).",
+            "",
+        ]
+    return lines
 
 
 def by_edit(found: Mapping[str, SuiteTask], distillation: Distillation) -> dict[str, Any]:
@@ -171,6 +199,7 @@ def build_report(
         )
     ran_eq, equivalent, refuted = equivalence_counts(found, distillation)
     after = len(distillation.alive)
+    reached = reach(_gold_reach(tid, item, distillation) for tid, item in found.items())
 
     return {
         "settings": dict(settings),
@@ -193,5 +222,18 @@ def build_report(
         "golds_empty_on_base_filled_by_a_variant": sum(
             1 for i in found.values() if i.gold_base.num_rows == 0 and any(i.rows_on_variants)
         ),
+        "reach": reached,
         "tasks": per_task,
     }
+
+
+def _gold_reach(tid: str, item: SuiteTask, distillation: Distillation) -> GoldReach:
+    near = [i for i in item.ran_on_base if not item.neighbours[i].equivalent]
+    return GoldReach(
+        tid,
+        item.task["gold_sql"],
+        item.gold_base.num_rows,
+        tuple(item.rows_on_variants),
+        len(near),
+        sum(1 for i in near if (tid, i) in distillation.alive),
+    )

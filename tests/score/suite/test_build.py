@@ -218,3 +218,35 @@ def test_a_candidate_goes_beside_the_first_open_variant_it_fits(monkeypatch) -> 
     monkeypatch.setattr(ov, "_still_kills", lambda *args: False)
     assert ov.place(Trial(), blocks, rows, "d", [("d", 0)], 3, {}, {}, "sqlgold") is None
     assert all(b.last != 3 for b in blocks)
+
+
+#: no CDM holds a person born after 3000 and before 1000: any answer that returns nothing
+#: scores correct on this gold, on the base database and on every variant
+NOWHERE = "SELECT person_id FROM cdm.person WHERE year_of_birth > 3000 AND year_of_birth < 1000"
+
+
+def test_golds_that_return_no_row_anywhere_are_named_and_warned_of(omop_db, tmp_path) -> None:
+    tasks = write_task_file(
+        tmp_path / "tasks.jsonl",
+        [make_task("t-nowhere", NOWHERE), make_task("t-twin", NOWHERE), _tasks()[1]],
+    )
+    out = tmp_path / "suite"
+    args = ["suite", "build", str(tasks), "--out", str(out), "--db", str(omop_db)]
+    result = CliRunner().invoke(main, [*args, "--max-candidates", "12", "-q"])
+    assert result.exit_code == 0, result.output
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    reach = report["reach"]
+    assert reach["tasks_empty_everywhere"] == ["t-nowhere", "t-twin"]
+    assert (reach["distinct_golds"], reach["distinct_golds_empty_everywhere"]) == (2, 1)
+    by_id = {t["id"]: t for t in report["tasks"]}
+    survivors = sum(
+        1
+        for tid in ("t-nowhere", "t-twin")
+        for n in by_id[tid]["indistinguishable"]
+        if not n.get("equivalent")
+    )
+    assert survivors > 0 and reach["near_misses_unjudged"] == survivors
+    assert reach["unjudged_share"] == survivors / reach["near_misses"]
+    assert "warning: [suite] the suite cannot judge" in result.stderr
+    assert "t-nowhere" in (out / "report.md").read_text(encoding="utf-8")
+    assert result.stdout.count("reach ") == 1
