@@ -100,14 +100,22 @@ def column_names(table: str) -> tuple[str, ...]:
     return tuple(name for name, _, _ in CDM_TABLES[table])
 
 
-def create_table_sql(table: str, schema: str) -> str:
-    """A ``CREATE TABLE`` statement for ``table`` in ``schema`` with CDM types.
+def create_table_sql(table: str, schema: str, *, bigint_ids: bool = False) -> str:
+    """A ``CREATE TABLE`` statement for ``table`` in ``schema`` with CDM types; with
+    ``bigint_ids``, its INTEGER ``*_id`` columns BIGINT (as many a CDM declares its keys).
 
     >>> create_table_sql("domain", "cdm").splitlines()[0]
     'CREATE TABLE "cdm"."domain" ('
+    >>> create_table_sql("person", "cdm", bigint_ids=True).splitlines()[1]
+    '    "person_id" BIGINT NOT NULL,'
     """
     cols = ",\n".join(
-        f'    "{name}" {dtype}{" NOT NULL" if required else ""}'
+        f'    "{name}" {_id_type(name, dtype) if bigint_ids else dtype}'
+        f"{' NOT NULL' if required else ''}"
         for name, dtype, required in CDM_TABLES[table]
     )
     return f'CREATE TABLE "{schema}"."{table}" (\n{cols}\n)'
+
+
+def _id_type(name: str, dtype: str) -> str:
+    return "BIGINT" if dtype == "INTEGER" and name.endswith("_id") else dtype

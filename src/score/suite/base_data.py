@@ -39,6 +39,24 @@ def _with_self_ancestry(table: pa.Table, concepts: Sequence[int]) -> pa.Table:
     return pa.concat_tables([table, pa.Table.from_pylist(rows, schema=table.schema)])
 
 
+def with_bigint_ids(schema: pa.Schema) -> pa.Schema:
+    """``schema`` with its 32-bit ``*_id`` columns made 64-bit.  The CDM's keys are INTEGER
+    in the embedded database and BIGINT in many a real one (TEXT-TO-OMOP's golds name
+    persons such as 296377155196858): a variant holds the ids a gold names, whichever CDM
+    it was written for.
+
+    >>> with_bigint_ids(pa.schema([("person_id", pa.int32()), ("quantity", pa.int32())]))
+    person_id: int64
+    quantity: int32
+    """
+    return pa.schema(
+        [
+            f.with_type(pa.int64()) if f.name.endswith("_id") and f.type == pa.int32() else f
+            for f in schema
+        ]
+    )
+
+
 def _reversed(table: pa.Table) -> pa.Table:
     """``table``'s rows last to first.  The variants hold the vocabulary so: a query
     that leaves a tie to the order rows are stored in (``ORDER BY level`` where its gold
@@ -109,7 +127,8 @@ def read_base(
             for t in answerable
         }
         schemas = {
-            t: con.sql(f'SELECT * FROM "{t}" LIMIT 0').to_arrow_table().schema for t in filled
+            t: with_bigint_ids(con.sql(f'SELECT * FROM "{t}" LIMIT 0').to_arrow_table().schema)
+            for t in filled
         }
         vocabulary = {
             t: con.sql(f'SELECT * FROM "{t}"').to_arrow_table()

@@ -46,7 +46,10 @@ from score.defaults import DEFAULT_SUITE_CACHE  # the variants' databases, by sh
 from score.errors import SqlgoldError
 from score.files import file_sha256, replacing
 
-SUITE_FORMAT = "sqlgold.test-suite/1"
+#: 2: the variants' ``*_id`` columns are BIGINT (a gold may name a 64-bit person)
+SUITE_FORMAT = "sqlgold.test-suite/2"
+#: formats an earlier sqlgold wrote: refused with a word on what to do
+EARLIER_FORMATS = ("sqlgold.test-suite/1",)
 MANIFEST = "suite.json"
 DATA = "data"
 VOCABULARY = "vocabulary"
@@ -195,6 +198,12 @@ def read_suite(folder: str | Path, *, check_data: bool = True) -> Suite:
         body = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise SuiteError(f"cannot read the manifest: {e}", path=str(path)) from e
+    if isinstance(body, dict) and body.get("format") in EARLIER_FORMATS:
+        raise SuiteError(
+            f"a suite of an earlier format ({body['format']!r}; this sqlgold reads "
+            f"{SUITE_FORMAT!r}): build it again with `sqlgold suite build`",
+            path=str(path),
+        )
     if not isinstance(body, dict) or body.get("format") != SUITE_FORMAT:
         raise SuiteError(f"not a suite manifest (format {SUITE_FORMAT!r} expected)", path=str(path))
     variants = []
@@ -361,7 +370,7 @@ def write_duckdb(target: Path, files: Sequence[Path]) -> None:
             con.execute("SET threads = 1")
             con.execute("CREATE SCHEMA cdm")
             for table in sorted(CDM_TABLES):
-                con.execute(create_table_sql(table, "cdm"))
+                con.execute(create_table_sql(table, "cdm", bigint_ids=True))
                 if table in by_table:
                     con.execute(
                         f'INSERT INTO cdm."{table}" BY NAME SELECT * FROM read_parquet(?)',

@@ -44,7 +44,7 @@ class TrialDatabase:
             self.con.execute(f"SET default_collation = '{collation}'")
         self.con.execute("CREATE SCHEMA cdm")
         for table in sorted(CDM_TABLES):
-            self.con.execute(create_table_sql(table, "cdm"))
+            self.con.execute(create_table_sql(table, "cdm", bigint_ids=True))
         for table, rows in sorted(vocabulary.items()):
             self._insert(table, rows)
         self.clinical = sorted(set(CDM_TABLES) - set(vocabulary))

@@ -139,11 +139,12 @@ def _constant(node: exp.Expr | None, today: dt.date) -> Any:
 
 def _near(value: Any, dtype: str) -> list[Any]:
     """``value`` made a value of a column of type ``dtype``, and its neighbours."""
-    if dtype == "INTEGER" and isinstance(value, int) and not -(2**31) < value < 2**31 - 1:
-        return []  # no INTEGER column holds it (an id of a database with BIGINT keys)
-    if dtype in ("INTEGER", "DOUBLE") and isinstance(value, (int, float)):
-        step = 1 if dtype == "INTEGER" or float(value).is_integer() else abs(value) * 0.01 or 0.01
-        kind = int if dtype == "INTEGER" else float
+    bits = {"INTEGER": 31, "BIGINT": 63}.get(dtype)
+    if bits and isinstance(value, int) and not -(2**bits) < value < 2**bits - 1:
+        return []  # no column of that type holds it
+    if dtype in ("INTEGER", "BIGINT", "DOUBLE") and isinstance(value, (int, float)):
+        step = 1 if bits or float(value).is_integer() else abs(value) * 0.01 or 0.01
+        kind = int if bits else float
         return [kind(value), kind(value - step), kind(value + step)]
     if dtype in ("DATE", "TIMESTAMP") and isinstance(value, int) and 1800 <= value <= 2200:
         # YEAR(a_date) = 2017: the year's first and last days, and the days beside them
@@ -263,6 +264,8 @@ def gold_constants(
                 dtype = _columns(table).get(side.name)
                 if dtype is None:
                     continue
+                if dtype == "INTEGER" and side.name.endswith("_id"):
+                    dtype = "BIGINT"  # the variants' ids are 64-bit (base_data.with_bigint_ids)
                 for v in values:
                     if side.name.endswith("concept_id") and isinstance(v, int):
                         concepts.add(v)

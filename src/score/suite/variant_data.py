@@ -227,7 +227,7 @@ def variant_rows(
         for key, values in (focus or {}).items()
         if key[1] == "person_id"
         for v in values
-        if isinstance(v, int) and 0 < v < 2**30
+        if isinstance(v, int) and 0 < v < 2**63
     ]
     ids = list(dict.fromkeys(named))[:people]
     ids += [i for i in range(1, people + 1) if i not in ids][: people - len(ids)]

@@ -250,3 +250,24 @@ def test_golds_that_return_no_row_anywhere_are_named_and_warned_of(omop_db, tmp_
     assert "warning: [suite] the suite cannot judge" in result.stderr
     assert "t-nowhere" in (out / "report.md").read_text(encoding="utf-8")
     assert result.stdout.count("reach ") == 1
+
+
+#: a person of a CDM with 64-bit keys (TEXT-TO-OMOP's golds name such ids); the embedded
+#: database's person_id is a 32-bit INTEGER
+BIG_PERSON = (
+    "SELECT person_id, year_of_birth FROM cdm.person WHERE person_id = 296377155196858 "
+    "ORDER BY year_of_birth"
+)
+
+
+def test_a_gold_naming_a_64_bit_person_finds_that_person_on_a_variant(omop_db, tmp_path):
+    out = tmp_path / "suite"
+    report = build_suite(
+        [make_task("t-big", BIG_PERSON)], omop_db, out, BuildSettings(max_candidates=30)
+    )
+    (task,) = report["tasks"]
+    assert task["gold_rows_on_base"] == 0 and any(task["gold_rows_on_variants"])
+    assert report["reach"]["tasks_empty_everywhere"] == []
+    held = [pq.read_table(v.folder / "person.parquet") for v in read_suite(out).variants]
+    assert all(t.schema.field("person_id").type == "int64" for t in held)
+    assert any(296377155196858 in t.column("person_id").to_pylist() for t in held)

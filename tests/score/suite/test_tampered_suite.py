@@ -85,6 +85,9 @@ ATTACKS = {
         lambda f: _manifest(f, lambda b: b["files"].update({PERSON: "0" * 64})),
         f"{VARIANT}/person.parquet", "does not match its sha256"),
     "not_json": (lambda f: (f / MANIFEST).write_text("{"), MANIFEST, "cannot read the manifest"),
+    "earlier_format": (
+        lambda f: _manifest(f, lambda b: b.update(format="sqlgold.test-suite/1")),
+        MANIFEST, "an earlier format"),
 }  # fmt: skip
 
 
