@@ -69,8 +69,24 @@ def is_database_url(db: object) -> bool:
 
 
 def database_label(db: str | Path) -> str:
-    """How a database is named in outputs: a path, or a URL without its password."""
-    return redact(str(db)) if is_database_url(db) else str(db)
+    """How a database is named in outputs: a URL without its password, or a path as given,
+    one in the home folder written from ``~`` (the embedded database, in the user cache
+    folder, is named alike on every machine: outputs stay byte-identical).
+
+    >>> database_label(Path.home() / ".cache" / "sqlgold" / "omop" / "synthea1k.duckdb")
+    '~/.cache/sqlgold/omop/synthea1k.duckdb'
+    >>> database_label("data/cdm.duckdb")
+    'data/cdm.duckdb'
+    """
+    if is_database_url(db):
+        return redact(str(db))
+    path = Path(db)
+    if path.is_absolute():
+        try:
+            return "~/" + path.relative_to(Path.home()).as_posix()
+        except ValueError:
+            pass
+    return str(db)
 
 
 def redact(url: str) -> str:
