@@ -214,6 +214,8 @@ def near_misses_scored(tasks: Path, suite: Path, db: Path, work: Path) -> dict:
     rounds: list[list[dict]] = []
     equivalent: set[tuple[str, str]] = set()
     for task in report["tasks"]:
+        if "same_gold_as" in task:  # its gold's near misses go with the first task asking it
+            continue
         same = sorted(x["sql"] for x in task["indistinguishable"])
         equivalent |= {
             (task["id"], x["sql"]) for x in task["indistinguishable"] if x.get("equivalent")

@@ -137,6 +137,27 @@ def build_suite(
     return report
 
 
+def gold_key(task: Mapping[str, Any]) -> tuple[str, str | None, bool]:
+    """What makes two tasks' golds one for the build: the same SQL, run on the same day,
+    compared with the same order rule (a benchmark asks one gold in several wordings)."""
+    return (task["gold_sql"], task.get("today"), bool(task["order_matters"]))
+
+
+def same_golds(tasks: Sequence[Mapping[str, Any]]) -> dict[tuple, list[Mapping[str, Any]]]:
+    """The tasks grouped by :func:`gold_key`, in the order each gold first appears: the
+    build runs each gold and its near misses once, for the first task that asks it.
+
+    >>> a = {"id": "a", "gold_sql": "SELECT 1", "order_matters": False}
+    >>> b = {"id": "b", "gold_sql": "SELECT 2", "order_matters": False}
+    >>> [[t["id"] for t in g] for g in same_golds([a, b, {**a, "id": "a2"}]).values()]
+    [['a', 'a2'], ['b']]
+    """
+    groups: dict[tuple, list[Mapping[str, Any]]] = {}
+    for task in tasks:
+        groups.setdefault(gold_key(task), []).append(task)
+    return groups
+
+
 def _base_phase(
     executor: Executor, answerable: Sequence[Mapping[str, Any]], s: BuildSettings, tick: Callable
 ) -> dict[str, SuiteTask]:
@@ -184,18 +205,20 @@ def _build(
     ex_settings: ExecutorSettings,
     progress: Progress | None,
 ) -> dict[str, Any]:
+    groups = same_golds(answerable)
+    distinct = [members[0] for members in groups.values()]
     done = [0]
 
     def tick() -> None:  # one gold and its neighbours run on the base database
         done[0] += 1
         if progress:
-            progress(done[0], len(answerable), stage="golds and near misses")
+            progress(done[0], len(distinct), stage="golds and near misses")
 
     with Executor(base_db, schema, settings=ex_settings) as base:
         base_fingerprint = base.fingerprint
-        found = _base_phase(base, answerable, s, tick)
+        found = _base_phase(base, distinct, s, tick)
     today = ex_settings.today or dt.date.today()
-    filled, pools, schemas, vocabulary, focus = read_base(base_db, schema, answerable, today)
+    filled, pools, schemas, vocabulary, focus = read_base(base_db, schema, distinct, today)
     write_tables(staging / DATA / VOCABULARY, vocabulary)
     alive: set[NeighbourKey] = {(tid, i) for tid, item in found.items() for i in item.alive}
     distillation = Distillation(set(alive), s.max_databases, s.patience)
@@ -229,6 +252,7 @@ def _build(
             candidate,
             sorted(block.kills),
             found,
+            answerable,
             distillation,
             gold_failures,
             drops,
@@ -312,7 +336,16 @@ def _build(
     )
     bound = {k for k, flag in zip(survivors, flags, strict=True) if flag}
     report = build_report(
-        found, distillation, alive, gold_failures, drops, variants, s.as_dict(), tried, bound
+        found,
+        distillation,
+        alive,
+        gold_failures,
+        drops,
+        variants,
+        s.as_dict(),
+        tried,
+        bound,
+        {members[0]["id"]: [t["id"] for t in members[1:]] for members in groups.values()},
     )
     (staging / MANIFEST).write_text(
         manifest_text(
@@ -357,6 +390,7 @@ def _confirm(
     candidate: str,
     screened: Sequence[NeighbourKey],
     found: Mapping[str, SuiteTask],
+    answerable: Sequence[Mapping[str, Any]],
     distillation: Distillation,
     gold_failures: dict[str, list[str]],
     drops: dict[str, str],
@@ -385,11 +419,15 @@ def _confirm(
                 )
             return opened[tid]
 
-        differ = _references_differ(ex, items, by_task, candidate, s)
+        differ = _references_differ(ex, answerable, by_task, candidate, s)
         killed = told_apart(run, [*screened, *others], found, by_task, s.profile, open_order)
         # where a task's gold and reference answer differ, one of them is wrong: scoring
         # judges the task's answers only where the two agree, so a kill here is none
-        if not distillation.offer(candidate, [k for k in killed if k[0] not in differ]):
+        # (a gold asked in several tasks is judged here for all of them)
+        wrong = {gold_key(t) for t in answerable if t["id"] in differ}
+        if not distillation.offer(
+            candidate, [k for k in killed if gold_key(found[k[0]].task) not in wrong]
+        ):
             return None
         for item in items:
             item.rows_on_variants.append(by_task[item.task["id"]].num_rows)
@@ -401,25 +439,27 @@ def _confirm(
 
 def _references_differ(
     ex: Executor,
-    items: Sequence[SuiteTask],
+    tasks: Sequence[Mapping[str, Any]],
     by_task: Mapping[str, QueryResult],
     candidate: str,
     s: BuildSettings,
 ) -> dict[str, str]:
-    """The tasks whose reference answer's result here is not their gold's, with why."""
-    with_answer = [i for i in items if i.task.get("answer_sql")]
-    answers = run_many(ex, [(i.task["answer_sql"], today_of(i.task)) for i in with_answer], s.jobs)
+    """The tasks whose reference answer's result here is not their gold's, with why
+    (``by_task``: the gold results, by the id of the first task asking each gold)."""
+    first = {gold_key(t): t["id"] for t in reversed(tasks)}
+    with_answer = [t for t in tasks if t.get("answer_sql")]
+    answers = run_many(ex, [(t["answer_sql"], today_of(t)) for t in with_answer], s.jobs)
     differ = {}
-    for item, answer in zip(with_answer, answers, strict=True):
-        gold = by_task[item.task["id"]]
-        if not same_result(item.task, gold, answer, s.profile):
+    for task, answer in zip(with_answer, answers, strict=True):
+        gold = by_task[first[gold_key(task)]]
+        if not same_result(task, gold, answer, s.profile):
             what = (
                 error_text(answer)
                 if isinstance(answer, QueryError)
                 else f"{answer.num_rows} row(s) where the gold returns {gold.num_rows}: "
-                + _why(item.task, gold, answer, s.profile)
+                + _why(task, gold, answer, s.profile)
             )
-            differ[item.task["id"]] = (
+            differ[task["id"]] = (
                 f"gold and reference answer differ on variant {candidate}: the reference "
                 f"answer gives {what}"
             )

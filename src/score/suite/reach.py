@@ -19,11 +19,11 @@ WARN_SHARE = 0.10
 
 @dataclass(frozen=True)
 class GoldReach:
-    """One task as the build saw it: its gold's text, its row counts on the base database
-    and on each kept variant, and its near misses (not equivalent rewrites) that ran on
-    the base database and that no variant told apart."""
+    """One gold as the build saw it: the tasks that ask it, its text, its row counts on the
+    base database and on each kept variant, and its near misses (not equivalent rewrites)
+    that ran on the base database and that no variant told apart."""
 
-    task_id: str
+    task_ids: tuple[str, ...]
     gold_sql: str
     rows_on_base: int
     rows_on_variants: tuple[int, ...]
@@ -39,12 +39,12 @@ def reach(golds: Iterable[GoldReach]) -> dict[str, Any]:
     """The tasks and distinct golds that return no row anywhere, and the share of near
     misses that are theirs and survive (the near misses the suite cannot judge).
 
-    >>> empty = GoldReach("t1", "SELECT 1 WHERE 0", 0, (0, 0), 10, 9)
-    >>> twin = GoldReach("t2", "SELECT 1 WHERE 0", 0, (0, 0), 10, 9)
-    >>> filled = GoldReach("t3", "SELECT 2", 0, (3, 0), 20, 1)
-    >>> r = reach([empty, twin, filled])
+    >>> empty = GoldReach(("t1", "t2"), "SELECT 1 WHERE 0", 0, (0, 0), 10, 9)
+    >>> other_day = GoldReach(("t4",), "SELECT 1 WHERE 0", 0, (0,), 10, 9)
+    >>> filled = GoldReach(("t3",), "SELECT 2", 0, (3, 0), 20, 1)
+    >>> r = reach([empty, other_day, filled])
     >>> r["tasks_empty_everywhere"], r["distinct_golds"], r["distinct_golds_empty_everywhere"]
-    (['t1', 't2'], 2, 1)
+    (['t1', 't2', 't4'], 2, 1)
     >>> r["near_misses"], r["near_misses_unjudged"], r["unjudged_share"]
     (40, 18, 0.45)
     >>> warning(r)[:45]
@@ -60,8 +60,8 @@ def reach(golds: Iterable[GoldReach]) -> dict[str, Any]:
     near_misses = sum(g.near_misses for g in golds)
     unjudged = sum(g.surviving for g in empty)
     return {
-        "tasks": len(golds),
-        "tasks_empty_everywhere": sorted(g.task_id for g in empty),
+        "tasks": sum(len(g.task_ids) for g in golds),
+        "tasks_empty_everywhere": sorted(t for g in empty for t in g.task_ids),
         "distinct_golds": len(distinct),
         "distinct_golds_empty_everywhere": sum(distinct.values()),
         "near_misses": near_misses,

@@ -71,7 +71,7 @@ def report_markdown(report: Mapping[str, Any]) -> str:
                 + (f" (+{len(errors) - 1} more)" if len(errors) > 1 else "")
             )
         lines.append("")
-    left = [t for t in report["tasks"] if t["indistinguishable"]]
+    left = [t for t in report["tasks"] if t.get("indistinguishable")]
     lines += [
         "## Neighbours no variant told apart",
         "",
@@ -164,10 +164,14 @@ def build_report(
     settings: Mapping[str, Any],
     tried: int,
     bound: set[NeighbourKey] | None = None,
+    same_gold: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, Any]:
     """The build report; ``bound``: the surviving near misses that are vocabulary-bound
-    (:mod:`score.suite.vocabulary_bound`)."""
+    (:mod:`score.suite.vocabulary_bound`); ``same_gold``: the tasks (beside the one in
+    ``found``) that ask the same gold, which the build ran once.  Near misses are counted
+    once per gold."""
     bound = bound or set()
+    same_gold = same_gold or {}
     executed = sum(len(i.ran_on_base) for i in found.values())
     per_task = []
     for tid, item in found.items():
@@ -197,9 +201,12 @@ def build_report(
                 ],
             }
         )
+        per_task += [{"id": other, "same_gold_as": tid} for other in same_gold.get(tid, ())]
     ran_eq, equivalent, refuted = equivalence_counts(found, distillation)
     after = len(distillation.alive)
-    reached = reach(_gold_reach(tid, item, distillation) for tid, item in found.items())
+    reached = reach(
+        _gold_reach(tid, item, distillation, same_gold.get(tid, ())) for tid, item in found.items()
+    )
 
     return {
         "settings": dict(settings),
@@ -227,10 +234,12 @@ def build_report(
     }
 
 
-def _gold_reach(tid: str, item: SuiteTask, distillation: Distillation) -> GoldReach:
+def _gold_reach(
+    tid: str, item: SuiteTask, distillation: Distillation, others: Sequence[str]
+) -> GoldReach:
     near = [i for i in item.ran_on_base if not item.neighbours[i].equivalent]
     return GoldReach(
-        tid,
+        (tid, *others),
         item.task["gold_sql"],
         item.gold_base.num_rows,
         tuple(item.rows_on_variants),

@@ -40,12 +40,19 @@ def _tasks() -> list[dict]:
     boundary = make_task("t-boundary", BOUNDARY)
     boundary["answer_sql"] = "SELECT count(*) AS n FROM cdm.person"  # same on the base only
     boundary["answer_dialect"] = "duckdb"
+    # the same gold asked again, with a reference answer that is right everywhere
+    again = make_task("t-boundary-again", BOUNDARY)
+    again["answer_sql"] = (
+        "SELECT count(person_id) AS n FROM cdm.person WHERE NOT year_of_birth < 1900"
+    )
+    again["answer_dialect"] = "duckdb"
     return [
         boundary,
         make_task("t-at-least", AT_LEAST),
         make_task("t-top3", TOP3),
         make_task("t-rxnorm", RXNORM),
         make_task("t-clinical-drug", CLINICAL_DRUG),
+        again,
     ]
 
 
@@ -120,6 +127,9 @@ def test_a_gold_that_agrees_with_its_reference_only_on_the_base_is_caught(built)
     task = next(t for t in report["tasks"] if t["id"] == "t-boundary")
     assert not set(task["killed_by"].values()) & set(suite.differ_on["t-boundary"])
     assert not any(suite.judges("t-boundary", v) for v in suite.differ_on["t-boundary"])
+    # the gold asked again ran once, and its own reference answer is judged on its own
+    again = next(t for t in report["tasks"] if t["id"] == "t-boundary-again")
+    assert again == {"id": "t-boundary-again", "same_gold_as": "t-boundary"}
 
 
 def test_the_manifest_names_each_variant_and_what_it_was_built_for(built, omop_db) -> None:
@@ -239,12 +249,8 @@ def test_golds_that_return_no_row_anywhere_are_named_and_warned_of(omop_db, tmp_
     assert reach["tasks_empty_everywhere"] == ["t-nowhere", "t-twin"]
     assert (reach["distinct_golds"], reach["distinct_golds_empty_everywhere"]) == (2, 1)
     by_id = {t["id"]: t for t in report["tasks"]}
-    survivors = sum(
-        1
-        for tid in ("t-nowhere", "t-twin")
-        for n in by_id[tid]["indistinguishable"]
-        if not n.get("equivalent")
-    )
+    assert by_id["t-twin"] == {"id": "t-twin", "same_gold_as": "t-nowhere"}  # run once
+    survivors = sum(1 for n in by_id["t-nowhere"]["indistinguishable"] if not n.get("equivalent"))
     assert survivors > 0 and reach["near_misses_unjudged"] == survivors
     assert reach["unjudged_share"] == survivors / reach["near_misses"]
     assert "warning: [suite] the suite cannot judge" in result.stderr
