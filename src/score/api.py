@@ -260,6 +260,119 @@ def report_runs(runs: Sequence[str | Path], out: str | Path | None = None) -> Re
 
 
 @dataclass(frozen=True)
+class Leaderboard:
+    """Two or more runs on the same tasks ranked: each run's EX (and TS, when the runs
+    were scored with a test suite) with its bootstrap interval and rank, and every pair
+    tested with exact McNemar, Holm-corrected (``leaderboard.json`` holds all of it)."""
+
+    out: Path
+    json: Path  # leaderboard.json
+    markdown: Path  # leaderboard.md
+    page: Path  # leaderboard.html
+    data: dict[str, Any]  # leaderboard.json's content
+    replaced: bool = False  # a leaderboard written there before was replaced
+
+    @property
+    def runs(self) -> tuple[dict[str, Any], ...]:
+        """One entry per run, best EX first: name, EX, ex_ci, ex_rank (TS likewise)."""
+        return tuple(self.data["runs"])
+
+    @property
+    def pairs(self) -> tuple[dict[str, Any], ...]:
+        """One entry per pair of runs: its McNemar test per score, raw and Holm-adjusted."""
+        return tuple(self.data["pairs"])
+
+
+def _leaderboard_files(
+    read: Sequence[dict[str, Any]],
+    run_dirs: Sequence[Path],
+    out: Path,
+    meta: dict[str, str],
+    *,
+    seed: int,
+    resamples: int,
+) -> dict[Path, str]:
+    """leaderboard.json, .md and .html of runs read (``read_run``), by path."""
+    from score.pages.leaderboard_page import leaderboard_page
+    from score.report.leaderboard_markdown import render_leaderboard
+    from score.scoring.run_folder import dumps
+    from score.statistics.leaderboard import build_leaderboard, run_names
+
+    board = build_leaderboard(
+        [r["records"] for r in read],
+        run_names([str(d) for d in run_dirs]),
+        metas=[r["meta"] for r in read],
+        seed=seed,
+        resamples=resamples,
+    )
+    board["meta"] = meta
+    board["paths"] = {
+        n: str(d) for n, d in zip(run_names([str(d) for d in run_dirs]), run_dirs, strict=True)
+    }
+    return {
+        out / "leaderboard.json": dumps(board),
+        out / "leaderboard.md": render_leaderboard(board, meta),
+        out / "leaderboard.html": leaderboard_page(board, meta),
+    }
+
+
+def _leaderboard(out: Path, files: dict[Path, str], replaced: bool) -> Leaderboard:
+    import json
+
+    return Leaderboard(
+        out,
+        out / "leaderboard.json",
+        out / "leaderboard.md",
+        out / "leaderboard.html",
+        json.loads(files[out / "leaderboard.json"]),
+        replaced,
+    )
+
+
+def rank_runs(
+    runs: Sequence[str | Path],
+    out: str | Path,
+    *,
+    seed: int = 0,
+    resamples: int = 2000,
+) -> Leaderboard:
+    """Rank two or more finished runs on the same tasks into ``out``:
+    ``leaderboard.json``, ``leaderboard.md`` and ``leaderboard.html``, as ``sqlgold score
+    compare RUN... --out OUT`` does (with two runs the command also writes their
+    comparison: :func:`compare_runs` with ``leaderboard=True``).  The runs must share
+    their database, task set, profile and split (else a
+    :class:`~score.errors.ScoringError` naming the run that differs)."""
+    from score.errors import ScoringError
+    from score.files import write_all_atomic
+    from score.out_paths import check_output_dir, prior_folder
+    from score.report.runs import LEADERBOARD_FILES, meta_for
+    from score.scoring.run_folder import read_run
+
+    run_dirs = [Path(r) for r in runs]
+    if len(run_dirs) < 2:
+        raise ScoringError(
+            f"a leaderboard needs two or more run folders, not {len(run_dirs)}", stage="compare"
+        )
+    out = Path(out)
+    check_output_dir(out, stage="compare")
+    replaced = prior_folder(
+        out,
+        names=LEADERBOARD_FILES,
+        marker=("leaderboard.json", ("sqlgold.leaderboard/",)),
+        what="a leaderboard",
+        stage="compare",
+    )
+    read = [read_run(d) for d in run_dirs]
+    meta = meta_for(read, [str(d) for d in run_dirs], suites_may_differ=True)
+    try:
+        files = _leaderboard_files(read, run_dirs, out, meta, seed=seed, resamples=resamples)
+    except ValueError as e:
+        raise ScoringError(str(e), stage="compare") from None
+    write_all_atomic(files)
+    return _leaderboard(out, files, bool(replaced))
+
+
+@dataclass(frozen=True)
 class Comparison:
     """Two runs on the same tasks compared: the discordant counts, the exact McNemar test
     and the paired bootstrap intervals (``comparison.json`` holds all of it)."""
@@ -271,6 +384,7 @@ class Comparison:
     p_value: float  # exact McNemar
     data: dict[str, Any]  # comparison.json
     replaced: bool = False  # a comparison written there before was replaced
+    leaderboard: Leaderboard | None = None  # the two runs' leaderboard, when asked for
 
 
 def compare_runs(
@@ -281,28 +395,42 @@ def compare_runs(
     seed: int = 0,
     resamples: int = 2000,
     brittleness: bool = False,
+    leaderboard: bool = False,
 ) -> Comparison:
     """Compare two finished runs on the same tasks into ``out`` (default:
     ``RUN_A_vs_RUN_B`` beside ``run_a``): ``comparison.json``, ``report.md``,
     ``chart.svg`` and ``report.html``, as ``sqlgold score compare`` does.  With
-    ``brittleness``, B is A with its retrieved cases dropped (seed 003)."""
+    ``brittleness``, B is A with its retrieved cases dropped (seed 003); with
+    ``leaderboard``, the two runs' leaderboard is written beside them (the command
+    does: :func:`rank_runs`)."""
     from score.errors import ScoringError
     from score.files import write_all_atomic
     from score.out_paths import check_output_dir, prior_folder
     from score.pages.compare_page import compare_page
     from score.report.chart import render_chart
     from score.report.markdown import render_report
-    from score.report.runs import COMPARISON_FILES, meta_for, summaries_with_priors, tasks_of
+    from score.report.runs import (
+        COMPARISON_FILES,
+        LEADERBOARD_FILES,
+        meta_for,
+        summaries_with_priors,
+        tasks_of,
+    )
     from score.scoring.run_folder import dumps, read_run
     from score.statistics.stats import compare_runs as compare_records
 
     run_a, run_b = Path(run_a), Path(run_b)
     out = Path(out) if out is not None else run_a.parent / f"{run_a.name}_vs_{run_b.name}"
     check_output_dir(out, stage="compare")
+    # a folder of an earlier comparison (with or without its leaderboard) is replaced;
+    # one that holds a leaderboard alone is told by its leaderboard.json
+    alone = not (out / "comparison.json").exists() and (out / "leaderboard.json").exists()
     replaced = prior_folder(
         out,
-        names=COMPARISON_FILES,
-        marker=("comparison.json", ("sqlgold.comparison/",)),
+        names=COMPARISON_FILES | LEADERBOARD_FILES,
+        marker=("leaderboard.json", ("sqlgold.leaderboard/",))
+        if alone
+        else ("comparison.json", ("sqlgold.comparison/",)),
         what="a comparison",
         stage="compare",
     )
@@ -313,15 +441,21 @@ def compare_runs(
             a["records"], b["records"], seed=seed, resamples=resamples, brittleness=brittleness
         )
         summaries = summaries_with_priors([a, b], comparison["bootstrap"])
-        files = {  # every file made before any is written: all four, or none
+        files = {  # every file made before any is written: all of them, or none
             out / "comparison.json": dumps(comparison),
             out / "report.md": render_report(summaries, comparison, meta=meta),
             out / "chart.svg": render_chart(summaries, comparison),
             out / "report.html": compare_page(a, b, comparison, tasks_of(a["meta"])),
         }
+        board = {}
+        if leaderboard:
+            board_meta = meta_for([a, b], [str(run_a), str(run_b)], suites_may_differ=True)
+            board = _leaderboard_files(
+                [a, b], [run_a, run_b], out, board_meta, seed=seed, resamples=resamples
+            )
     except ValueError as e:
         raise ScoringError(str(e), stage="compare") from None
-    write_all_atomic(files)
+    write_all_atomic({**files, **board})
     labels = (a["meta"].get("run"), b["meta"].get("run"))
     return Comparison(
         out,
@@ -331,6 +465,7 @@ def compare_runs(
         comparison["p_value"],
         comparison,
         bool(replaced),
+        _leaderboard(out, board, bool(replaced)) if board else None,
     )
 
 
