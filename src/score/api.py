@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from score.defaults import DEFAULT_CACHE, DEFAULT_DB
+from score.report.leaderboard_folder import Leaderboard  # imports nothing heavy
 
 if TYPE_CHECKING:
     from score.execution.settings import ExecutorSettings
@@ -259,76 +260,6 @@ def report_runs(runs: Sequence[str | Path], out: str | Path | None = None) -> Re
     return Report(out / "report.md", out / "chart.svg", page, tuple(r["summary"] for r in read))
 
 
-@dataclass(frozen=True)
-class Leaderboard:
-    """Two or more runs on the same tasks ranked: each run's EX (and TS, when the runs
-    were scored with a test suite) with its bootstrap interval and rank, and every pair
-    tested with exact McNemar, Holm-corrected (``leaderboard.json`` holds all of it)."""
-
-    out: Path
-    json: Path  # leaderboard.json
-    markdown: Path  # leaderboard.md
-    page: Path  # leaderboard.html
-    data: dict[str, Any]  # leaderboard.json's content
-    replaced: bool = False  # a leaderboard written there before was replaced
-
-    @property
-    def runs(self) -> tuple[dict[str, Any], ...]:
-        """One entry per run, best EX first: name, EX, ex_ci, ex_rank (TS likewise)."""
-        return tuple(self.data["runs"])
-
-    @property
-    def pairs(self) -> tuple[dict[str, Any], ...]:
-        """One entry per pair of runs: its McNemar test per score, raw and Holm-adjusted."""
-        return tuple(self.data["pairs"])
-
-
-def _leaderboard_files(
-    read: Sequence[dict[str, Any]],
-    run_dirs: Sequence[Path],
-    out: Path,
-    meta: dict[str, str],
-    *,
-    seed: int,
-    resamples: int,
-) -> dict[Path, str]:
-    """leaderboard.json, .md and .html of runs read (``read_run``), by path."""
-    from score.pages.leaderboard_page import leaderboard_page
-    from score.report.leaderboard_markdown import render_leaderboard
-    from score.scoring.run_folder import dumps
-    from score.statistics.leaderboard import build_leaderboard, run_names
-
-    board = build_leaderboard(
-        [r["records"] for r in read],
-        run_names([str(d) for d in run_dirs]),
-        metas=[r["meta"] for r in read],
-        seed=seed,
-        resamples=resamples,
-    )
-    board["meta"] = meta
-    board["paths"] = {
-        n: str(d) for n, d in zip(run_names([str(d) for d in run_dirs]), run_dirs, strict=True)
-    }
-    return {
-        out / "leaderboard.json": dumps(board),
-        out / "leaderboard.md": render_leaderboard(board, meta),
-        out / "leaderboard.html": leaderboard_page(board, meta),
-    }
-
-
-def _leaderboard(out: Path, files: dict[Path, str], replaced: bool) -> Leaderboard:
-    import json
-
-    return Leaderboard(
-        out,
-        out / "leaderboard.json",
-        out / "leaderboard.md",
-        out / "leaderboard.html",
-        json.loads(files[out / "leaderboard.json"]),
-        replaced,
-    )
-
-
 def rank_runs(
     runs: Sequence[str | Path],
     out: str | Path,
@@ -342,34 +273,9 @@ def rank_runs(
     comparison: :func:`compare_runs` with ``leaderboard=True``).  The runs must share
     their database, task set, profile and split (else a
     :class:`~score.errors.ScoringError` naming the run that differs)."""
-    from score.errors import ScoringError
-    from score.files import write_all_atomic
-    from score.out_paths import check_output_dir, prior_folder
-    from score.report.runs import LEADERBOARD_FILES, meta_for
-    from score.scoring.run_folder import read_run
+    from score.report.leaderboard_folder import write_leaderboard
 
-    run_dirs = [Path(r) for r in runs]
-    if len(run_dirs) < 2:
-        raise ScoringError(
-            f"a leaderboard needs two or more run folders, not {len(run_dirs)}", stage="compare"
-        )
-    out = Path(out)
-    check_output_dir(out, stage="compare")
-    replaced = prior_folder(
-        out,
-        names=LEADERBOARD_FILES,
-        marker=("leaderboard.json", ("sqlgold.leaderboard/",)),
-        what="a leaderboard",
-        stage="compare",
-    )
-    read = [read_run(d) for d in run_dirs]
-    meta = meta_for(read, [str(d) for d in run_dirs], suites_may_differ=True)
-    try:
-        files = _leaderboard_files(read, run_dirs, out, meta, seed=seed, resamples=resamples)
-    except ValueError as e:
-        raise ScoringError(str(e), stage="compare") from None
-    write_all_atomic(files)
-    return _leaderboard(out, files, bool(replaced))
+    return write_leaderboard(runs, out, seed=seed, resamples=resamples)
 
 
 @dataclass(frozen=True)
@@ -408,6 +314,7 @@ def compare_runs(
     from score.out_paths import check_output_dir, prior_folder
     from score.pages.compare_page import compare_page
     from score.report.chart import render_chart
+    from score.report.leaderboard_folder import leaderboard_files
     from score.report.markdown import render_report
     from score.report.runs import (
         COMPARISON_FILES,
@@ -450,7 +357,7 @@ def compare_runs(
         board = {}
         if leaderboard:
             board_meta = meta_for([a, b], [str(run_a), str(run_b)], suites_may_differ=True)
-            board = _leaderboard_files(
+            board = leaderboard_files(
                 [a, b], [run_a, run_b], out, board_meta, seed=seed, resamples=resamples
             )
     except ValueError as e:
@@ -465,7 +372,7 @@ def compare_runs(
         comparison["p_value"],
         comparison,
         bool(replaced),
-        _leaderboard(out, board, bool(replaced)) if board else None,
+        Leaderboard.written(out, board, bool(replaced)) if board else None,
     )
 
 
