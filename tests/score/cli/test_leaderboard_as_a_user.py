@@ -176,3 +176,23 @@ def test_ts_beside_ex_for_runs_scored_with_a_test_suite(omop_db, made_suite, tmp
     md = (out / "leaderboard.md").read_text()
     plain_row = next(line for line in md.splitlines() if line.startswith("| plain |"))
     assert plain_row.endswith("| – | – | – |")  # no TS: a dash, never a zero
+
+
+def test_the_api_writes_what_the_command_writes(scored, tmp_path):
+    import score
+
+    runs = [scored[n] for n in RUNS]
+    board = score.rank_runs(runs, tmp_path / "api")
+    assert isinstance(board, score.Leaderboard) and not board.replaced
+    assert [r["name"] for r in board.runs] == ["all", "half", "half_too", "one"]
+    assert len(board.pairs) == 6 and board.page == tmp_path / "api" / "leaderboard.html"
+    done = sqlgold("score", "compare", *runs, "--out", tmp_path / "cli")
+    assert done.returncode == 0, done.stderr
+    for name in LEADERBOARD:
+        assert (tmp_path / "api" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes()
+    two = score.compare_runs(runs[0], runs[1], tmp_path / "two", leaderboard=True)
+    assert two.leaderboard is not None and len(two.leaderboard.pairs) == 1
+    assert score.compare_runs(runs[0], runs[1], tmp_path / "plain").leaderboard is None
+    assert not (tmp_path / "plain" / "leaderboard.json").exists()  # as before issue 56
+    brittle = sqlgold("score", "compare", *runs[:3], "--out", tmp_path / "b", "--brittleness")
+    assert brittle.returncode == 2 and "--brittleness compares two runs" in brittle.stderr
