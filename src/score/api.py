@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from score.defaults import DEFAULT_CACHE, DEFAULT_DB
+from score.report.leaderboard_folder import Leaderboard  # imports nothing heavy
 
 if TYPE_CHECKING:
     from score.execution.settings import ExecutorSettings
@@ -259,6 +260,24 @@ def report_runs(runs: Sequence[str | Path], out: str | Path | None = None) -> Re
     return Report(out / "report.md", out / "chart.svg", page, tuple(r["summary"] for r in read))
 
 
+def rank_runs(
+    runs: Sequence[str | Path],
+    out: str | Path,
+    *,
+    seed: int = 0,
+    resamples: int = 2000,
+) -> Leaderboard:
+    """Rank two or more finished runs on the same tasks into ``out``:
+    ``leaderboard.json``, ``leaderboard.md`` and ``leaderboard.html``, as ``sqlgold score
+    compare RUN... --out OUT`` does (with two runs the command also writes their
+    comparison: :func:`compare_runs` with ``leaderboard=True``).  The runs must share
+    their database, task set, profile and split (else a
+    :class:`~score.errors.ScoringError` naming the run that differs)."""
+    from score.report.leaderboard_folder import write_leaderboard
+
+    return write_leaderboard(runs, out, seed=seed, resamples=resamples)
+
+
 @dataclass(frozen=True)
 class Comparison:
     """Two runs on the same tasks compared: the discordant counts, the exact McNemar test
@@ -271,6 +290,7 @@ class Comparison:
     p_value: float  # exact McNemar
     data: dict[str, Any]  # comparison.json
     replaced: bool = False  # a comparison written there before was replaced
+    leaderboard: Leaderboard | None = None  # the two runs' leaderboard, when asked for
 
 
 def compare_runs(
@@ -281,28 +301,43 @@ def compare_runs(
     seed: int = 0,
     resamples: int = 2000,
     brittleness: bool = False,
+    leaderboard: bool = False,
 ) -> Comparison:
     """Compare two finished runs on the same tasks into ``out`` (default:
     ``RUN_A_vs_RUN_B`` beside ``run_a``): ``comparison.json``, ``report.md``,
     ``chart.svg`` and ``report.html``, as ``sqlgold score compare`` does.  With
-    ``brittleness``, B is A with its retrieved cases dropped (seed 003)."""
+    ``brittleness``, B is A with its retrieved cases dropped (seed 003); with
+    ``leaderboard``, the two runs' leaderboard is written beside them (the command
+    does: :func:`rank_runs`)."""
     from score.errors import ScoringError
     from score.files import write_all_atomic
     from score.out_paths import check_output_dir, prior_folder
     from score.pages.compare_page import compare_page
     from score.report.chart import render_chart
+    from score.report.leaderboard_folder import leaderboard_files
     from score.report.markdown import render_report
-    from score.report.runs import COMPARISON_FILES, meta_for, summaries_with_priors, tasks_of
+    from score.report.runs import (
+        COMPARISON_FILES,
+        LEADERBOARD_FILES,
+        meta_for,
+        summaries_with_priors,
+        tasks_of,
+    )
     from score.scoring.run_folder import dumps, read_run
     from score.statistics.stats import compare_runs as compare_records
 
     run_a, run_b = Path(run_a), Path(run_b)
     out = Path(out) if out is not None else run_a.parent / f"{run_a.name}_vs_{run_b.name}"
     check_output_dir(out, stage="compare")
+    # a folder of an earlier comparison (with or without its leaderboard) is replaced;
+    # one that holds a leaderboard alone is told by its leaderboard.json
+    alone = not (out / "comparison.json").exists() and (out / "leaderboard.json").exists()
     replaced = prior_folder(
         out,
-        names=COMPARISON_FILES,
-        marker=("comparison.json", ("sqlgold.comparison/",)),
+        names=COMPARISON_FILES | LEADERBOARD_FILES,
+        marker=("leaderboard.json", ("sqlgold.leaderboard/",))
+        if alone
+        else ("comparison.json", ("sqlgold.comparison/",)),
         what="a comparison",
         stage="compare",
     )
@@ -313,15 +348,21 @@ def compare_runs(
             a["records"], b["records"], seed=seed, resamples=resamples, brittleness=brittleness
         )
         summaries = summaries_with_priors([a, b], comparison["bootstrap"])
-        files = {  # every file made before any is written: all four, or none
+        files = {  # every file made before any is written: all of them, or none
             out / "comparison.json": dumps(comparison),
             out / "report.md": render_report(summaries, comparison, meta=meta),
             out / "chart.svg": render_chart(summaries, comparison),
             out / "report.html": compare_page(a, b, comparison, tasks_of(a["meta"])),
         }
+        board = {}
+        if leaderboard:
+            board_meta = meta_for([a, b], [str(run_a), str(run_b)], suites_may_differ=True)
+            board = leaderboard_files(
+                [a, b], [run_a, run_b], out, board_meta, seed=seed, resamples=resamples
+            )
     except ValueError as e:
         raise ScoringError(str(e), stage="compare") from None
-    write_all_atomic(files)
+    write_all_atomic({**files, **board})
     labels = (a["meta"].get("run"), b["meta"].get("run"))
     return Comparison(
         out,
@@ -331,6 +372,7 @@ def compare_runs(
         comparison["p_value"],
         comparison,
         bool(replaced),
+        Leaderboard.written(out, board, bool(replaced)) if board else None,
     )
 
 

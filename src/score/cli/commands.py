@@ -248,33 +248,72 @@ def score_report(run_dirs: tuple[Path, ...], out: Path | None) -> None:
 
 
 @score_group.command("compare", context_settings=HELP)
-@click.argument("run_a", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.argument("run_b", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument(
+    "run_dirs",
+    metavar="RUN...",
+    nargs=-1,
+    required=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+)
 @option(
     "--out",
-    "Where comparison.json, report.md, chart.svg and report.html go "
-    "(default: RUN_A_vs_RUN_B beside RUN_A).",
+    "Where the outputs go: for two runs comparison.json, report.md, chart.svg and "
+    "report.html (default: RUN_A_vs_RUN_B beside RUN_A); for any number, leaderboard.json, "
+    "leaderboard.md and leaderboard.html (required for more than two runs).",
 )
 @bootstrap_options
 @option(
-    "--brittleness", "B is A with its retrieved cases dropped: also report brittleness (seed 003)."
+    "--brittleness",
+    "Two runs only: B is A with its retrieved cases dropped: also report brittleness (seed 003).",
 )
 @handle_errors
 def score_compare(
-    run_a: Path, run_b: Path, out: Path | None, seed: int, resamples: int, brittleness: bool
+    run_dirs: tuple[Path, ...], out: Path | None, seed: int, resamples: int, brittleness: bool
 ) -> None:
-    """Compare two runs on the same tasks: discordant counts, exact McNemar test and paired
-    bootstrap intervals of every score's difference (report.html lists the discordant
-    instances, each openable)."""
-    from score.api import compare_runs
+    """Compare two or more runs on the same tasks.
 
-    comparison = compare_runs(
-        run_a, run_b, out, seed=seed, resamples=resamples, brittleness=brittleness
-    )
-    click.echo(f"A            {run_a}  (run {comparison.runs[0]})")
-    click.echo(f"B            {run_b}  (run {comparison.runs[1]})")
-    click.echo(f"b (A right, B wrong) {comparison.b}")
-    click.echo(f"c (A wrong, B right) {comparison.c}")
-    click.echo(f"McNemar p    {comparison.p_value:.4g}")
-    again = "  (replaced the comparison written there before)" if comparison.replaced else ""
-    click.echo(f"written      {comparison.out}{again}")
+    Two runs (A B): discordant counts, exact McNemar test and paired bootstrap intervals
+    of every score's difference (report.html lists the discordant instances, each
+    openable).  Any number of runs, two or more: a leaderboard (leaderboard.md and
+    leaderboard.html): each run's EX, and TS when the runs were scored with a test
+    suite, with bootstrap intervals and ranks (ties share a rank: 1, 2, 2, 4), and
+    every pair tested with exact McNemar, the p-values Holm-corrected for the number of
+    pairs."""
+    from score.api import compare_runs, rank_runs
+
+    if len(run_dirs) < 2:
+        raise click.UsageError("give two or more run folders to compare")
+    if len(run_dirs) > 2 and out is None:
+        raise click.UsageError("more than two runs: say where the leaderboard goes with --out")
+    if len(run_dirs) > 2 and brittleness:
+        raise click.UsageError("--brittleness compares two runs (A with cases, B without)")
+    if len(run_dirs) == 2:
+        run_a, run_b = run_dirs
+        comparison = compare_runs(
+            run_a,
+            run_b,
+            out,
+            seed=seed,
+            resamples=resamples,
+            brittleness=brittleness,
+            leaderboard=True,
+        )
+        click.echo(f"A            {run_a}  (run {comparison.runs[0]})")
+        click.echo(f"B            {run_b}  (run {comparison.runs[1]})")
+        click.echo(f"b (A right, B wrong) {comparison.b}")
+        click.echo(f"c (A wrong, B right) {comparison.c}")
+        click.echo(f"McNemar p    {comparison.p_value:.4g}")
+        again = "  (replaced the comparison written there before)" if comparison.replaced else ""
+        click.echo(f"written      {comparison.out}{again}")
+        board = comparison.leaderboard
+        assert board is not None  # asked for
+    else:
+        assert out is not None
+        board = rank_runs(run_dirs, out, seed=seed, resamples=resamples)
+    from score.report.leaderboard_markdown import leaderboard_lines
+
+    for line in leaderboard_lines(board.data):
+        click.echo(line)
+    again = "  (replaced the leaderboard written there before)"
+    for path in (board.json, board.markdown, board.page):
+        click.echo(f"written      {path}" + (again if board.replaced and len(run_dirs) > 2 else ""))

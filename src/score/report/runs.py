@@ -11,6 +11,10 @@ from score.errors import ScoringError
 #: What a comparison folder holds (``score compare`` replaces only these).
 COMPARISON_FILES = frozenset({"comparison.json", "report.md", "chart.svg", "report.html"})
 
+#: What a leaderboard writes (``score compare``: beside a comparison of two runs, alone
+#: for more).
+LEADERBOARD_FILES = frozenset({"leaderboard.json", "leaderboard.md", "leaderboard.html"})
+
 
 def _split_name(meta: dict) -> str:
     split = meta.get("split") or {}

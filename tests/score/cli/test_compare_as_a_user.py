@@ -36,8 +36,9 @@ def test_compare_reads_the_test_first_and_pairs_what_a_user_would(omop_db, made_
     comparison = json.loads((out / "comparison.json").read_text())
     assert comparison["bootstrap"]["resamples"] == 2000
     assert "ts" not in comparison["scores"] and comparison["scores"]["ex"]["a"] is not None
-    assert sorted(p.name for p in out.iterdir()) == [
-        "chart.svg", "comparison.json", "report.html", "report.md"]  # fmt: skip
+    assert sorted(p.name for p in out.iterdir()) == [  # issue 56: and the two runs' leaderboard
+        "chart.svg", "comparison.json", "leaderboard.html", "leaderboard.json",
+        "leaderboard.md", "report.html", "report.md"]  # fmt: skip
     both = sqlgold("score", "report", tmp_path / "a", tmp_path / "b", "--out", tmp_path / "r")
     assert both.returncode == 1 and "differ in test suite" in both.stderr  # one report: one suite
     assert "Traceback" not in both.stderr
