@@ -93,11 +93,16 @@ def _still_kills(
 
 
 def merge_rows(a: Mapping[str, list[Row]], b: Mapping[str, list[Row]]) -> dict[str, list[Row]]:
-    """One database holding two variants' rows side by side: ``b``'s persons, its rows'
-    own ids and its visit references shifted past ``a``'s, locations kept once each."""
-    mine_ids = {r["person_id"] for r in a.get("person", [])}
-    clash = any(r["person_id"] in mine_ids for r in b.get("person", []))
-    persons = largest_id(a.get("person", []), "person_id") if clash else 0  # named ids kept
+    """One database holding two variants' rows side by side: ``b``'s persons whose id ``a``
+    holds too given fresh ids (the others, a gold's named persons among them, kept), its
+    rows' own ids and its visit references shifted past ``a``'s, locations kept once each.
+
+    >>> a = {"person": [{"person_id": 1}, {"person_id": 296377155196858}]}
+    >>> b = {"person": [{"person_id": 296377155196858}, {"person_id": 7}]}
+    >>> [r["person_id"] for r in merge_rows(a, b)["person"]]
+    [1, 296377155196858, 8, 7]
+    """
+    persons = _fresh_persons(a.get("person", []), b.get("person", []))
     visits = largest_id(a.get("visit_occurrence", []), "visit_occurrence_id")
     out: dict[str, list[Row]] = {}
     for table in sorted(set(a) | set(b)):
@@ -107,15 +112,31 @@ def merge_rows(a: Mapping[str, list[Row]], b: Mapping[str, list[Row]]) -> dict[s
             out[table] = mine + [r for r in theirs if r["location_id"] not in known]
             continue
         own = f"{table}_id"
-        shift = largest_id(mine, own) if table != "person" else persons
+        shift = largest_id(mine, own) if table != "person" else 0
         for row in theirs:
             row = dict(row)
-            if "person_id" in row and row["person_id"] is not None:
-                row["person_id"] += persons
+            if row.get("person_id") is not None:
+                row["person_id"] = persons.get(row["person_id"], row["person_id"])
             if own in row and row[own] is not None and table != "person":
                 row[own] += shift
             if table != "visit_occurrence" and row.get("visit_occurrence_id") is not None:
                 row["visit_occurrence_id"] += visits
             mine.append(row)
         out[table] = mine
+    return out
+
+
+def _fresh_persons(mine: Sequence[Row], theirs: Sequence[Row]) -> dict[int, int]:
+    """``theirs``' person ids that ``mine`` holds too -> a fresh id each, past the small ids
+    of both (a gold's named persons may be 64-bit ids: nothing is added to them)."""
+    taken = {r["person_id"] for r in mine} | {r["person_id"] for r in theirs}
+    small = [i for i in taken if i < 2**31]
+    fresh = max(small, default=0)
+    out = {}
+    for row in theirs:
+        if row["person_id"] in {r["person_id"] for r in mine}:
+            fresh += 1
+            while fresh in taken:
+                fresh += 1
+            out[row["person_id"]] = fresh
     return out
