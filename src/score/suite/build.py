@@ -69,7 +69,7 @@ from score.suite.suite_file import (
 )
 from score.suite.suite_report import build_report, report_markdown
 from score.suite.trial_database import TrialDatabase
-from score.suite.variant_data import arrow_tables, variant_rows
+from score.suite.variant_data import RowsDoNotFit, arrow_tables, variant_rows
 from score.suite.vocabulary_bound import vocabulary_bound
 
 #: ``progress(done, total, stage=..., note=..., eta=...)``: the stage under way (its own
@@ -305,8 +305,13 @@ def _build(
                 )
             aim = targets[n % len(targets)]
             rows = variant_rows(pools, filled, f"{s.seed}:{n}", focus[aim])
-            trial.load(arrow_tables(rows, schemas))
             keys = [k for k in wanted if k[0] == aim]
+            try:
+                trial.load(arrow_tables(rows, schemas))
+            except RowsDoNotFit as e:  # a value no column of the CDM's type holds
+                distillation.reject(f"c{n:04d}", str(e))
+                distillation.tried(keys)
+                continue
             new = _screen(trial, f"c{n:04d}", aim, keys, found, distillation, gold_failures, s)
             distillation.tried(keys)
             if not new:

@@ -436,11 +436,20 @@ def _renumber(out: dict[str, list[Row]], rng: random.Random) -> None:
 def arrow_tables(
     rows: Mapping[str, list[Row]], schemas: Mapping[str, pa.Schema]
 ) -> dict[str, pa.Table]:
-    """Each table's rows as a pyarrow table with the base database's column types."""
-    return {
-        table: pa.Table.from_pylist(
-            [{name: r.get(name) for name in schemas[table].names} for r in table_rows],
-            schema=schemas[table],
-        )
-        for table, table_rows in rows.items()
-    }
+    """Each table's rows as a pyarrow table with the base database's column types
+    (:class:`RowsDoNotFit` when a value does not fit its column's type)."""
+    out = {}
+    for table, table_rows in rows.items():
+        try:
+            out[table] = pa.Table.from_pylist(
+                [{name: r.get(name) for name in schemas[table].names} for r in table_rows],
+                schema=schemas[table],
+            )
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as e:
+            raise RowsDoNotFit(f"a value of table {table} does not fit its type: {e}") from e
+    return out
+
+
+class RowsDoNotFit(ValueError):
+    """A candidate's rows hold a value its column's type cannot (a gold's constant too
+    large for it): the candidate is left out, the build goes on."""

@@ -277,3 +277,18 @@ def test_a_gold_naming_a_64_bit_person_finds_that_person_on_a_variant(omop_db, t
     held = [pq.read_table(v.folder / "person.parquet") for v in read_suite(out).variants]
     assert all(t.schema.field("person_id").type == "int64" for t in held)
     assert any(296377155196858 in t.column("person_id").to_pylist() for t in held)
+
+
+def test_rows_whose_value_fits_no_column_of_its_type_are_refused_by_name() -> None:
+    """A candidate holding such a value is left out by the build (it goes on)."""
+    import pyarrow as pa
+
+    from score.suite.variant_data import RowsDoNotFit, arrow_tables
+
+    schema = pa.schema([("person_id", pa.int64()), ("year_of_birth", pa.int32())])
+    fits = arrow_tables(
+        {"person": [{"person_id": 2**62, "year_of_birth": 1950}]}, {"person": schema}
+    )
+    assert fits["person"].num_rows == 1
+    with pytest.raises(RowsDoNotFit, match="table person"):
+        arrow_tables({"person": [{"person_id": 1, "year_of_birth": 2**40}]}, {"person": schema})
