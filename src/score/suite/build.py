@@ -69,7 +69,7 @@ from score.suite.suite_file import (
 )
 from score.suite.suite_report import build_report, report_markdown
 from score.suite.trial_database import TrialDatabase
-from score.suite.variant_data import RowsDoNotFit, arrow_tables, variant_rows
+from score.suite.variant_data import EXACT, RowsDoNotFit, arrow_tables, variant_rows
 from score.suite.vocabulary_bound import vocabulary_bound
 
 #: ``progress(done, total, stage=..., note=..., eta=...)``: the stage under way (its own
@@ -304,7 +304,10 @@ def _build(
                     eta=False,
                 )
             aim = targets[n % len(targets)]
-            rows = variant_rows(pools, filled, f"{s.seed}:{n}", focus[aim])
+            # a gold that returns nothing on the base database: now and then a candidate
+            # holding just the rows it asks for
+            exact = EXACT if found[aim].gold_base.num_rows == 0 else 0.0
+            rows = variant_rows(pools, filled, f"{s.seed}:{n}", focus[aim], exact)
             keys = [k for k in wanted if k[0] == aim]
             try:
                 trial.load(arrow_tables(rows, schemas))

@@ -34,6 +34,8 @@ BASE_VALUES = 6
 #: how many concepts a gold's filter on the vocabulary may add
 CONCEPTS_PER_FILTER = 12
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
+#: a time of day, alone or in a timestamp: what a row's datetime may hold beside its day
+_CLOCK = re.compile(r"^(\d{4}-\d{2}-\d{2}[ T])?\d{2}:\d{2}(:\d{2}(\.\d+)?)?$")
 #: the longest span of days a gold's constant gives (a century)
 MAX_SPAN = 36525
 #: pseudo-columns of a pool: the day spans and the per-person row counts a gold names
@@ -52,6 +54,18 @@ _LOCAL_FILTER_COLUMNS = ("domain_id", "valid_start_date", "valid_end_date")
 
 def _columns(table: str) -> dict[str, str]:
     return CDM_COLUMN_TYPES[table]
+
+
+def _day_column(table: str, column: str) -> str | None:
+    """The DATE column that gives a ``*_datetime`` column its day (None for another).
+
+    >>> _day_column("measurement", "measurement_datetime")
+    'measurement_date'
+    """
+    if not column.endswith("_datetime"):
+        return None
+    day = column.removesuffix("_datetime") + "_date"
+    return day if day in _columns(table) else None
 
 
 def _owner(column: exp.Column, tables: Mapping[str, str]) -> str | None:
@@ -94,6 +108,8 @@ _DATE_ARITHMETIC = (
     exp.TimestampTrunc,
     exp.DateAdd,
     exp.DateSub,
+    exp.DateFromParts,  # MAKE_DATE(EXTRACT(YEAR FROM CURRENT_DATE) - 1, 11, 3)
+    exp.Extract,
 )
 
 
@@ -154,6 +170,15 @@ def _near(value: Any, dtype: str) -> list[Any]:
             dt.date(value - 1, 12, 31),
             dt.date(value + 1, 1, 1),
         ]
+    if dtype == "TIMESTAMP" and isinstance(value, str) and _CLOCK.match(value):
+        # a time of day (CAST(x AS TIME) = '02:18:31', or a timestamp's): that time and
+        # a second either side, for the datetime a row's day is given
+        try:
+            at = dt.datetime.fromisoformat(value if _DATE.match(value) else f"2000-01-01 {value}")
+        except ValueError:
+            return []
+        second = dt.timedelta(seconds=1)
+        return [t.time() for t in (at, at - second, at + second)]
     if dtype in ("DATE", "TIMESTAMP") and isinstance(value, str) and _DATE.match(value):
         try:
             day = dt.date.fromisoformat(value[:10])
@@ -277,6 +302,9 @@ def gold_constants(
                         pools[(table, side.name)] += _like_values(v)
                     else:
                         pools[(table, side.name)] += _near(v, dtype)
+                        day_column = _day_column(table, side.name)
+                        if day_column:  # a row's datetime is its day's: the day goes there
+                            pools[(table, day_column)] += _near(v, "DATE")
     return dict(pools), concepts, filters
 
 

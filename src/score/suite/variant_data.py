@@ -61,9 +61,16 @@ _TWIN_TABLES = tuple(
 _SPANS = (0, 0, 1, 7, 30, 365)
 #: the share of a candidate's focus palettes that take the gold's own constant alone
 SHARP = 0.25
+#: the share of candidates aimed at a gold that returns no row on the base database
+#: whose every focus palette is sharp (:attr:`Palette.exact`)
+EXACT = 0.3
 #: the share of the other focus palettes of a concept column that take only the concepts
 #: the gold names (where it names several)
 OWN_ONLY = 0.4
+#: share of a row's datetimes at a time of day the gold aimed at names (else midnight)
+CLOCKED = 0.7
+#: events more of a person a gold names (it asks for their second-to-last visit: OFFSET 1)
+NAMED_MORE = (0, 2, 4)
 #: the share of persons with a second observation period (after a gap)
 SECOND_PERIOD = 0.3
 #: the share of the persons who died with a second DEATH record (the CDM declares no key on
@@ -94,24 +101,33 @@ class Palette:
         rng: random.Random,
         pools: Mapping[tuple[str, str], Sequence[Any]],
         focus: Mapping[tuple[str, str], Sequence[Any]] | None = None,
+        exact: float = 0.0,
     ):
         self.rng = rng
         self.pools = pools
         self.focus = focus or {}
         self.chosen: dict[tuple[str, str], list[Any]] = {}
         self.nulls: dict[tuple[str, str], float] = {}
+        #: now and then every palette the gold leads takes its own constant alone: the
+        #: rows it asks for (a person's third test of a concept on a day) meet all of
+        #: its filters at once, not each by a chance of its own
+        self.exact = bool(self.focus) and exact > 0 and rng.random() < exact
 
     def values(self, table: str, column: str) -> list[Any]:
         key = (table, column)
         if key not in self.chosen:
             pool = list(self.pools.get(key) or [])
             focus = list(dict.fromkeys(self.focus.get(key) or []))
+            own = list(self.focus.get((OWN + table, column)) or [])
+            if focus and self.exact:
+                self.chosen[key] = (own or focus)[:1]
+                self.nulls[key] = 0.0
+                return self.chosen[key]
             if len(focus) > 6 and column.endswith("concept_id"):
                 # a family of concepts: a few of them, so rows collide
                 focus = self.rng.sample(focus, self.rng.choice((2, 3, 4)))
             elif len(focus) > 6:  # many boundaries (dates of several years): most of them
                 focus = self.rng.sample(focus, self.rng.choice((4, len(focus))))
-            own = list(self.focus.get((OWN + table, column)) or [])
             if focus and self.rng.random() < SHARP:
                 # the gold's own constant alone: every row meets it (a person with exactly
                 # the count a HAVING names, ties on the day a filter names)
@@ -152,6 +168,15 @@ def _day(value: Any) -> dt.date:
     return _DEFAULT_DAY
 
 
+def _clock(palette: Palette, table: str, column: str) -> dt.time:
+    """The time of day of a row's datetime: midnight, or, where the gold aimed at compares
+    the column with a time (or a timestamp), now and then one of those times."""
+    times = [v for v in palette.focus.get((table, column)) or () if isinstance(v, dt.time)]
+    if times and palette.rng.random() < CLOCKED:
+        return palette.rng.choice(times)
+    return dt.time(0)
+
+
 def _fill(table: str, row: Row, palette: Palette) -> Row:
     """The columns ``row`` does not set yet, from the palette (NULL for ids of empty
     tables: provider, care site, visit detail)."""
@@ -160,7 +185,11 @@ def _fill(table: str, row: Row, palette: Palette) -> Row:
             continue
         if name.endswith("_datetime"):
             day = row.get(name.replace("_datetime", "_date"))
-            row[name] = dt.datetime.combine(day, dt.time(0)) if isinstance(day, dt.date) else None
+            row[name] = (
+                dt.datetime.combine(day, _clock(palette, table, name))
+                if isinstance(day, dt.date)
+                else None
+            )
             continue
         if name in (
             "provider_id",
@@ -187,12 +216,13 @@ def variant_rows(
     tables: Sequence[str],
     seed: str,
     focus: Mapping[tuple[str, str], Sequence[Any]] | None = None,
+    exact: float = 0.0,
 ) -> dict[str, list[Row]]:
     """The rows of every table in ``tables`` (clinical tables the base database fills),
     for the variant named by ``seed``, its palettes led by ``focus`` (see
     :class:`Palette`)."""
     rng = random.Random(seed)
-    palette = Palette(rng, pools, focus)
+    palette = Palette(rng, pools, focus, exact)
     out: dict[str, list[Row]] = {t: [] for t in tables}
     wanted = set(tables)
     people = rng.choice((3, 6, 10, 16, 24))
@@ -304,7 +334,8 @@ def variant_rows(
                 )
         visits: list[Row] = []
         if "visit_occurrence" in wanted:
-            for _ in range(rng.choice(counts.get("visit_occurrence", (0, 1, 1, 2, 3)))):
+            more = rng.choice(NAMED_MORE) if person_id in named else 0
+            for _ in range(rng.choice(counts.get("visit_occurrence", (0, 1, 1, 2, 3))) + more):
                 start = when("visit_occurrence", "visit_start_date")
                 _, period_end = next(p for p in periods if p[0] <= start <= p[1])
                 end = min(start + dt.timedelta(days=rng.choice(spans)), period_end)
@@ -324,7 +355,8 @@ def variant_rows(
         for table, start_col, end_col in EVENT_TABLES:
             if table not in wanted:
                 continue
-            for _ in range(rng.choice(counts[table])):
+            more = rng.choice(NAMED_MORE) if person_id in named else 0
+            for _ in range(rng.choice(counts[table]) + more):
                 start = when(table, start_col)
                 row: Row = {f"{table}_id": len(out[table]) + 1, "person_id": person_id}
                 if any(c == "visit_occurrence_id" for c, _, _ in _cols(table)):

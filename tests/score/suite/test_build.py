@@ -292,3 +292,30 @@ def test_rows_whose_value_fits_no_column_of_its_type_are_refused_by_name() -> No
     assert fits["person"].num_rows == 1
     with pytest.raises(RowsDoNotFit, match="table person"):
         arrow_tables({"person": [{"person_id": 1, "year_of_birth": 2**40}]}, {"person": schema})
+
+
+#: golds as TEXT-TO-OMOP writes them, for a CDM other than the embedded one: a 64-bit
+#: person, a time of day, a day computed from today, a person's third result of a day
+OTHER_CDM = {
+    "t-clock": "SELECT m.measurement_concept_id FROM cdm.measurement AS m "
+    "WHERE m.person_id = 68000916618747607 AND CAST(m.measurement_datetime AS TIME) = '02:18:31'",
+    "t-made-day": "SELECT v.visit_start_date FROM cdm.visit_occurrence AS v "
+    "WHERE v.person_id = 189712018321 AND v.visit_start_date = "
+    "MAKE_DATE(CAST(EXTRACT(YEAR FROM CURRENT_DATE) AS INT) - 1, 11, 3)",
+    "t-third": "SELECT m.value_as_number FROM cdm.measurement AS m "
+    "WHERE m.person_id = 3720242571871 AND m.measurement_concept_id = 3025315 "
+    "ORDER BY m.measurement_datetime, m.value_as_number LIMIT 1 OFFSET 2",
+}
+
+
+def test_golds_written_for_another_cdm_return_rows_on_a_variant(omop_db, tmp_path) -> None:
+    tasks = []
+    for tid, sql in OTHER_CDM.items():
+        task = make_task(tid, sql)
+        task["today"] = "2026-01-01"
+        tasks.append(task)
+    report = build_suite(tasks, omop_db, tmp_path / "suite", BuildSettings(max_candidates=90))
+    rows = {t["id"]: (t["gold_rows_on_base"], t["gold_rows_on_variants"]) for t in report["tasks"]}
+    assert all(on_base == 0 for on_base, _ in rows.values())
+    assert {tid for tid, (_, on) in rows.items() if any(on)} == set(OTHER_CDM), rows
+    assert report["reach"]["tasks_empty_everywhere"] == []
