@@ -88,6 +88,15 @@ def read_base(
             and t in value_pool.CDM_TABLES
             and con.execute(f'SELECT count(*) FROM "{t}"').fetchall()[0][0] > 0
         ]
+        # visit details: a base database may hold none, a gold may ask for an ICU stay
+        unfilled = [
+            t
+            for t in ("visit_detail",)
+            if t in tables
+            and t not in filled
+            and any(t in task["gold_sql"].lower() for task in answerable)
+        ]
+        filled = sorted([*filled, *unfilled])
         base = value_pool.base_pools(con, filled)
         gold, concepts, filters = value_pool.gold_constants(
             [t["gold_sql"] for t in answerable],
@@ -96,14 +105,22 @@ def read_base(
         )
         related = value_pool.related_concepts(con, concepts, filters)
         known = {r[0] for r in con.execute("SELECT concept_id FROM concept").fetchall()}
-        domains = value_pool.concept_domains(con, base)
+        domains = {
+            **{k: d for k, d in local_concepts.MAIN_CONCEPT_DOMAINS.items() if k[0] in unfilled},
+            **value_pool.concept_domains(con, base),
+        }
         pools = value_pool.merged_pools(base, gold, domains, related, known)
         wanted = {}
         for t in answerable:
             _, named, concept_filters = value_pool.gold_constants(
                 [t["gold_sql"]], today=today_of(t) or today
             )
-            wanted[t["id"]] = local_concepts.local_concepts_of(con, concept_filters, named)
+            wanted[t["id"]] = sorted(
+                {
+                    *local_concepts.local_concepts_of(con, concept_filters, named),
+                    *local_concepts.unmatched_names(con, t["gold_sql"]),
+                }
+            )
         ids = local_concepts.local_ids(c for found in wanted.values() for c in found)
         local_rows = local_concepts.local_rows(con, ids)
         template_domains = dict(

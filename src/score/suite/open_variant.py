@@ -104,6 +104,7 @@ def merge_rows(a: Mapping[str, list[Row]], b: Mapping[str, list[Row]]) -> dict[s
     """
     persons = _fresh_persons(a.get("person", []), b.get("person", []))
     visits = largest_id(a.get("visit_occurrence", []), "visit_occurrence_id")
+    details = largest_id(a.get("visit_detail", []), "visit_detail_id")
     out: dict[str, list[Row]] = {}
     for table in sorted(set(a) | set(b)):
         mine, theirs = list(a.get(table, [])), b.get(table, [])
@@ -121,6 +122,8 @@ def merge_rows(a: Mapping[str, list[Row]], b: Mapping[str, list[Row]]) -> dict[s
                 row[own] += shift
             if table != "visit_occurrence" and row.get("visit_occurrence_id") is not None:
                 row["visit_occurrence_id"] += visits
+            if table != "visit_detail" and row.get("visit_detail_id") is not None:
+                row["visit_detail_id"] += details
             mine.append(row)
         out[table] = mine
     return out

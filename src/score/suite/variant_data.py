@@ -252,6 +252,8 @@ def variant_rows(
     if "location" in wanted:
         for location_id in sorted(set(locations)) or [1]:
             out["location"].append(_fill("location", {"location_id": location_id}, palette))
+    # visit details only for a gold that reads them (a base database may hold none)
+    detailed = "visit_detail" in wanted and "visit_detail" in set((focus or {}).get(READS, ()))
     named = [  # the person ids a gold names come first (it asks about that person)
         int(v)
         for key, values in (focus or {}).items()
@@ -351,6 +353,9 @@ def variant_rows(
                 )
                 visits.append(visit)
                 out["visit_occurrence"].append(visit)
+        details = (
+            _visit_details(out, visits, palette, spans, person_id in named) if detailed else {}
+        )
         days: list[dt.date] = []  # the person's event days
         for table, start_col, end_col in EVENT_TABLES:
             if table not in wanted:
@@ -363,6 +368,11 @@ def variant_rows(
                     before = [v for v in visits if v["visit_start_date"] <= start]
                     row["visit_occurrence_id"] = (
                         rng.choice(before)["visit_occurrence_id"] if before else None
+                    )
+                if details and any(c == "visit_detail_id" for c, _, _ in _cols(table)):
+                    within = details.get(row.get("visit_occurrence_id"), [])
+                    row["visit_detail_id"] = (
+                        rng.choice(within)["visit_detail_id"] if within else None
                     )
                 row[start_col] = start
                 if end_col:
@@ -423,6 +433,42 @@ def variant_rows(
     return out
 
 
+def _visit_details(
+    out: dict[str, list[Row]],
+    visits: Sequence[Row],
+    palette: Palette,
+    spans: Sequence[int],
+    named: bool,
+) -> dict[int, list[Row]]:
+    """A person's visit details (an ICU stay within an admission): none to two per visit
+    (more for a person a gold names), each within its visit, of the visit's type unless
+    the palette says another; visit id -> its details."""
+    rng = palette.rng
+    found: dict[int, list[Row]] = {}
+    for visit in visits:
+        first, last = visit["visit_start_date"], visit["visit_end_date"]
+        more = rng.choice(NAMED_MORE[:2]) if named else 0
+        for _ in range(rng.choice((0, 1, 1, 2)) + more):
+            start = first + dt.timedelta(days=rng.randint(0, (last - first).days))
+            end = min(start + dt.timedelta(days=rng.choice(spans)), last)
+            row = _fill(
+                "visit_detail",
+                {
+                    "visit_detail_id": len(out["visit_detail"]) + 1,
+                    "person_id": visit["person_id"],
+                    "visit_detail_start_date": start,
+                    "visit_detail_end_date": end,
+                    "visit_occurrence_id": visit["visit_occurrence_id"],
+                },
+                palette,
+            )
+            if not row.get("visit_detail_type_concept_id"):
+                row["visit_detail_type_concept_id"] = visit.get("visit_type_concept_id") or 0
+            out["visit_detail"].append(row)
+            found.setdefault(visit["visit_occurrence_id"], []).append(row)
+    return found
+
+
 def _crowd(
     out: dict[str, list[Row]],
     palette: Palette,
@@ -446,7 +492,7 @@ def _renumber(out: dict[str, list[Row]], rng: random.Random) -> None:
     """Give each table's rows (not persons') their ids in a shuffled order, visits'
     references following: ids then run against the persons' order, so a tie broken by
     the row's id is told apart from one broken by its person."""
-    visits: dict[int, int] = {}
+    moved: dict[str, dict[int, int]] = {}  # visit_occurrence_id, visit_detail_id: old -> new
     for table in sorted(out):
         key = f"{table}_id"
         rows = out[table]
@@ -454,15 +500,16 @@ def _renumber(out: dict[str, list[Row]], rng: random.Random) -> None:
             continue
         ids = [r[key] for r in rows]
         shuffled = rng.sample(ids, len(ids))
-        if table == "visit_occurrence":
-            visits = dict(zip(ids, shuffled, strict=True))
+        if table in ("visit_occurrence", "visit_detail"):
+            moved[key] = dict(zip(ids, shuffled, strict=True))
         for row, new_id in zip(rows, shuffled, strict=True):
             row[key] = new_id
     for table, rows in out.items():
-        if table != "visit_occurrence" and visits:
-            for row in rows:
-                if row.get("visit_occurrence_id") is not None:
-                    row["visit_occurrence_id"] = visits[row["visit_occurrence_id"]]
+        for key, ids in moved.items():
+            if table != key.removesuffix("_id"):
+                for row in rows:
+                    if row.get(key) is not None:
+                        row[key] = ids[row[key]]
 
 
 def arrow_tables(

@@ -319,3 +319,30 @@ def test_golds_written_for_another_cdm_return_rows_on_a_variant(omop_db, tmp_pat
     assert all(on_base == 0 for on_base, _ in rows.values())
     assert {tid for tid, (_, on) in rows.items() if any(on)} == set(OTHER_CDM), rows
     assert report["reach"]["tasks_empty_everywhere"] == []
+
+
+#: an ICU stay, as TEXT-TO-OMOP asks for one: the embedded database holds no visit detail
+#: and no concept named so
+ICU = (
+    "SELECT vd.visit_detail_id, de.drug_concept_id FROM cdm.visit_detail AS vd "
+    "JOIN cdm.concept AS c ON vd.visit_detail_concept_id = c.concept_id "
+    "JOIN cdm.drug_exposure AS de ON de.visit_detail_id = vd.visit_detail_id "
+    "WHERE c.concept_name ILIKE '%intensive care%' ORDER BY 1, 2"
+)
+
+
+def test_a_gold_reading_visit_details_the_base_lacks_finds_an_icu_stay(omop_db, tmp_path):
+    report = build_suite(
+        [make_task("t-icu", ICU)], omop_db, tmp_path / "s", BuildSettings(max_candidates=40)
+    )
+    (task,) = report["tasks"]
+    assert task["gold_rows_on_base"] == 0 and any(task["gold_rows_on_variants"]), task
+    suite = read_suite(tmp_path / "s")
+    names = pq.read_table(tmp_path / "s" / "data" / "vocabulary" / "concept.parquet")
+    assert "intensive care" in names.column("concept_name").to_pylist()
+    details = [pq.read_table(v.folder / "visit_detail.parquet") for v in suite.variants]
+    visits = [pq.read_table(v.folder / "visit_occurrence.parquet") for v in suite.variants]
+    for detail, visit in zip(details, visits, strict=True):  # each within a visit
+        assert set(detail.column("visit_occurrence_id").to_pylist()) <= set(
+            visit.column("visit_occurrence_id").to_pylist()
+        )
