@@ -44,16 +44,20 @@ from score.scoring.outcomes import Outcome
 from score.statistics import metrics
 from score.statistics.metrics import (
     base_correct,
-    check_records,
     execution_accuracy,
-    instance_id,
-    is_scored,
     point_estimates,
     with_suite,
 )
 from score.statistics.multiple_testing import ALPHA, holm_adjusted
 from score.statistics.ranking import RANK_RULE, competition_ranks
-from score.statistics.stats import Bootstrap, interval, mcnemar_p, replicates, run_label
+from score.statistics.stats import (
+    Bootstrap,
+    align_instances,
+    interval,
+    mcnemar_p,
+    replicates,
+    run_label,
+)
 
 #: Format version of leaderboard.json; readers refuse others.
 LEADERBOARD_FORMAT = "sqlgold.leaderboard/1"
@@ -95,44 +99,6 @@ def run_names(paths: Sequence[str]) -> list[str]:
         name = path.rstrip("/").rsplit("/", 1)[-1] or path
         names.append(name if name not in names else f"{name} ({i + 1})")
     return names
-
-
-def align_instances(
-    runs: Sequence[Sequence[Mapping[str, Any]]], names: Sequence[str]
-) -> tuple[list[list[Mapping[str, Any]]], int]:
-    """Every run's instances scored in every run, in instance-id order, and how many
-    instances were left out (gold_error or gold_drift in some run).
-
-    The runs must hold the same instances with the same ``answerable`` and ``tier``:
-    else ValueError naming the run that differs from the first.
-
-    >>> from score.statistics.metrics import record
-    >>> align_instances([[record("q1", "correct")], [record("q2", "correct")]], ["x", "y"])
-    ... # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    ValueError: run y holds different instances from run x: 1 not in x [('q2', 'en')], ...
-    """
-    if len(runs) != len(names):
-        raise ValueError(f"{len(names)} names for {len(runs)} runs")
-    by_run = [{instance_id(r): r for r in check_records(records)} for records in runs]
-    first = by_run[0]
-    for name, run in zip(names[1:], by_run[1:], strict=True):
-        extra, missing = sorted(run.keys() - first.keys()), sorted(first.keys() - run.keys())
-        if extra or missing:
-            raise ValueError(
-                f"run {name} holds different instances from run {names[0]}: "
-                f"{len(extra)} not in {names[0]} {extra[:5]}, {len(missing)} missing {missing[:5]}"
-            )
-        for iid in sorted(first):
-            for key in ("answerable", "tier"):
-                if first[iid][key] != run[iid][key]:
-                    raise ValueError(
-                        f"instance {iid}: {key} is {first[iid][key]!r} in run {names[0]}, "
-                        f"{run[iid][key]!r} in run {name}"
-                    )
-    kept = [i for i in sorted(first) if all(is_scored(run[i]) for run in by_run)]
-    return [[run[i] for i in kept] for run in by_run], len(first) - len(kept)
 
 
 def _right(score: str, rec: Mapping[str, Any]) -> bool:

@@ -255,31 +255,52 @@ def _paired_block(
     return block
 
 
+def align_instances(
+    runs: Sequence[Sequence[Mapping[str, Any]]], names: Sequence[str]
+) -> tuple[list[list[Mapping[str, Any]]], int]:
+    """Every run's instances scored in every run, in instance-id order, and how many
+    instances were left out (gold_error or gold_drift in some run).
+
+    The runs must hold the same instances with the same ``answerable`` and ``tier``:
+    else ValueError naming the run that differs from the first.
+
+    >>> from score.statistics.metrics import record
+    >>> align_instances([[record("q1", "correct")], [record("q2", "correct")]], ["x", "y"])
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: run y holds different instances from run x: 1 not in x [('q2', 'en')], ...
+    """
+    if len(runs) != len(names):
+        raise ValueError(f"{len(names)} names for {len(runs)} runs")
+    by_run = [{instance_id(r): r for r in check_records(records)} for records in runs]
+    first = by_run[0]
+    for name, run in zip(names[1:], by_run[1:], strict=True):
+        extra, missing = sorted(run.keys() - first.keys()), sorted(first.keys() - run.keys())
+        if extra or missing:
+            raise ValueError(
+                f"run {name} holds different instances from run {names[0]}: "
+                f"{len(extra)} not in {names[0]} {extra[:5]}, {len(missing)} missing {missing[:5]}"
+            )
+        for iid in sorted(first):
+            for key in ("answerable", "tier"):
+                if first[iid][key] != run[iid][key]:
+                    raise ValueError(
+                        f"instance {iid}: {key} is {first[iid][key]!r} in run {names[0]}, "
+                        f"{run[iid][key]!r} in run {name}"
+                    )
+    kept = [i for i in sorted(first) if all(is_scored(run[i]) for run in by_run)]
+    return [[run[i] for i in kept] for run in by_run], len(first) - len(kept)
+
+
 def pair_instances(
     records_a: Iterable[Mapping[str, Any]], records_b: Iterable[Mapping[str, Any]]
 ) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]], int]:
-    """The two runs' scored instances, aligned by instance id, and how many were dropped.
-
-    Both runs must hold the same instances with the same ``answerable`` and ``tier``
-    (else ValueError naming them). An instance that is gold_error in either run is
-    dropped from both.
+    """The two runs' scored instances, aligned by instance id, and how many were dropped
+    (:func:`align_instances` of runs A and B).
     """
-    by_a = {instance_id(r): r for r in check_records(records_a)}
-    by_b = {instance_id(r): r for r in check_records(records_b)}
-    only_a, only_b = sorted(by_a.keys() - by_b.keys()), sorted(by_b.keys() - by_a.keys())
-    if only_a or only_b:
-        raise ValueError(
-            "runs hold different instances: "
-            f"{len(only_a)} only in A {only_a[:5]}, {len(only_b)} only in B {only_b[:5]}"
-        )
-    for iid in sorted(by_a):
-        for key in ("answerable", "tier"):
-            if by_a[iid][key] != by_b[iid][key]:
-                raise ValueError(
-                    f"instance {iid}: {key} is {by_a[iid][key]!r} in A, {by_b[iid][key]!r} in B"
-                )
-    paired = [i for i in sorted(by_a) if is_scored(by_a[i]) and is_scored(by_b[i])]
-    return [by_a[i] for i in paired], [by_b[i] for i in paired], len(by_a) - len(paired)
+    (a, b), dropped = align_instances([list(records_a), list(records_b)], ["A", "B"])
+    return a, b, dropped
 
 
 def run_label(records: Sequence[Mapping[str, Any]]) -> str | None:

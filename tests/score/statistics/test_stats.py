@@ -363,12 +363,16 @@ def test_paired_difference_interval_is_the_percentile_of_replicate_differences()
 def test_compare_refuses_runs_on_different_instances():
     a = [record("q1", "correct"), record("q2", "correct")]
     b = [record("q1", "correct"), record("q3", "correct")]
-    with pytest.raises(ValueError, match=r"1 only in A \[\('q2', 'en'\)\], 1 only in B \[\('q3'"):
+    with pytest.raises(
+        ValueError,
+        match=r"run B holds different instances from run A: 1 not in A \[\('q3', 'en'\)\], "
+        r"1 missing \[\('q2'",
+    ):
         compare_runs(a, b)
 
 
 def test_compare_refuses_instances_that_disagree_on_answerable():
-    with pytest.raises(ValueError, match="answerable is True in A, False in B"):
+    with pytest.raises(ValueError, match="answerable is True in run A, False in run B"):
         compare_runs([record("q1", "correct")], [record("q1", "correct", answerable=False)])
 
 
