@@ -11,12 +11,12 @@ result CSV to read in the run lane) is passed on at once.
 
 from __future__ import annotations
 
-import queue
-import threading
 import time
 from collections import deque
 from concurrent.futures import Future
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from typing import Any
 
 from score.execution.executor import QueryStream
 from score.execution.result import QueryError
@@ -26,6 +26,7 @@ from score.scoring import decision
 from score.scoring.answer import PrepareAnswer
 from score.scoring.extract import SQL
 from score.scoring.instance_result import InstanceResult
+from score.scoring.lane import Lane
 from score.scoring.phases import Pending, ScoringContext, answer_request, take_reply, text_key
 
 #: Preparations sent to the parse process beyond the one it handles (a reply read late,
@@ -40,70 +41,29 @@ class _Sent:
     local: float  # seconds this process spent on it before sending it
 
 
-class ParseLane:
+class ParseLane(Lane[_Sent]):
     """The pipeline's first phase on a thread of its own: :meth:`submit` gives each
     instance's :class:`Pending`, prepared, as a future; every instance gets one,
     whatever fails."""
 
+    thread_name = "sqlgold-parse"
+
     def __init__(self, ctx: ScoringContext) -> None:
-        self._ctx = ctx
-        self._inbox: queue.SimpleQueue[tuple[Instance, Prediction | None, Future] | None]
-        self._inbox = queue.SimpleQueue()
         self._runs_sql: set[tuple] = set()  # texts whose reply was SQL: never decided alone
-        self._thread = threading.Thread(target=self._serve, name="sqlgold-parse", daemon=True)
-        self._thread.start()
+        super().__init__(ctx)
 
     def submit(self, instance: Instance, prediction: Prediction | None) -> Future[Pending]:
-        out: Future[Pending] = Future()
-        self._inbox.put((instance, prediction, out))
-        return out
+        return self._submit(instance, prediction)
 
-    def __enter__(self) -> ParseLane:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._inbox.put(None)
-        self._thread.join()
-
-    def _serve(self) -> None:
-        sent: deque[_Sent] = deque()
-        try:
-            with self._ctx.executor.stream(PrepareAnswer.lane) as stream:
-                self._serve_all(stream, sent)
-        except BaseException as e:  # noqa: BLE001 - a bug here must not leave the caller waiting
-            for flight in sent:
-                if not flight.out.done():
-                    flight.out.set_exception(e)
-            while (item := self._inbox.get()) is not None:
-                item[2].set_exception(e)
-
-    def _serve_all(self, stream: QueryStream, sent: deque[_Sent]) -> None:
-        while True:
-            try:  # with nothing more submitted yet, what was sent is finished first
-                item = self._inbox.get_nowait() if sent else self._inbox.get()
-            except queue.Empty:
-                self._finish(sent.popleft(), stream)
-                continue
-            if item is None:
-                break
-            instance, prediction, out = item
-            try:
-                self._take(instance, prediction, out, stream, sent)
-            except BaseException as e:  # one that ends the run: the caller waits for it
-                if not out.done():
-                    out.set_exception(e)
-                raise
-        while sent:
-            self._finish(sent.popleft(), stream)
+    def _stream(self) -> AbstractContextManager[QueryStream]:
+        return self._ctx.executor.stream(PrepareAnswer.lane)
 
     def _take(
-        self,
-        instance: Instance,
-        prediction: Prediction | None,
-        out: Future[Pending],
-        stream: QueryStream,
-        sent: deque[_Sent],
+        self, out: Future[Pending], item: tuple[Any, ...], stream: QueryStream, sent: deque[_Sent]
     ) -> None:
+        instance: Instance
+        prediction: Prediction | None
+        instance, prediction = item
         start = time.perf_counter()
         pending = Pending(InstanceResult.start(instance, self._ctx.run, prediction), instance.task)
         pending.prediction = prediction

@@ -10,20 +10,20 @@ gold result is taken later, by the compare phase).
 
 from __future__ import annotations
 
-import queue
-import threading
 import time
 from collections import deque
 from concurrent.futures import Future
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from typing import Any
 
 from score.execution.executor import QueryStream
 from score.execution.result import QueryError, QueryResult
 from score.scoring import decision
 from score.scoring.answer import RunAnswer, with_run
+from score.scoring.lane import Lane
 from score.scoring.phases import (
     Pending,
-    ScoringContext,
     finish_answer,
     read_csv_phase,
     run_request,
@@ -46,7 +46,7 @@ class InFlight:
 SENT_AHEAD = 4
 
 
-class RunLane:
+class RunLane(Lane[InFlight]):
     """The pipeline's second phase on a thread of its own (one per job): each prepared
     answer's query goes to one query process through a
     :class:`~score.execution.executor.QueryStream`, sent before the previous answer's
@@ -56,60 +56,22 @@ class RunLane:
     :meth:`submit` gives each instance's completed :class:`Pending` as a future; every
     instance gets one, whatever fails."""
 
-    def __init__(self, ctx: ScoringContext) -> None:
-        self._ctx = ctx
-        self._inbox: queue.SimpleQueue[tuple[Future[Pending], Future[Pending]] | None]
-        self._inbox = queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._serve, name="sqlgold-query", daemon=True)
-        self._thread.start()
+    thread_name = "sqlgold-query"
 
     def submit(self, prepared: Future[Pending]) -> Future[Pending]:
-        out: Future[Pending] = Future()
-        self._inbox.put((prepared, out))
-        return out
+        return self._submit(prepared)
 
-    def __enter__(self) -> RunLane:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._inbox.put(None)
-        self._thread.join()
-
-    def _serve(self) -> None:
-        sent: deque[InFlight] = deque()
-        try:
-            self._serve_all(sent)
-        except BaseException as e:  # noqa: BLE001 - a bug here must not leave the caller waiting
-            for flight in sent:
-                if not flight.out.done():
-                    flight.out.set_exception(e)
-            while (item := self._inbox.get()) is not None:
-                item[1].set_exception(e)
-
-    def _serve_all(self, sent: deque[InFlight]) -> None:
-        with self._ctx.executor.stream() as stream:
-            while True:
-                try:  # with nothing more submitted yet, what was sent is finished first:
-                    # the caller may be waiting for it before it submits more
-                    item = self._inbox.get_nowait() if sent else self._inbox.get()
-                except queue.Empty:
-                    self._finish(sent.popleft(), stream)
-                    continue
-                if item is None:
-                    break
-                prepared, out = item
-                try:
-                    self._take(prepared.result(), out, stream, sent)
-                except BaseException as e:
-                    if not out.done():
-                        out.set_exception(e)
-                    raise
-            while sent:
-                self._finish(sent.popleft(), stream)
+    def _stream(self) -> AbstractContextManager[QueryStream]:
+        return self._ctx.executor.stream()
 
     def _take(
-        self, pending: Pending, out: Future[Pending], stream: QueryStream, sent: deque
+        self,
+        out: Future[Pending],
+        item: tuple[Any, ...],
+        stream: QueryStream,
+        sent: deque[InFlight],
     ) -> None:
+        pending: Pending = item[0].result()
         if pending.prepared is None and not pending.csv_to_read:
             return out.set_result(pending)
         request: RunAnswer | QueryError | None = None
