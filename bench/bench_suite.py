@@ -358,10 +358,10 @@ def markdown(figures: dict) -> str:
             lines.append(
                 f"{name}: {reached} of {r['distinct_golds']} distinct golds "
                 f"({100 * reached / r['distinct_golds']:.1f}%) return rows on the base "
-                f"database or some variant; the {r['distinct_golds_empty_everywhere']} others' "
-                f"{r['near_misses_unjudged']} surviving near misses are "
-                f"{100 * r['unjudged_share']:.1f}% of the {r['near_misses']} the suite cannot "
-                "judge."
+                f"database or some variant; the suite cannot judge the "
+                f"{r['near_misses_unjudged']} surviving near misses of the "
+                f"{r['distinct_golds_empty_everywhere']} others ("
+                f"{100 * r['unjudged_share']:.1f}% of {r['near_misses']})."
             )
         lines.append(
             f"{name}: {f['golds_empty_on_base']} gold(s) return no row on the base database, "
