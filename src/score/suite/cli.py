@@ -59,7 +59,9 @@ def suite_build(
     """Build the test suite of TASKS (a task file or a release folder) on the base
     database --db: near misses of every gold, small database variants made from the
     base database's values and the golds' constants, and the variants that tell them
-    apart.  Prints where near misses stand with and without the suite."""
+    apart.  Prints where near misses stand with and without the suite, and its reach:
+    the golds that return no row on the base database or any variant, whose near misses
+    it cannot judge (a warning on stderr when they are over 10% of them)."""
     from score.api import build_suite
     from score.suite.reach import warning
 
