@@ -115,8 +115,9 @@ _DATE_ARITHMETIC = (
 
 def today_relative(node: exp.Expr, today: dt.date) -> str | None:
     """The day a constant relative to today stands for (``CURRENT_DATE - INTERVAL '3'
-    MONTHS``, ``DATE_TRUNC('MONTH', now())``), as ``YYYY-MM-DD``, with ``today`` the day
-    the gold runs with; None for anything else.
+    MONTHS``, ``DATE_TRUNC('MONTH', now())``), as ``YYYY-MM-DD`` (``YYYY-MM-DD HH:MM:SS``
+    where the arithmetic adds a time of day), with ``today`` the day the gold runs with;
+    None for anything else.
 
     It is computed by an in-memory DuckDB that may read nothing, once the clock calls are
     pinned (:func:`score.execution.fixed_today.pin_today`) and only date arithmetic is
@@ -128,6 +129,8 @@ def today_relative(node: exp.Expr, today: dt.date) -> str | None:
     >>> new_year_eve = parse_one("DATE_TRUNC('YEAR', now()) - INTERVAL '1' DAY")
     >>> today_relative(new_year_eve, dt.date(2026, 5, 2))
     '2025-12-31'
+    >>> today_relative(parse_one("CURRENT_DATE + INTERVAL '3' HOURS"), dt.date(2026, 1, 1))
+    '2026-01-01 03:00:00'
     >>> today_relative(parse_one("x - INTERVAL '3' MONTH"), dt.date(2026, 1, 1))
     """
     if not uses_current_time(node):
@@ -137,12 +140,15 @@ def today_relative(node: exp.Expr, today: dt.date) -> str | None:
         return None
     con = duckdb.connect(config={"enable_external_access": False})
     try:
-        row = con.execute(f"SELECT CAST(({pinned.sql('duckdb')}) AS DATE)").fetchone()
+        row = con.execute(f"SELECT CAST(({pinned.sql('duckdb')}) AS TIMESTAMP)").fetchone()
     except duckdb.Error:
         return None
     finally:
         con.close()
-    return row[0].isoformat() if row and isinstance(row[0], dt.date) else None
+    if not row or not isinstance(row[0], dt.datetime):
+        return None
+    at = row[0]  # a time of day only where the arithmetic gives one (+ INTERVAL '3' HOURS)
+    return at.date().isoformat() if at.time() == dt.time(0) else at.isoformat(" ")
 
 
 def _constant(node: exp.Expr | None, today: dt.date) -> Any:

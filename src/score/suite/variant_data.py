@@ -363,14 +363,18 @@ def variant_rows(
             more = rng.choice(NAMED_MORE) if person_id in named else 0
             for _ in range(rng.choice(counts[table]) + more):
                 start = when(table, start_col)
-                row: Row = {f"{table}_id": len(out[table]) + 1, "person_id": person_id}
+                row: Row = {
+                    f"{table}_id": _next_id(out[table], table, focus),
+                    "person_id": person_id,
+                }
                 if any(c == "visit_occurrence_id" for c, _, _ in _cols(table)):
                     before = [v for v in visits if v["visit_start_date"] <= start]
                     row["visit_occurrence_id"] = (
                         rng.choice(before)["visit_occurrence_id"] if before else None
                     )
                 if details and any(c == "visit_detail_id" for c, _, _ in _cols(table)):
-                    within = details.get(row.get("visit_occurrence_id"), [])
+                    visit_id = row.get("visit_occurrence_id")
+                    within = details.get(visit_id, []) if visit_id is not None else []
                     row["visit_detail_id"] = (
                         rng.choice(within)["visit_detail_id"] if within else None
                     )
@@ -431,6 +435,25 @@ def variant_rows(
         # apart from one that breaks the tie by the id
         rng.shuffle(out[table])
     return out
+
+
+def _next_id(
+    rows: Sequence[Row], table: str, focus: Mapping[tuple[str, str], Sequence[Any]] | None
+) -> int:
+    """The id of the next row of ``table``: one the gold names first
+    (``device_exposure_id = 45768171``), then the next free number."""
+    key = f"{table}_id"
+    named = [v for v in (focus or {}).get((table, key), ()) if isinstance(v, int) and 0 < v < 2**63]
+    if not named:
+        return len(rows) + 1
+    used = {r[key] for r in rows}
+    free = next((v for v in named if v not in used), None)
+    if free is not None:
+        return free
+    n = len(rows) + 1
+    while n in used:
+        n += 1
+    return n
 
 
 def _visit_details(

@@ -295,7 +295,8 @@ def test_rows_whose_value_fits_no_column_of_its_type_are_refused_by_name() -> No
 
 
 #: golds as TEXT-TO-OMOP writes them, for a CDM other than the embedded one: a 64-bit
-#: person, a time of day, a day computed from today, a person's third result of a day
+#: person, a time of day, a day computed from today, a person's third result, a row's own
+#: id, hours after today's midnight
 OTHER_CDM = {
     "t-clock": "SELECT m.measurement_concept_id FROM cdm.measurement AS m "
     "WHERE m.person_id = 68000916618747607 AND CAST(m.measurement_datetime AS TIME) = '02:18:31'",
@@ -305,6 +306,11 @@ OTHER_CDM = {
     "t-third": "SELECT m.value_as_number FROM cdm.measurement AS m "
     "WHERE m.person_id = 3720242571871 AND m.measurement_concept_id = 3025315 "
     "ORDER BY m.measurement_datetime, m.value_as_number LIMIT 1 OFFSET 2",
+    "t-own-id": "SELECT de.device_concept_id FROM cdm.device_exposure AS de "
+    "WHERE de.device_exposure_id = 45768171",
+    "t-hours": "SELECT de.device_concept_id FROM cdm.device_exposure AS de "
+    "WHERE de.device_exposure_start_datetime >= CURRENT_DATE + INTERVAL '3' HOURS "
+    "AND de.device_exposure_start_datetime < CURRENT_DATE + INTERVAL '10' HOURS",
 }
 
 
