@@ -14,7 +14,7 @@ import duckdb
 import pyarrow as pa
 
 from score.cdm.duckdb_file import use_cdm_schema
-from score.suite import local_concepts, value_pool
+from score.suite import local_concepts, named_concepts, value_pool
 from score.suite.focus import focus_of
 from score.suite.query_runs import today_of
 from score.suite.suite_file import VOCABULARY_TABLES
@@ -106,7 +106,7 @@ def read_base(
         related = value_pool.related_concepts(con, concepts, filters)
         known = {r[0] for r in con.execute("SELECT concept_id FROM concept").fetchall()}
         domains = {
-            **{k: d for k, d in local_concepts.MAIN_CONCEPT_DOMAINS.items() if k[0] in unfilled},
+            **{k: d for k, d in named_concepts.MAIN_CONCEPT_DOMAINS.items() if k[0] in unfilled},
             **value_pool.concept_domains(con, base),
         }
         pools = value_pool.merged_pools(base, gold, domains, related, known)
@@ -118,7 +118,7 @@ def read_base(
             wanted[t["id"]] = sorted(
                 {
                     *local_concepts.local_concepts_of(con, concept_filters, named),
-                    *local_concepts.unmatched_names(con, t["gold_sql"]),
+                    *named_concepts.unmatched_names(con, t["gold_sql"]),
                 }
             )
         ids = local_concepts.local_ids(c for found in wanted.values() for c in found)

@@ -31,7 +31,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from score.comparison.compare import compare
 from score.execution.executor import Executor, PreparedQuery
 from score.execution.result import QueryError, QueryResult
 from score.execution.settings import ExecutorSettings
@@ -41,6 +40,7 @@ from score.suite.base_data import read_base
 from score.suite.distill import Distillation, NeighbourKey
 from score.suite.neighbours import neighbours
 from score.suite.open_variant import OpenVariant, place
+from score.suite.palette import EXACT
 from score.suite.query_runs import (
     SuiteTask,
     error_text,
@@ -48,12 +48,13 @@ from score.suite.query_runs import (
     on_executor,
     on_trial,
     prepare_many,
-    run_many,
     run_prepared,
     same_result,
     today_of,
     told_apart,
 )
+from score.suite.reference_check import references_differ
+from score.suite.same_golds import gold_key, same_golds
 from score.suite.suite_file import (
     DATA,
     MANIFEST,
@@ -69,7 +70,7 @@ from score.suite.suite_file import (
 )
 from score.suite.suite_report import build_report, report_markdown
 from score.suite.trial_database import TrialDatabase
-from score.suite.variant_data import EXACT, RowsDoNotFit, arrow_tables, variant_rows
+from score.suite.variant_data import RowsDoNotFit, arrow_tables, variant_rows
 from score.suite.vocabulary_bound import vocabulary_bound
 
 #: ``progress(done, total, stage=..., note=..., eta=...)``: the stage under way (its own
@@ -135,27 +136,6 @@ def build_suite(
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return report
-
-
-def gold_key(task: Mapping[str, Any]) -> tuple[str, str | None, bool]:
-    """What makes two tasks' golds one for the build: the same SQL, run on the same day,
-    compared with the same order rule (a benchmark asks one gold in several wordings)."""
-    return (task["gold_sql"], task.get("today"), bool(task["order_matters"]))
-
-
-def same_golds(tasks: Sequence[Mapping[str, Any]]) -> dict[tuple, list[Mapping[str, Any]]]:
-    """The tasks grouped by :func:`gold_key`, in the order each gold first appears: the
-    build runs each gold and its near misses once, for the first task that asks it.
-
-    >>> a = {"id": "a", "gold_sql": "SELECT 1", "order_matters": False}
-    >>> b = {"id": "b", "gold_sql": "SELECT 2", "order_matters": False}
-    >>> [[t["id"] for t in g] for g in same_golds([a, b, {**a, "id": "a2"}]).values()]
-    [['a', 'a2'], ['b']]
-    """
-    groups: dict[tuple, list[Mapping[str, Any]]] = {}
-    for task in tasks:
-        groups.setdefault(gold_key(task), []).append(task)
-    return groups
 
 
 def _base_phase(
@@ -427,7 +407,7 @@ def _confirm(
                 )
             return opened[tid]
 
-        differ = _references_differ(ex, answerable, by_task, candidate, s)
+        differ = references_differ(ex, answerable, by_task, candidate, s.profile, s.jobs)
         killed = told_apart(run, [*screened, *others], found, by_task, s.profile, open_order)
         # where a task's gold and reference answer differ, one of them is wrong: scoring
         # judges the task's answers only where the two agree, so a kill here is none
@@ -443,40 +423,3 @@ def _confirm(
             drops.setdefault(tid, why)
             differ_on.setdefault(tid, []).append(candidate)
         return ex.fingerprint
-
-
-def _references_differ(
-    ex: Executor,
-    tasks: Sequence[Mapping[str, Any]],
-    by_task: Mapping[str, QueryResult],
-    candidate: str,
-    s: BuildSettings,
-) -> dict[str, str]:
-    """The tasks whose reference answer's result here is not their gold's, with why
-    (``by_task``: the gold results, by the id of the first task asking each gold)."""
-    first = {gold_key(t): t["id"] for t in reversed(tasks)}
-    with_answer = [t for t in tasks if t.get("answer_sql")]
-    answers = run_many(ex, [(t["answer_sql"], today_of(t)) for t in with_answer], s.jobs)
-    differ = {}
-    for task, answer in zip(with_answer, answers, strict=True):
-        gold = by_task[first[gold_key(task)]]
-        if not same_result(task, gold, answer, s.profile):
-            what = (
-                error_text(answer)
-                if isinstance(answer, QueryError)
-                else f"{answer.num_rows} row(s) where the gold returns {gold.num_rows}: "
-                + _why(task, gold, answer, s.profile)
-            )
-            differ[task["id"]] = (
-                f"gold and reference answer differ on variant {candidate}: the reference "
-                f"answer gives {what}"
-            )
-    return differ
-
-
-def _why(task: Mapping[str, Any], gold: QueryResult, answer: QueryResult, profile: str) -> str:
-    """The comparator's reason two results differ (``2 gold row(s) not in ...``)."""
-    try:
-        return compare(gold, answer, profile, order_matters=task["order_matters"]).reason
-    except Exception as e:  # noqa: BLE001 - the comparator could not judge them
-        return f"the comparator could not compare them ({type(e).__name__})"

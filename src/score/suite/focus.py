@@ -1,6 +1,6 @@
 """A candidate's focus: the values one gold compares its columns with.
 
-A candidate variant is aimed at one gold: its palettes (:class:`score.suite.variant_data.Palette`)
+A candidate variant is aimed at one gold: its palettes (:class:`score.suite.palette.Palette`)
 lead with that gold's constants and their neighbours, the concepts it names or selects
 with their families and the suite's local concepts for it
 (:mod:`score.suite.local_concepts`), the base's concepts of a domain it names, and,

@@ -26,8 +26,10 @@ import pyarrow as pa
 from score.cdm.schema import CDM_TABLES
 from score.suite.crowd import add_crowd
 from score.suite.focus import READS
+from score.suite.palette import Palette, clock
+from score.suite.row_ids import next_id, renumber
 from score.suite.twins import TWINS, add_twins
-from score.suite.value_pool import COUNTS, OWN, PERSONS, SPANS
+from score.suite.value_pool import COUNTS, PERSONS, SPANS
 
 Row = dict[str, Any]
 
@@ -59,16 +61,6 @@ _TWIN_TABLES = tuple(
     if t not in ("note", "specimen")
 )
 _SPANS = (0, 0, 1, 7, 30, 365)
-#: the share of a candidate's focus palettes that take the gold's own constant alone
-SHARP = 0.25
-#: the share of candidates aimed at a gold that returns no row on the base database
-#: whose every focus palette is sharp (:attr:`Palette.exact`)
-EXACT = 0.3
-#: the share of the other focus palettes of a concept column that take only the concepts
-#: the gold names (where it names several)
-OWN_ONLY = 0.4
-#: share of a row's datetimes at a time of day the gold aimed at names (else midnight)
-CLOCKED = 0.7
 #: events more of a person a gold names (it asks for their second-to-last visit: OFFSET 1)
 NAMED_MORE = (0, 2, 4)
 #: the share of persons with a second observation period (after a gap)
@@ -89,92 +81,12 @@ def _required(table: str, column: str) -> bool:
     return any(name == column and required for name, _, required in CDM_TABLES[table])
 
 
-class Palette:
-    """The values each column may take in one variant, and its NULL share.
-
-    ``focus`` holds the values one gold compares its columns with: where a column has
-    some, the palette takes them all (and at most one base value), so the variant has
-    rows on either side of that gold's every boundary."""
-
-    def __init__(
-        self,
-        rng: random.Random,
-        pools: Mapping[tuple[str, str], Sequence[Any]],
-        focus: Mapping[tuple[str, str], Sequence[Any]] | None = None,
-        exact: float = 0.0,
-    ):
-        self.rng = rng
-        self.pools = pools
-        self.focus = focus or {}
-        self.chosen: dict[tuple[str, str], list[Any]] = {}
-        self.nulls: dict[tuple[str, str], float] = {}
-        #: now and then every palette the gold leads takes its own constant alone: the
-        #: rows it asks for (a person's third test of a concept on a day) meet all of
-        #: its filters at once, not each by a chance of its own
-        self.exact = bool(self.focus) and exact > 0 and rng.random() < exact
-
-    def values(self, table: str, column: str) -> list[Any]:
-        key = (table, column)
-        if key not in self.chosen:
-            pool = list(self.pools.get(key) or [])
-            focus = list(dict.fromkeys(self.focus.get(key) or []))
-            own = list(self.focus.get((OWN + table, column)) or [])
-            if focus and self.exact:
-                self.chosen[key] = (own or focus)[:1]
-                self.nulls[key] = 0.0
-                return self.chosen[key]
-            if len(focus) > 6 and column.endswith("concept_id"):
-                # a family of concepts: a few of them, so rows collide
-                focus = self.rng.sample(focus, self.rng.choice((2, 3, 4)))
-            elif len(focus) > 6:  # many boundaries (dates of several years): most of them
-                focus = self.rng.sample(focus, self.rng.choice((4, len(focus))))
-            if focus and self.rng.random() < SHARP:
-                # the gold's own constant alone: every row meets it (a person with exactly
-                # the count a HAVING names, ties on the day a filter names)
-                focus = focus[:1]
-            elif own and self.rng.random() < OWN_ONLY:
-                # the concepts the gold names, without their families: a person with
-                # both of two it joins (a drug era overlapping another's) is common
-                focus = own
-            if focus:
-                extra = self.rng.sample(pool, min(len(pool), self.rng.choice((0, 1))))
-                self.chosen[key] = focus + [v for v in extra if v not in focus]
-            else:
-                k = min(len(pool), self.rng.choice((1, 2, 2, 3)))
-                self.chosen[key] = self.rng.sample(pool, k) if pool else []
-            self.nulls[key] = self.rng.choice((0.0, 0.0, 0.2, 0.5))
-        return self.chosen[key]
-
-    def widen(self, table: str, column: str, k: int) -> None:
-        """At least ``k`` values for the column (as many as its pool has)."""
-        values = self.values(table, column)
-        more = [v for v in self.pools.get((table, column)) or [] if v not in values]
-        values += more[: max(0, k - len(values))]
-
-    def pick(self, table: str, column: str, required: bool) -> Any:
-        values = self.values(table, column)
-        if not values:
-            return None
-        if not required and self.rng.random() < self.nulls[(table, column)]:
-            return None
-        return self.rng.choice(values)
-
-
 def _day(value: Any) -> dt.date:
     if isinstance(value, dt.datetime):
         return value.date()
     if isinstance(value, dt.date):
         return value
     return _DEFAULT_DAY
-
-
-def _clock(palette: Palette, table: str, column: str) -> dt.time:
-    """The time of day of a row's datetime: midnight, or, where the gold aimed at compares
-    the column with a time (or a timestamp), now and then one of those times."""
-    times = [v for v in palette.focus.get((table, column)) or () if isinstance(v, dt.time)]
-    if times and palette.rng.random() < CLOCKED:
-        return palette.rng.choice(times)
-    return dt.time(0)
 
 
 def _fill(table: str, row: Row, palette: Palette) -> Row:
@@ -186,7 +98,7 @@ def _fill(table: str, row: Row, palette: Palette) -> Row:
         if name.endswith("_datetime"):
             day = row.get(name.replace("_datetime", "_date"))
             row[name] = (
-                dt.datetime.combine(day, _clock(palette, table, name))
+                dt.datetime.combine(day, clock(palette, table, name))
                 if isinstance(day, dt.date)
                 else None
             )
@@ -364,7 +276,7 @@ def variant_rows(
             for _ in range(rng.choice(counts[table]) + more):
                 start = when(table, start_col)
                 row: Row = {
-                    f"{table}_id": _next_id(out[table], table, focus),
+                    f"{table}_id": next_id(out[table], table, focus),
                     "person_id": person_id,
                 }
                 if any(c == "visit_occurrence_id" for c, _, _ in _cols(table)):
@@ -428,32 +340,13 @@ def variant_rows(
             lambda t, r: _fill(t, r, palette),
         )
     if rng.random() < 0.5:
-        _renumber(out, rng)
+        renumber(out, rng)
     for table in sorted(out):
         # rows stored out of id order: a query that leans on the order rows were written
         # in (a tie broken by nothing, or by a column constant in its partition) is told
         # apart from one that breaks the tie by the id
         rng.shuffle(out[table])
     return out
-
-
-def _next_id(
-    rows: Sequence[Row], table: str, focus: Mapping[tuple[str, str], Sequence[Any]] | None
-) -> int:
-    """The id of the next row of ``table``: one the gold names first
-    (``device_exposure_id = 45768171``), then the next free number."""
-    key = f"{table}_id"
-    named = [v for v in (focus or {}).get((table, key), ()) if isinstance(v, int) and 0 < v < 2**63]
-    if not named:
-        return len(rows) + 1
-    used = {r[key] for r in rows}
-    free = next((v for v in named if v not in used), None)
-    if free is not None:
-        return free
-    n = len(rows) + 1
-    while n in used:
-        n += 1
-    return n
 
 
 def _visit_details(
@@ -509,30 +402,6 @@ def _crowd(
     values = palette.values(table, column) if any(c == column for c, _, _ in _cols(table)) else []
     if values:
         add_crowd(out, table, column, values[0], size, start, lambda t, r: _fill(t, r, palette))
-
-
-def _renumber(out: dict[str, list[Row]], rng: random.Random) -> None:
-    """Give each table's rows (not persons') their ids in a shuffled order, visits'
-    references following: ids then run against the persons' order, so a tie broken by
-    the row's id is told apart from one broken by its person."""
-    moved: dict[str, dict[int, int]] = {}  # visit_occurrence_id, visit_detail_id: old -> new
-    for table in sorted(out):
-        key = f"{table}_id"
-        rows = out[table]
-        if table in ("person", "location") or not rows or key not in rows[0]:
-            continue
-        ids = [r[key] for r in rows]
-        shuffled = rng.sample(ids, len(ids))
-        if table in ("visit_occurrence", "visit_detail"):
-            moved[key] = dict(zip(ids, shuffled, strict=True))
-        for row, new_id in zip(rows, shuffled, strict=True):
-            row[key] = new_id
-    for table, rows in out.items():
-        for key, ids in moved.items():
-            if table != key.removesuffix("_id"):
-                for row in rows:
-                    if row.get(key) is not None:
-                        row[key] = ids[row[key]]
 
 
 def arrow_tables(
