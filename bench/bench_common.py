@@ -56,6 +56,15 @@ def _snapshot_src() -> Path:
 MEASURED_SRC = _snapshot_src()
 sys.path.insert(0, str(MEASURED_SRC))  # before the editable install's src/ on the path
 
+
+def embedded_db() -> Path:
+    """The embedded database's path, in the user cache folder (`sqlgold db path`; `make
+    db` builds it there)."""
+    from score.cdm.embedded import embedded_path
+
+    return embedded_path()
+
+
 from score.cdm.duckdb_file import (  # noqa: E402
     attach_read_only,
     cdm_tables_in,

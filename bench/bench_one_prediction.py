@@ -179,9 +179,9 @@ def duckdb_one_prediction(db: Path, tasks_file: Path, runs: int, work: Path) -> 
 if __name__ == "__main__":  # a quick look: python bench/bench_one_prediction.py
     import tempfile
 
-    from bench_common import ROOT
+    from bench_common import embedded_db
     from bench_scoring import default_tasks
 
     with tempfile.TemporaryDirectory() as tmp:
-        db = ROOT / "data" / "omop" / "synthea1k.duckdb"
+        db = embedded_db()
         print(json.dumps(duckdb_one_prediction(db, default_tasks(), 3, Path(tmp)), indent=1))

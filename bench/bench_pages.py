@@ -1,6 +1,6 @@
 """The review pages' cost: size, opening time in headless Chromium, and share of a run.
 
-    .venv/bin/python bench/bench_pages.py --db data/omop/synthea1k.duckdb
+    .venv/bin/python bench/bench_pages.py [--db CDM.duckdb]
 
 1. the scoring page of a 10,000-instance run (records made to results.jsonl's shape,
    previews by the scorer's own code): bytes, seconds to render and write it, and seconds
@@ -35,6 +35,7 @@ sys.path.insert(0, str(ROOT))  # the made-up runs of tests/score/pages
 from tests.score.pages.conftest import chromium_path  # noqa: E402
 from tests.score.pages.synthetic_run import make_curation, make_run  # noqa: E402
 
+from score.cdm.embedded import embedded_path  # noqa: E402
 from score.execution.executor import Executor  # noqa: E402
 from score.files import write_atomic  # noqa: E402
 from score.pages.curation_page import curation_page  # noqa: E402
@@ -181,7 +182,7 @@ def markdown(figures: dict) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--db", type=Path, default=ROOT / "data" / "omop" / "synthea1k.duckdb")
+    parser.add_argument("--db", type=Path, default=embedded_path())
     parser.add_argument("--instances", type=int, default=10_000)
     parser.add_argument("--records", type=int, default=2_533)
     parser.add_argument("--runs", type=int, default=3)

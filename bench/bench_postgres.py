@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bench_common import ROOT, clocked, log, median
+from bench_common import ROOT, clocked, embedded_db, log, median
 from bench_one_prediction import first_answerable, one_prediction
 from bench_scoring import answer_of, gold_sqls, predicted_sqls, repeated_tasks, write_workload
 
@@ -169,7 +169,7 @@ if __name__ == "__main__":  # a quick look: python bench/bench_postgres.py [N]
 
     with tempfile.TemporaryDirectory() as tmp:
         n = int(sys.argv[1]) if len(sys.argv) > 1 else 451
-        db = ROOT / "data" / "omop" / "synthea1k.duckdb"
+        db = embedded_db()
         print(
             json.dumps(
                 postgres_overhead(db, default_tasks(), n, 1, Path(tmp), None), indent=1, default=str

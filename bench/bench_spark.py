@@ -38,7 +38,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench_common import ROOT, log, machine, timed
+from bench_common import ROOT, embedded_db, log, machine, timed
 from bench_one_prediction import one_prediction
 from replicate import replicate_cdm
 
@@ -277,7 +277,7 @@ def raw_duckdb(db: Path, sqls: list[str]) -> float:
 
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--db", type=Path, default=ROOT / "data" / "omop" / "synthea1k.duckdb")
+    p.add_argument("--db", type=Path, default=embedded_db())
     p.add_argument("--tasks-file", type=Path, default=ROOT / "data/benchmark/omop_tasks.jsonl")
     p.add_argument("--tasks", type=int, default=40, help="answerable tasks in the workload")
     p.add_argument("--factor", type=int, default=10)

@@ -57,7 +57,7 @@ import bench_profile
 import bench_render
 import bench_scoring
 import bench_startup
-from bench_common import ROOT, SRC, log, machine, src_digest
+from bench_common import ROOT, SRC, embedded_db, log, machine, src_digest
 
 FIGURES = (
     "scoring",
@@ -108,7 +108,7 @@ _UNIT = {
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--db", type=Path, default=ROOT / "data" / "omop" / "synthea1k.duckdb")
+    p.add_argument("--db", type=Path, default=embedded_db())
     p.add_argument(
         "--tasks",
         type=Path,

@@ -317,7 +317,7 @@ def _num(v) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("peer", type=Path, help="a snapshot of red1dwarf/TEXT-TO-OMOP")
-    parser.add_argument("--db", type=Path, default=ROOT / "data" / "omop" / "synthea1k.duckdb")
+    parser.add_argument("--db", type=Path, help="the CDM (default: the embedded database)")
     parser.add_argument("--today", choices=["live", "pinned", "both"], default="both")
     parser.add_argument("--files", nargs="*", help="only these result files (by name)")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "text2omop_differential.json")
@@ -328,6 +328,10 @@ def main() -> int:
         "default: a throwaway server started as the tests start theirs",
     )
     args = parser.parse_args()
+    if args.db is None:
+        from score.cdm.embedded import ensure_embedded
+
+        args.db = ensure_embedded()
 
     work = Path(tempfile.mkdtemp(prefix="sqlgold-differential-"))
     server = None
