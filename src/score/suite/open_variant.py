@@ -132,12 +132,13 @@ def merge_rows(a: Mapping[str, list[Row]], b: Mapping[str, list[Row]]) -> dict[s
 def _fresh_persons(mine: Sequence[Row], theirs: Sequence[Row]) -> dict[int, int]:
     """``theirs``' person ids that ``mine`` holds too -> a fresh id each, past the small ids
     of both (a gold's named persons may be 64-bit ids: nothing is added to them)."""
-    taken = {r["person_id"] for r in mine} | {r["person_id"] for r in theirs}
+    held = {r["person_id"] for r in mine}
+    taken = held | {r["person_id"] for r in theirs}
     small = [i for i in taken if i < 2**31]
     fresh = max(small, default=0)
     out = {}
     for row in theirs:
-        if row["person_id"] in {r["person_id"] for r in mine}:
+        if row["person_id"] in held:
             fresh += 1
             while fresh in taken:
                 fresh += 1

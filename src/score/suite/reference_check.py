@@ -12,7 +12,7 @@ from score.comparison.compare import compare
 from score.execution.executor import Executor
 from score.execution.result import QueryError, QueryResult
 from score.suite.query_runs import error_text, run_many, same_result, today_of
-from score.suite.same_golds import gold_key
+from score.suite.same_golds import gold_key, same_golds
 
 
 def references_differ(
@@ -25,7 +25,7 @@ def references_differ(
 ) -> dict[str, str]:
     """The tasks whose reference answer's result here is not their gold's, with why
     (``by_task``: the gold results, by the id of the first task asking each gold)."""
-    first = {gold_key(t): t["id"] for t in reversed(tasks)}
+    first = {key: asking[0]["id"] for key, asking in same_golds(tasks).items()}
     with_answer = [t for t in tasks if t.get("answer_sql")]
     answers = run_many(ex, [(t["answer_sql"], today_of(t)) for t in with_answer], jobs)
     differ = {}
