@@ -27,9 +27,12 @@ def references_differ(
     (``by_task``: the gold results, by the id of the first task asking each gold)."""
     first = {key: asking[0]["id"] for key, asking in same_golds(tasks).items()}
     with_answer = [t for t in tasks if t.get("answer_sql")]
-    answers = run_many(ex, [(t["answer_sql"], today_of(t)) for t in with_answer], jobs)
+    # a reference answer several tasks share (one gold asked in several wordings) runs once
+    queries = list(dict.fromkeys((t["answer_sql"], today_of(t)) for t in with_answer))
+    results = dict(zip(queries, run_many(ex, queries, jobs), strict=True))
     differ = {}
-    for task, answer in zip(with_answer, answers, strict=True):
+    for task in with_answer:
+        answer = results[(task["answer_sql"], today_of(task))]
         gold = by_task[first[gold_key(task)]]
         if not same_result(task, gold, answer, profile):
             what = (
