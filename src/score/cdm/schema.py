@@ -110,12 +110,18 @@ def create_table_sql(table: str, schema: str, *, bigint_ids: bool = False) -> st
     '    "person_id" BIGINT NOT NULL,'
     """
     cols = ",\n".join(
-        f'    "{name}" {_id_type(name, dtype) if bigint_ids else dtype}'
+        f'    "{name}" {bigint_id_type(name, dtype) if bigint_ids else dtype}'
         f"{' NOT NULL' if required else ''}"
         for name, dtype, required in CDM_TABLES[table]
     )
     return f'CREATE TABLE "{schema}"."{table}" (\n{cols}\n)'
 
 
-def _id_type(name: str, dtype: str) -> str:
+def bigint_id_type(name: str, dtype: str) -> str:
+    """Column ``name``'s type in a CDM whose keys are BIGINT (as a suite's variants are):
+    an INTEGER ``*_id`` column is BIGINT, any other keeps ``dtype``.
+
+    >>> bigint_id_type("person_id", "INTEGER"), bigint_id_type("quantity", "INTEGER")
+    ('BIGINT', 'INTEGER')
+    """
     return "BIGINT" if dtype == "INTEGER" and name.endswith("_id") else dtype

@@ -14,6 +14,7 @@ import duckdb
 import pyarrow as pa
 
 from score.cdm.duckdb_file import use_cdm_schema
+from score.cdm.schema import bigint_id_type
 from score.suite import local_concepts, named_concepts, value_pool
 from score.suite.focus import focus_of
 from score.suite.query_runs import today_of
@@ -51,7 +52,9 @@ def with_bigint_ids(schema: pa.Schema) -> pa.Schema:
     """
     return pa.schema(
         [
-            f.with_type(pa.int64()) if f.name.endswith("_id") and f.type == pa.int32() else f
+            f.with_type(pa.int64())
+            if f.type == pa.int32() and bigint_id_type(f.name, "INTEGER") == "BIGINT"
+            else f
             for f in schema
         ]
     )

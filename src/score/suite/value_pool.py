@@ -23,7 +23,7 @@ import duckdb
 from sqlglot import exp, parse_one
 from sqlglot.errors import SqlglotError
 
-from score.cdm.schema import CDM_COLUMN_TYPES, CDM_TABLES
+from score.cdm.schema import CDM_COLUMN_TYPES, CDM_TABLES, bigint_id_type
 from score.execution.fixed_today import pin_today, uses_current_time
 from score.suite.crowd import counts_persons
 
@@ -295,8 +295,7 @@ def gold_constants(
                 dtype = _columns(table).get(side.name)
                 if dtype is None:
                     continue
-                if dtype == "INTEGER" and side.name.endswith("_id"):
-                    dtype = "BIGINT"  # the variants' ids are 64-bit (base_data.with_bigint_ids)
+                dtype = bigint_id_type(side.name, dtype)  # the variants' ids are 64-bit
                 for v in values:
                     if side.name.endswith("concept_id") and isinstance(v, int):
                         concepts.add(v)
