@@ -176,6 +176,7 @@ def variant_rows(
     ids = list(dict.fromkeys(named))[:people]
     ids += [i for i in range(1, people + 1) if i not in ids][: people - len(ids)]
     for person_id in ids:
+        asked_for = person_id in named  # a person the gold names: more of their events
         person = _fill("person", {"person_id": person_id}, palette)
         if person.get("location_id") is not None and locations:
             person["location_id"] = rng.choice(locations)
@@ -248,7 +249,7 @@ def variant_rows(
                 )
         visits: list[Row] = []
         if "visit_occurrence" in wanted:
-            more = rng.choice(NAMED_MORE) if person_id in named else 0
+            more = rng.choice(NAMED_MORE) if asked_for else 0
             for _ in range(rng.choice(counts.get("visit_occurrence", (0, 1, 1, 2, 3))) + more):
                 start = when("visit_occurrence", "visit_start_date")
                 _, period_end = next(p for p in periods if p[0] <= start <= p[1])
@@ -265,14 +266,12 @@ def variant_rows(
                 )
                 visits.append(visit)
                 out["visit_occurrence"].append(visit)
-        details = (
-            _visit_details(out, visits, palette, spans, person_id in named) if detailed else {}
-        )
+        details = _visit_details(out, visits, palette, spans, asked_for) if detailed else {}
         days: list[dt.date] = []  # the person's event days
         for table, start_col, end_col in EVENT_TABLES:
             if table not in wanted:
                 continue
-            more = rng.choice(NAMED_MORE) if person_id in named else 0
+            more = rng.choice(NAMED_MORE) if asked_for else 0
             for _ in range(rng.choice(counts[table]) + more):
                 start = when(table, start_col)
                 row: Row = {
@@ -370,7 +369,7 @@ def _visit_details(
             row = _fill(
                 "visit_detail",
                 {
-                    "visit_detail_id": len(out["visit_detail"]) + 1,
+                    "visit_detail_id": next_id(out["visit_detail"], "visit_detail", palette.focus),
                     "person_id": visit["person_id"],
                     "visit_detail_start_date": start,
                     "visit_detail_end_date": end,
