@@ -32,7 +32,7 @@ import pyarrow.ipc as ipc
 
 from score.execution.executor import Executor
 from score.execution.result import QueryError, QueryResult
-from score.files import replacing
+from score.files import write_atomic
 
 CACHE_FORMAT = "sqlgold.gold-cache/1"
 
@@ -247,6 +247,21 @@ class GoldCache:
                 **({"sqlgold.exact": json.dumps(sorted(exact))} if exact else {}),
             }
         )
-        with replacing(self._path(key)) as tmp, pa.OSFile(str(tmp), "wb") as sink:
-            with ipc.new_file(sink, positional.schema) as writer:
-                writer.write_table(positional)
+        sink = pa.BufferOutputStream()
+        with ipc.new_file(sink, positional.schema) as writer:
+            writer.write_table(positional)
+        data = sink.getvalue().to_pybytes()
+        path = self._path(key)
+        if _holds(path, data):
+            return  # a recuration: renaming over a file costs a flush to disk on ext4
+        write_atomic(path, data)
+
+
+def _holds(path: Path, data: bytes) -> bool:
+    """Whether the file at ``path`` holds exactly ``data`` (False if it cannot be read)."""
+    try:
+        if path.stat().st_size != len(data):
+            return False
+        return path.read_bytes() == data
+    except OSError:
+        return False

@@ -547,3 +547,20 @@ def test_a_failure_of_the_run_lane_itself_is_raised_not_waited_on(small_executor
     ctx = ScoringContext(small_executor, GoldCache(None, small_executor))
     with pytest.raises(RuntimeError, match="a bug in the run lane"):
         list(scored_records(tasks, preds, ctx))
+
+
+def test_a_gold_result_already_on_disk_is_not_written_again(omop_db, tmp_path):
+    sql = "SELECT count(*) AS n FROM cdm.person"
+    with Executor(omop_db) as ex:
+        cache = GoldCache(tmp_path / "cache", ex)
+        result = ex.execute(sql)
+        cache.put(sql, result)
+        (path,) = (tmp_path / "cache").rglob("*.arrow")
+        inode = path.stat().st_ino
+        GoldCache(tmp_path / "cache", ex).put(sql, result)  # a recuration: the same bytes
+        assert path.stat().st_ino == inode  # not replaced: no rename over the file
+        other = ex.execute("SELECT count(*) + 1 AS n FROM cdm.person")
+        GoldCache(tmp_path / "cache", ex).put(sql, other)  # another result: replaced whole
+        assert path.stat().st_ino != inode
+        assert GoldCache(tmp_path / "cache", ex).result(sql).table.to_pylist() == [{"n": 1131}]
+        assert not [p for p in (tmp_path / "cache").rglob("*") if p.name.endswith(".tmp")]
