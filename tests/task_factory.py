@@ -42,8 +42,10 @@ def make_task(
     category: str | None = "person",
     expect: Sequence[tuple] = ((PERSONS,),),
     today: str | None = None,
+    columns: Sequence[str] = ("n",),
+    types: Sequence[str] = ("BIGINT",),
 ) -> dict[str, Any]:
-    """A task whose gold returns ``expect`` (one column ``n``)."""
+    """A task whose gold returns ``expect`` (by default one column ``n``)."""
     answerable = gold_sql is not None
     questions = {lang: f"{task_id} question in {lang}" for lang in languages}
     return {
@@ -66,10 +68,10 @@ def make_task(
         if answerable
         else {"empty_tables": ["note"], "null_columns": []},
         "gold_result": {
-            "sha256": pinned_hash(expect, ordered=order_matters),
+            "sha256": pinned_hash(expect, columns, ordered=order_matters),
             "rows": len(expect),
-            "columns": ["n"],
-            "types": ["BIGINT"],
+            "columns": list(columns),
+            "types": list(types),
         }
         if answerable
         else None,

@@ -12,10 +12,14 @@ judged).  :func:`judge_with_suite` then settles every such record:
   and why (:mod:`score.scoring.suite_verdicts`);
 * one of a task the suite drops runs on the variants where its gold and reference
   answer agree (where one of them is wrong, neither judges);
-* one that, like its gold, reads vocabulary tables only runs on the first variant alone:
-  every variant holds the same vocabulary (the base database's rows and the suite's
-  local concepts, :mod:`score.suite.local_concepts`), so each would return there what
-  the first does;
+* one that, like its gold, reads vocabulary tables only runs on the first variant and
+  on each vocabulary variant (:mod:`score.suite.vocabulary_variants`) alone: every other
+  variant holds the first's vocabulary (the base database's rows and the suite's local
+  concepts, :mod:`score.suite.local_concepts`), so each would return there what the
+  first does; and one that, like its gold, names none of the vocabulary tables a
+  vocabulary variant changed is not run on it when it holds the first variant's clinical
+  rows (as a build makes it): it returns there what it returns on the first, which
+  judges it for both (and counts it matched on both);
 * the others run on the variants in turns (variant-major: with one job, as many
   variants at once as a variant would have lanes (:func:`variant_lanes`), each judged by
   one query process; the next turn's executors are opened, and their golds' cached
@@ -66,7 +70,8 @@ from score.suite.suite_file import (
     read_suite,
     variant_database,
 )
-from score.suite.vocabulary_bound import reads_only_vocabulary
+from score.suite.vocabulary_bound import names_vocabulary, reads_only_vocabulary
+from score.suite.vocabulary_variants import same_clinical_rows, vocabulary_changes
 
 #: The schema a variant's tables are in.
 VARIANT_SCHEMA = "cdm"
@@ -209,6 +214,7 @@ def judge_with_suite(
     drops = dict(suite.drops)
     vocabulary_golds: dict[str, bool] = {}
     alone: set[tuple[str, str]] = set()  # run on the first variant only (see module)
+    texts: dict[tuple[str, str], str] = {}  # the gold's text and the answer's
     for record in records:
         if record.get("suite") is not None:
             continue
@@ -229,6 +235,8 @@ def judge_with_suite(
             gold_reads_vocabulary_only=vocabulary_golds[tid],
         ):
             alone.add(pair)
+        answer = record.get("executed_sql") if run.run_executed else None
+        texts[pair] = f"{(tasks.get(tid) or {}).get('gold_sql')}\n{answer or record['sql']}"
     checks = list(pairs)
     first_only = {i for i, pair in enumerate(checks) if pair in alone}
     executed = [pairs[p][0].get("executed_sql") if run.run_executed else None for p in checks]
@@ -246,6 +254,28 @@ def judge_with_suite(
         lanes = variant_lanes(run.settings)
         width = lanes if run.jobs == 1 else 1
         variants = list(suite.variants) if checks else []
+        # an answer of the vocabulary alone is judged by the first variant and by each
+        # with a vocabulary of its own (the others hold the first's)
+        vocabulary_judges = {v.name for v in variants[:1]} | {
+            v.name for v in variants if v.own_vocabulary
+        }
+        # a vocabulary variant holding the first variant's clinical rows returns there
+        # what the first does for an answer that, like its gold, names none of the
+        # vocabulary tables it changed: such answers the first judges for both
+        twins = {
+            v.name: vocabulary_changes(suite.folder, v.name)
+            for v in variants[1:]
+            if v.own_vocabulary and same_clinical_rows(suite.folder, v.name, variants[0].name)
+        }
+        for_twins = {
+            name: {
+                i
+                for i, pair in enumerate(checks)
+                if suite.judges(pair[0], variants[0].name)
+                and not names_vocabulary(texts[pair], changed)
+            }
+            for name, changed in twins.items()
+        }
         groups = [variants[k : k + width] for k in range(0, len(variants), width)]
         share = {  # the query processes each variant's predictions are shared among
             v.name: max(1, lanes // len(group)) if run.jobs == 1 else run.jobs
@@ -284,7 +314,7 @@ def judge_with_suite(
         number = 0
         for group in opened:
             left = [i for i in range(len(checks)) if i not in told]
-            if number:  # only the first variant judges an answer of the vocabulary alone
+            if not any(v.name in vocabulary_judges for v in variants[number:]):
                 left = [i for i in left if i not in first_only]
             if not left:
                 break
@@ -293,9 +323,10 @@ def judge_with_suite(
                     i
                     for i in left
                     if suite.judges(checks[i][0], v.name)
-                    and (number + k == 0 or i not in first_only)
+                    and (v.name in vocabulary_judges or i not in first_only)
+                    and i not in for_twins.get(v.name, ())
                 ]
-                for k, (v, _) in enumerate(group)
+                for v, _ in group
             ]
             with ThreadPoolExecutor(max_workers=len(group)) as pool:
                 passes = list(pool.map(judge_on, todo, *zip(*group, strict=True)))
@@ -314,6 +345,9 @@ def judge_with_suite(
                 number += 1
                 if progress:
                     progress(number, len(suite.variants))
+    for name, judged in for_twins.items():  # judged for its twins by the first variant
+        for i in judged - set(told):
+            matched[i] = matched.get(i, 0) + suite.judges(checks[i][0], name)
     for i, pair in enumerate(checks):
         failed = gold_failed.get(i, [])
         dropped = pair[0] in drops
@@ -331,9 +365,11 @@ def judge_with_suite(
             n = matched.get(i, 0)
             reason = f"the same result as the gold on {n} of {len(suite.variants)} variant(s)"
             if i in first_only and not failed:
+                judges = [v.name for v in suite.variants if v.name in vocabulary_judges]
                 reason = (
-                    f"the same result as the gold on {suite.variants[0].name}: it and its "
-                    "gold read vocabulary tables only, which every variant holds the same"
+                    f"the same result as the gold on {', '.join(judges)}: it and its gold "
+                    "read vocabulary tables only, which the other variants hold as "
+                    f"{suite.variants[0].name} does"
                 )
             if dropped:
                 judging = sum(suite.judges(pair[0], v.name) for v in suite.variants)

@@ -75,10 +75,11 @@ def vocabulary_alone(
     run_executed: bool = False,
     gold_reads_vocabulary_only: bool = False,
 ) -> bool:
-    """Whether an instance the variants judge needs the first variant alone: it and its
-    task's gold (``gold_reads_vocabulary_only``) read vocabulary tables only, which every
-    variant holds the same, so both return on each what they return on the first.  (Not
-    the base database: its vocabulary lacks the suite's local concepts.)  ``dialect``:
+    """Whether an instance the variants judge needs only the first variant and the
+    vocabulary variants: it and its task's gold (``gold_reads_vocabulary_only``) read
+    vocabulary tables only, which every other variant holds as the first does, so both
+    return on each what they return on the first.  (Not the base database: its vocabulary
+    lacks the suite's local concepts.)  ``dialect``:
     what its ``sql`` is written in (None: DuckDB's); ``run_executed``: its
     ``executed_sql`` is DuckDB SQL (a DuckDB base database), read instead.  An answer
     reading only the vocabulary for a gold that reads clinical rows runs on every

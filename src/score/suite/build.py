@@ -17,7 +17,11 @@
    whose gold and reference answer differ there is listed in the manifest's ``drops``
    (``curate --suite`` drops it).  It stops when no neighbour is left to try,
    ``max_databases`` are kept, or ``max_candidates`` were made.
-4. The suite is written to a folder beside the target and renamed into place whole.
+4. Then vocabulary variants (:mod:`score.suite.vocabulary_phase`: the first kept
+   variant's clinical rows with a vocabulary of their own) for the near misses still
+   alive whose gold reads a vocabulary table, screened and confirmed the same way, and
+   kept only where every reference answer still returns its gold's result.
+5. The suite is written to a folder beside the target and renamed into place whole.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ import json
 import shutil
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -35,8 +39,9 @@ from score.execution.executor import Executor, PreparedQuery
 from score.execution.result import QueryError, QueryResult
 from score.execution.settings import ExecutorSettings
 from score.inputs.task_manifest import set_hash
-from score.scoring.variant_order import order_is_open
 from score.suite.base_data import read_base
+from score.suite.build_settings import BuildSettings
+from score.suite.confirm import confirm_candidate
 from score.suite.distill import Distillation, NeighbourKey
 from score.suite.neighbours import neighbours
 from score.suite.open_variant import OpenVariant, place
@@ -45,7 +50,6 @@ from score.suite.query_runs import (
     SuiteTask,
     error_text,
     golds_run,
-    on_executor,
     on_trial,
     prepare_many,
     run_prepared,
@@ -53,8 +57,7 @@ from score.suite.query_runs import (
     today_of,
     told_apart,
 )
-from score.suite.reference_check import references_differ
-from score.suite.same_golds import gold_key, same_golds
+from score.suite.same_golds import same_golds
 from score.suite.suite_file import (
     DATA,
     MANIFEST,
@@ -72,6 +75,7 @@ from score.suite.suite_report import build_report, report_markdown
 from score.suite.trial_database import TrialDatabase
 from score.suite.variant_data import RowsDoNotFit, arrow_tables, variant_rows
 from score.suite.vocabulary_bound import vocabulary_bound
+from score.suite.vocabulary_phase import vocabulary_phase
 
 #: ``progress(done, total, stage=..., note=..., eta=...)``: the stage under way (its own
 #: count), a note on where the build stands, and whether the total is the count's end
@@ -82,28 +86,6 @@ Progress = Callable[..., None]
 OPEN_VARIANTS = 8
 #: how a neighbour that is valid SQL can still fail on the base database
 RAN_BUT_FAILED = frozenset({"timeout", "row_cap", "runtime_error"})
-
-
-@dataclass(frozen=True)
-class BuildSettings:
-    seed: int = 0
-    max_databases: int = 50
-    max_candidates: int = 3000
-    jobs: int = 1
-    profile: str = "sqlgold"
-    patience: int = 24
-    #: candidates (each killing something) side by side in one variant
-    blocks_per_variant: int = 24
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "seed": self.seed,
-            "max_databases": self.max_databases,
-            "max_candidates": self.max_candidates,
-            "profile": self.profile,
-            "patience": self.patience,
-            "blocks_per_variant": self.blocks_per_variant,
-        }
 
 
 def build_suite(
@@ -227,7 +209,7 @@ def _build(
         write_tables(folder, tables)
         database = cache / f"{candidate}.duckdb"
         write_duckdb(database, variant_files(staging, candidate))
-        kept = _confirm(
+        kept = confirm_candidate(
             database,
             candidate,
             sorted(block.kills),
@@ -237,8 +219,9 @@ def _build(
             gold_failures,
             drops,
             differ_on,
-            s,
             ex_settings,
+            jobs=s.jobs,
+            profile=s.profile,
         )
         database.unlink()
         rows = block.rows
@@ -312,6 +295,21 @@ def _build(
         for block in blocks:
             if len(distillation.kept) < s.max_databases:
                 close(block)
+        tried += vocabulary_phase(
+            vocabulary,
+            found,
+            answerable,
+            distillation,
+            variants,
+            gold_failures,
+            drops,
+            differ_on,
+            staging,
+            cache,
+            s,
+            ex_settings,
+            progress,
+        )
     finally:
         trial.close()
     shutil.rmtree(cache, ignore_errors=True)
@@ -371,55 +369,3 @@ def _screen(
     if not golds_run(run, [found[aim]], by_task, candidate, gold_failures, distillation):
         return []
     return told_apart(run, keys, found, by_task, s.profile)
-
-
-def _confirm(
-    database: Path,
-    candidate: str,
-    screened: Sequence[NeighbourKey],
-    found: Mapping[str, SuiteTask],
-    answerable: Sequence[Mapping[str, Any]],
-    distillation: Distillation,
-    gold_failures: dict[str, list[str]],
-    drops: dict[str, str],
-    differ_on: dict[str, list[str]],
-    s: BuildSettings,
-    ex_settings: ExecutorSettings,
-) -> str | None:
-    """Run the screened candidate through the executor, as scoring will: every gold
-    must run, the kills are those the executor confirms, and the reference answers are
-    checked (a task whose two differ here is dropped, ``drops``, and this candidate is
-    named in ``differ_on``, if kept); its fingerprint if kept."""
-    items = list(found.values())
-    with Executor(database, settings=ex_settings) as ex:
-        run = on_executor(ex, s.jobs)
-        by_task: dict[str, QueryResult] = {}
-        if not golds_run(run, items, by_task, candidate, gold_failures, distillation):
-            return None
-        others = [k for k in distillation.wanted() if k not in set(screened)]
-        opened: dict[str, bool] = {}
-
-        def open_order(tid: str) -> bool:
-            if tid not in opened:
-                task = found[tid].task
-                opened[tid] = order_is_open(
-                    task["gold_sql"], len(by_task[tid].columns), ex, today_of(task)
-                )
-            return opened[tid]
-
-        differ = references_differ(ex, answerable, by_task, candidate, s.profile, s.jobs)
-        killed = told_apart(run, [*screened, *others], found, by_task, s.profile, open_order)
-        # where a task's gold and reference answer differ, one of them is wrong: scoring
-        # judges the task's answers only where the two agree, so a kill here is none
-        # (a gold asked in several tasks is judged here for all of them)
-        wrong = {gold_key(t) for t in answerable if t["id"] in differ}
-        if not distillation.offer(
-            candidate, [k for k in killed if gold_key(found[k[0]].task) not in wrong]
-        ):
-            return None
-        for item in items:
-            item.rows_on_variants.append(by_task[item.task["id"]].num_rows)
-        for tid, why in differ.items():
-            drops.setdefault(tid, why)
-            differ_on.setdefault(tid, []).append(candidate)
-        return ex.fingerprint

@@ -96,7 +96,7 @@ def suite_build(
     click.echo(
         f"near misses  {ne['correct_with_suite']} of {ne['executed']} correct with the suite "
         f"({100 * ne['with_suite']:.1f}%; {s['vocabulary_bound']} of them bound to the "
-        f"vocabulary every variant shares); {s['equivalent_under_cdm']} more are "
+        f"vocabulary, no variant's told them apart); {s['equivalent_under_cdm']} more are "
         "equivalent under the CDM's constraints"
     )
     r = report["reach"]

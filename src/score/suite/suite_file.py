@@ -9,9 +9,11 @@ A suite folder holds::
                                and the variants on which each differs
     report.json, report.md     what the build found, task by task (the manifest also
                                holds each data file's sha256, ``files``)
-    data/vocabulary/*.parquet  the vocabulary tables, the same in every variant: the
-                               base database's rows and the suite's local concepts
-    data/<variant>/*.parquet   the clinical tables of one variant
+    data/vocabulary/*.parquet  the vocabulary tables every variant shares: the base
+                               database's rows and the suite's local concepts
+    data/<variant>/*.parquet   the clinical tables of one variant, and a vocabulary
+                               variant's own vocabulary tables (which it reads instead
+                               of the shared ones: :mod:`score.suite.vocabulary_variants`)
 
 Parquet, not DuckDB files, is what ships: the same rows give the same bytes, so the same
 tasks, base database and seed give a byte-identical suite (DuckDB writes a different
@@ -54,8 +56,8 @@ MANIFEST = "suite.json"
 DATA = "data"
 VOCABULARY = "vocabulary"
 
-#: The tables every variant shares: the base database's rows, with the suite's local
-#: concepts (:mod:`score.suite.local_concepts`) added.
+#: The tables the variants share: the base database's rows, with the suite's local
+#: concepts (:mod:`score.suite.local_concepts`) added; a vocabulary variant holds its own.
 VOCABULARY_TABLES = (
     "concept",
     "concept_ancestor",
@@ -89,6 +91,11 @@ class Variant:
     sha256: str
     fingerprint: str
     rows: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def own_vocabulary(self) -> bool:
+        """Whether it reads vocabulary tables of its own, not the shared ones."""
+        return has_own_vocabulary(self.folder.parent.parent, self.name)
 
 
 @dataclass(frozen=True)
@@ -130,10 +137,19 @@ def data_sha256(files: Iterable[Path]) -> str:
 
 
 def variant_files(suite_folder: Path, name: str) -> list[Path]:
-    """The Parquet files a variant is made of: its own, then the shared vocabulary."""
+    """The Parquet files a variant is made of: its own, then the shared vocabulary's
+    tables it holds no copy of (a vocabulary variant holds its own,
+    :mod:`score.suite.vocabulary_variants`)."""
     own = sorted((suite_folder / DATA / name).glob("*.parquet"))
+    mine = {p.name for p in own}
     shared = sorted((suite_folder / DATA / VOCABULARY).glob("*.parquet"))
-    return own + shared
+    return own + [p for p in shared if p.name not in mine]
+
+
+def has_own_vocabulary(suite_folder: Path, name: str) -> bool:
+    """Whether variant ``name`` holds vocabulary tables of its own."""
+    folder = suite_folder / DATA / name
+    return any((folder / f"{t}.parquet").is_file() for t in VOCABULARY_TABLES)
 
 
 def manifest_text(

@@ -37,7 +37,7 @@ def report_markdown(report: Mapping[str, Any]) -> str:
         f"| near misses (not equivalent) correct with the suite | "
         f"{s['not_equivalent']['correct_with_suite']} of {s['not_equivalent']['executed']} | "
         f"{100 * s['not_equivalent']['with_suite']:.1f}% |",
-        f"| of those, bound to the vocabulary (which every variant shares) | "
+        f"| of those, bound to the vocabulary (no variant's told them apart) | "
         f"{s.get('vocabulary_bound', 0)} | |",
         "",
         "A neighbour is equivalent when a rule of `score.suite.equivalence` shows it cannot "

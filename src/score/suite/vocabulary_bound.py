@@ -1,9 +1,10 @@
-"""Near misses no variant can tell apart because every variant shares one vocabulary.
+"""Near misses whose difference from their gold lives in the vocabulary alone.
 
-A suite's variants share one vocabulary (``concept``, ``concept_ancestor``, ...: the
-base database's rows with the suite's local concepts) and generate only the clinical
-rows.  A neighbour is *vocabulary-bound* when its difference from its gold lives in
-that vocabulary alone:
+Most of a suite's variants share one vocabulary (``concept``, ``concept_ancestor``, ...:
+the base database's rows with the suite's local concepts) and generate only the clinical
+rows; a few, the vocabulary variants (:mod:`score.suite.vocabulary_variants`), hold a
+vocabulary of their own.  A neighbour is *vocabulary-bound* when its difference from its
+gold lives in the shared vocabulary alone:
 
 * it reads vocabulary tables only; or
 * its one edit is a LIKE pattern on a column of a vocabulary table (``LOWER(c.concept_name)
@@ -13,7 +14,8 @@ that vocabulary alone:
   (:func:`filter_change`).
 
 Such a neighbour is a near miss on some other vocabulary, but on this one it selects the
-very same concepts: a person reads it in the build report, the suite cannot kill it.
+very same concepts: only a vocabulary variant can kill it, and one that survives them
+too is marked in the build report for a person to read.
 
 >>> like_change("SELECT 1 FROM cdm.concept c WHERE LOWER(c.concept_name) LIKE '%biopsy%'",
 ...             "SELECT 1 FROM cdm.concept c WHERE LOWER(c.concept_name) LIKE '%biops%'")
@@ -22,7 +24,8 @@ very same concepts: a person reads it in the build report, the suite cannot kill
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import duckdb
@@ -38,6 +41,26 @@ from score.suite.suite_file import VOCABULARY_TABLES
 #: The CDM's tables a variant generates: a query that names none of them in its text is
 #: parsed to see whether it reads the vocabulary only (one that does is not).
 _GENERATED = tuple(sorted(set(CDM_TABLES) - set(VOCABULARY_TABLES)))
+
+
+def names_vocabulary(sql: str, tables: Iterable[str] = VOCABULARY_TABLES) -> bool:
+    """Whether a query's text holds the name of one of ``tables`` (vocabulary tables) as
+    a word anywhere, case aside: one that does not cannot read it (an identifier is a
+    word, and the guard refuses the functions that find a table by a name built at run
+    time, such as ``query_table``).
+
+    >>> names_vocabulary("SELECT gender_concept_id FROM cdm.person")
+    False
+    >>> names_vocabulary('SELECT 1 FROM cdm."CONCEPT_ANCESTOR"')
+    True
+    >>> names_vocabulary("SELECT 1 FROM cdm.concept c", ["concept_ancestor"])
+    False
+    """
+    names = sorted(tables)
+    if not names:
+        return False
+    pattern = r"\b(?:" + "|".join(re.escape(n) for n in names) + r")\b"
+    return re.search(pattern, sql.lower()) is not None
 
 
 def reads_only_vocabulary(sql: str, dialect: str | None = None) -> bool:

@@ -105,12 +105,14 @@ def make_suite(
     variants: Mapping[str, tuple[str, dict[str, dict[str, str]]]] = VARIANTS,
     local_concepts: Sequence[Mapping[str, Any]] = (),
     differ_on: Mapping[str, Sequence[str]] | None = None,
+    vocabularies: Mapping[str, Mapping[str, pa.Table]] | None = None,
 ) -> Suite:
     """Write a suite for the task set hashed ``task_set_sha256`` into ``folder`` from
     the base database ``base``; its variants' DuckDB databases go to ``cache``.
     ``local_concepts``: rows added to the shared ``concept`` table, as a build adds its
     local concepts (:mod:`score.suite.local_concepts`); ``differ_on``: the variants on
-    which each task of ``drops`` differs (none: a suite built before they were named)."""
+    which each task of ``drops`` differs (none: a suite built before they were named);
+    ``vocabularies``: a vocabulary variant's own vocabulary tables, by variant name."""
     from score.suite.suite_file import read_suite
 
     con = duckdb.connect(str(base), read_only=True)
@@ -132,6 +134,7 @@ def make_suite(
             }
             location = con.sql("SELECT * FROM cdm.location ORDER BY ALL")
             tables["location"] = location.to_arrow_table()
+            tables.update((vocabularies or {}).get(name, {}))
             write_tables(folder / DATA / name, tables)
             made[name] = {t: table.num_rows for t, table in tables.items()}
     finally:

@@ -352,3 +352,69 @@ def test_a_gold_reading_visit_details_the_base_lacks_finds_an_icu_stay(omop_db, 
         assert set(detail.column("visit_occurrence_id").to_pylist()) <= set(
             visit.column("visit_occurrence_id").to_pylist()
         )
+
+
+#: MALE's class and domain are both 'Gender': a near miss returning its domain in place of
+#: its class returns the gold's result wherever the vocabulary is the base database's
+CLASS_AND_DOMAIN = (
+    "SELECT concept_id, concept_class_id, domain_id FROM cdm.concept WHERE concept_id = 8507"
+)
+DOMAIN_TWICE = "SELECT concept_id, domain_id, domain_id FROM cdm.concept WHERE concept_id = 8507"
+
+
+def test_a_near_miss_bound_to_the_vocabulary_is_told_apart_by_a_vocabulary_variant(
+    omop_db, tmp_path
+) -> None:
+    from score.execution.executor import Executor
+    from score.scoring.run import ScoringOptions, run_scoring
+    from score.suite.suite_file import variant_files
+
+    tasks = [
+        make_task(
+            "t-class",
+            CLASS_AND_DOMAIN,
+            expect=((8507, "Gender", "Gender"),),
+            columns=("concept_id", "concept_class_id", "domain_id"),
+            types=("INTEGER", "VARCHAR", "VARCHAR"),
+        )
+    ]
+    tasks.append(make_task("t-at-least", AT_LEAST))  # a clinical variant is kept first
+    out = tmp_path / "suite"
+    report = build_suite(tasks, omop_db, out, BuildSettings(max_candidates=20, max_databases=6))
+    fate = _neighbour_fate(report, "t-class", DOMAIN_TWICE)
+    assert fate.startswith("killed by v"), fate
+    suite = read_suite(out)
+    by_name = {v.name: v for v in suite.variants}
+    killer = by_name[fate.removeprefix("killed by ")]
+    assert killer.own_vocabulary and not suite.variants[0].own_vocabulary
+    files = variant_files(out, killer.name)
+    assert killer.folder / "concept.parquet" in files
+    assert out / "data" / "vocabulary" / "concept.parquet" not in files
+    # it differs from the first variant in its vocabulary alone
+    first = suite.variants[0]
+    assert pq.read_table(killer.folder / "person.parquet") == pq.read_table(
+        first.folder / "person.parquet"
+    )
+    # scored as a model's answers: the near miss is told apart there, the gold's own
+    # text is right on the first variant and every vocabulary variant
+    tasks_path = write_task_file(tmp_path / "tasks.jsonl", tasks)
+    preds = tmp_path / "preds.jsonl"
+    preds.write_text(
+        json.dumps({"task_id": "t-class", "language": "en", "sql": DOMAIN_TWICE}) + "\n",
+        encoding="utf-8",
+    )
+    with Executor(omop_db) as ex:
+        run_scoring(
+            tasks_path,
+            preds,
+            tmp_path / "run",
+            ex,
+            ScoringOptions(split="all", cache_dir=tmp_path / "cache", suite=out),
+        )
+    (record,) = [
+        json.loads(line)
+        for line in (tmp_path / "run" / "results.jsonl").read_text(encoding="utf-8").splitlines()
+        if json.loads(line)["task_id"] == "t-class"
+    ]
+    assert record["base_correct"] is True and record["outcome"] == "mismatch"
+    assert record["suite"]["told_apart_by"] == killer.name

@@ -533,3 +533,78 @@ def test_a_dropped_task_is_judged_where_its_gold_and_reference_agree(omop_db, tm
         "2 of 2 variant(s) where the gold and the reference answer agree"
         in (other["suite"]["reason"])
     )
+
+
+def test_a_vocabulary_variant_judges_what_reads_the_vocabulary_it_changed(
+    omop_db, tmp_path, monkeypatch
+):
+    # v2-vocab holds v1-even's clinical rows and a concept table where MALE's class is
+    # no longer its domain: it tells apart the answers that read the class through the
+    # concept table, and an answer naming no vocabulary table is judged for it by v1-even
+    import pyarrow as pa
+
+    from score.inputs.task_manifest import set_hash
+    from score.scoring import suite_phase
+    from tests.score.suite.made_suite import VARIANTS, make_suite
+    from tests.task_factory import make_task, write_task_file
+
+    class_of_male = "SELECT concept_class_id FROM cdm.concept WHERE concept_id = 8507"
+    by_class = (
+        "SELECT count(*) AS n FROM cdm.person p JOIN cdm.concept c "
+        "ON c.concept_id = p.gender_concept_id WHERE c.concept_class_id = 'Gender'"
+    )
+    tasks = [
+        make_task(
+            "s-class",
+            class_of_male,
+            expect=(("Gender",),),
+            columns=("concept_class_id",),
+            types=("VARCHAR",),
+        ),
+        make_task("s-by-class", by_class),
+        make_task("s-count", "SELECT count(*) AS n FROM cdm.person"),
+    ]
+    write_task_file(tmp_path / "tasks.jsonl", tasks)
+    with Executor(omop_db) as ex:
+        concept = ex.execute("SELECT * FROM cdm.concept ORDER BY ALL").table
+    rows = concept.to_pylist()
+    for row in rows:
+        if row["concept_id"] == 8507:
+            row["concept_class_id"] = "Race"
+    changed = pa.Table.from_pylist(rows, schema=concept.schema)
+    suite = make_suite(
+        omop_db,
+        tmp_path / "suite",
+        task_set_sha256=set_hash(tasks),
+        cache=tmp_path / "databases",
+        variants={"v1-even": VARIANTS["v1-even"], "v2-vocab": VARIANTS["v1-even"]},
+        vocabularies={"v2-vocab": {"concept": changed}},
+    )
+    assert [v.own_vocabulary for v in suite.variants] == [False, True]
+    count_answer = "SELECT COUNT(person_id) AS n FROM cdm.person"
+    preds = write_predictions(
+        tmp_path / "preds.jsonl",
+        {
+            ("s-class", "en"): class_of_male.replace("concept_class_id", "domain_id AS c", 1),
+            ("s-by-class", "en"): by_class.replace("c.concept_class_id", "c.domain_id"),
+            ("s-count", "en"): count_answer,
+        },
+    )
+    judged: list[set[str]] = []
+    real = suite_phase.variant_pass
+
+    def recording(checks, *args, **kwargs):
+        judged.append({c.sql for c in checks})
+        return real(checks, *args, **kwargs)
+
+    monkeypatch.setattr(suite_phase, "variant_pass", recording)
+    out = tmp_path / "run"
+    score(omop_db, suite.folder, tmp_path / "tasks.jsonl", out, tmp_path / "cache", preds)
+    records = by_key(out)
+    for tid in ("s-class", "s-by-class"):
+        record = records[(tid, "en")]
+        assert record["base_correct"] is True and record["outcome"] == "mismatch", tid
+        assert record["suite"]["told_apart_by"] == "v2-vocab", tid
+    count = records[("s-count", "en")]
+    assert count["outcome"] == "correct" and count["suite"]["variants_matched"] == 2
+    assert sum(count_answer in texts for texts in judged) == 1  # run on v1-even alone

@@ -1,0 +1,81 @@
+"""A candidate variant confirmed through the executor, the path scoring takes.
+
+A candidate that told a near miss apart in the trial database (:mod:`score.suite.trial_database`)
+is written, made a DuckDB database and run again here: every gold must run, the kills are
+those the executor confirms, and each task's reference answer is checked against its gold
+(:mod:`score.suite.reference_check`).  What the suite keeps is decided here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from score.execution.executor import Executor
+from score.execution.result import QueryResult
+from score.execution.settings import ExecutorSettings
+from score.scoring.variant_order import order_is_open
+from score.suite.distill import Distillation, NeighbourKey
+from score.suite.query_runs import SuiteTask, golds_run, on_executor, today_of, told_apart
+from score.suite.reference_check import references_differ
+from score.suite.same_golds import gold_key
+
+
+def confirm_candidate(
+    database: Path,
+    candidate: str,
+    screened: Sequence[NeighbourKey],
+    found: Mapping[str, SuiteTask],
+    answerable: Sequence[Mapping[str, Any]],
+    distillation: Distillation,
+    gold_failures: dict[str, list[str]],
+    drops: dict[str, str],
+    differ_on: dict[str, list[str]],
+    ex_settings: ExecutorSettings,
+    *,
+    jobs: int,
+    profile: str,
+    refuse_disagreement: bool = False,
+) -> str | None:
+    """Run the screened candidate through the executor, as scoring will: every gold
+    must run, the kills are those the executor confirms, and the reference answers are
+    checked (a task whose two differ here is dropped, ``drops``, and this candidate is
+    named in ``differ_on``, if kept; with ``refuse_disagreement`` the candidate is not
+    kept instead); its fingerprint if kept."""
+    items = list(found.values())
+    with Executor(database, settings=ex_settings) as ex:
+        run = on_executor(ex, jobs)
+        by_task: dict[str, QueryResult] = {}
+        if not golds_run(run, items, by_task, candidate, gold_failures, distillation):
+            return None
+        others = [k for k in distillation.wanted() if k not in set(screened)]
+        opened: dict[str, bool] = {}
+
+        def open_order(tid: str) -> bool:
+            if tid not in opened:
+                task = found[tid].task
+                opened[tid] = order_is_open(
+                    task["gold_sql"], len(by_task[tid].columns), ex, today_of(task)
+                )
+            return opened[tid]
+
+        differ = references_differ(ex, answerable, by_task, candidate, profile, jobs)
+        if differ and refuse_disagreement:
+            distillation.reject(candidate, "a reference answer differs from its gold on it")
+            return None
+        killed = told_apart(run, [*screened, *others], found, by_task, profile, open_order)
+        # where a task's gold and reference answer differ, one of them is wrong: scoring
+        # judges the task's answers only where the two agree, so a kill here is none
+        # (a gold asked in several tasks is judged here for all of them)
+        wrong = {gold_key(t) for t in answerable if t["id"] in differ}
+        if not distillation.offer(
+            candidate, [k for k in killed if gold_key(found[k[0]].task) not in wrong]
+        ):
+            return None
+        for item in items:
+            item.rows_on_variants.append(by_task[item.task["id"]].num_rows)
+        for tid, why in differ.items():
+            drops.setdefault(tid, why)
+            differ_on.setdefault(tid, []).append(candidate)
+        return ex.fingerprint
