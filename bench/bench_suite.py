@@ -346,11 +346,11 @@ def markdown(figures: dict) -> str:
         s = f["near_miss_survival"]
         lines.append(
             f"{name}: of the {s['not_equivalent']['correct_with_suite']} near misses correct "
-            f"with the suite, {s.get('vocabulary_bound', 0)} are bound to the vocabulary, "
-            "which every variant shares (the base database's, with the suite's local "
-            "concepts): they read only the vocabulary, or their one edit changes which rows "
-            "of a vocabulary table the query sees and both versions see the same ones (no "
-            "variant can tell them apart)."
+            f"with the suite, {s.get('vocabulary_bound', 0)} are bound to the vocabulary: "
+            "they read only the vocabulary, or their one edit changes which rows of a "
+            "vocabulary table the query sees and both versions see the same ones of the "
+            "vocabulary most variants share (the base database's, with the suite's local "
+            "concepts), and no vocabulary variant told them apart either."
         )
         if "reach" in f:
             r = f["reach"]
