@@ -36,7 +36,9 @@ Rules (each conservative: anything it cannot see whole is not claimed):
 * ``null_test_required`` (a column swapped inside ``IS NULL``): both are required columns
   of one CDM table: either is NULL exactly when an outer join found no row.
 * ``unused_output`` (a column swapped inside a projection of a CTE or derived table): no
-  query that reads it uses that output column, so the rows it gives are the same.
+  query that reads it uses that output column (a bare column's output is named after
+  it, and after the column swapped in once swapped: neither name is read), so the rows
+  it gives are the same.
 * ``null_ignored`` (a WHERE or a part of it dropped, or its column swapped for a required
   one): it held only ``x IS NOT NULL`` tests of a one-row aggregate SELECT whose every
   aggregate skips the rows where ``x`` is NULL; ``null_test_implied`` (the same edits of
@@ -132,7 +134,7 @@ def rule(edit: str, node: exp.Expr, edited: exp.Expr | None = None) -> str | Non
             return "count_required"
         if _null_test_required(node, edited.name):
             return "null_test_required"
-        if _unused_output(node):
+        if _unused_output(node, edited.name):
             return "unused_output"
         if isinstance(node.parent, exp.Ordered) and unseen_tie_key(node.parent):
             return "ties_unseen"
@@ -321,19 +323,26 @@ def _null_test_required(column: exp.Column, other: str) -> bool:
     return required.get(column.name, False) and required.get(other, False)
 
 
-def _unused_output(column: exp.Column) -> bool:
+def _unused_output(column: exp.Column, other: str) -> bool:
     """The column is inside a projection of a CTE or derived table (no DISTINCT, no set
     operation) whose output column no query reading it names, and that its own SELECT
-    does not name again (ORDER BY, GROUP BY, a lateral alias)."""
+    does not name again (ORDER BY, GROUP BY, a lateral alias).  A projection that is the
+    bare column (no alias) is named after it: then neither its name nor ``other``'s, the
+    column swapped in, which names the output after the edit, may be named."""
     projection: exp.Expr = column
     while projection.parent is not None and not isinstance(projection.parent, exp.Select):
         projection = projection.parent
     select = projection.parent
     if not isinstance(select, exp.Select) or projection.arg_key != "expressions":
         return False
-    if select.args.get("distinct") is not None or not projection.alias:
+    if select.args.get("distinct") is not None:
         return False
-    name = projection.alias
+    if projection.alias:
+        names = {projection.alias}
+    elif projection is column and other:
+        names = {column.name, other}
+    else:
+        return False
     readers = _readers(select)
     if not readers:
         return False
@@ -341,10 +350,10 @@ def _unused_output(column: exp.Column) -> bool:
     if found is None:
         return False
     offered = set().union(*(column_names(src) or set() for src, _ in found.values()))
-    if name not in offered and _named_elsewhere(select, projection, name):
+    if any(n not in offered and _named_elsewhere(select, projection, n) for n in names):
         return False  # a lateral alias may read it
     for key in ("order", "group", "having", "qualify"):
-        if any(c.name == name for c in (select.args.get(key) or exp.Null()).find_all(exp.Column)):
+        if any(c.name in names for c in (select.args.get(key) or exp.Null()).find_all(exp.Column)):
             return False
     for reader, alias in readers:
         if (
@@ -359,7 +368,7 @@ def _unused_output(column: exp.Column) -> bool:
         ):  # COLUMNS('regex') reads by name
             return False
         for c in _own_columns(reader, select):
-            if c.name == name and c.table in ("", alias):
+            if c.name in names and c.table in ("", alias):
                 return False
     return True
 

@@ -491,6 +491,28 @@ def test_a_swap_in_an_output_no_reader_uses():
     assert all(r is None for s, r in swaps.items() if "AS concept" in s and "SELECT person_id" in s)
 
 
+def test_a_swap_of_a_bare_column_no_reader_uses_under_either_name():
+    # an output with no alias is named after its column: after the swap, after the
+    # column swapped in, so neither name may be read
+    sql = (
+        "WITH ip AS (SELECT person_id, visit_occurrence_id, visit_end_date, "
+        "LEAD(visit_start_date) OVER (PARTITION BY person_id ORDER BY visit_start_date, "
+        "visit_occurrence_id) AS next_start FROM cdm.visit_occurrence) "
+        "SELECT COUNT(*) FROM ip WHERE next_start IS NOT NULL"
+    )
+    cte = parse_one(sql, read="duckdb").find(exp.CTE).this
+    person, visit = cte.expressions[0], cte.expressions[1]
+    assert rule("column_swap", person, exp.column("visit_occurrence_id")) == "unused_output"
+    assert rule("column_swap", visit, exp.column("person_id")) == "unused_output"
+    reads = parse_one(sql.replace("COUNT(*)", "COUNT(DISTINCT visit_occurrence_id)"))
+    person = reads.find(exp.CTE).this.expressions[0]
+    assert rule("column_swap", person, exp.column("visit_occurrence_id")) is None
+    assert rule("column_swap", person, exp.column("visit_end_date")) == "unused_output"
+    reads = parse_one(sql.replace("COUNT(*)", "COUNT(DISTINCT person_id)"))
+    person = reads.find(exp.CTE).this.expressions[0]
+    assert rule("column_swap", person, exp.column("visit_end_date")) is None
+
+
 @pytest.mark.parametrize(
     "sql",
     [
@@ -526,6 +548,11 @@ UNUSED_GOLDS = [
     "WITH r AS (SELECT person_id, ROW_NUMBER() OVER (PARTITION BY person_id "
     "ORDER BY visit_start_date, visit_occurrence_id) AS rn FROM cdm.visit_occurrence) "
     "SELECT person_id FROM r WHERE rn = 1 ORDER BY person_id",
+    "WITH ip AS (SELECT person_id, visit_occurrence_id, visit_end_date, "
+    "LEAD(visit_start_date) OVER (PARTITION BY person_id ORDER BY visit_start_date, "
+    "visit_occurrence_id) AS next_start FROM cdm.visit_occurrence "
+    "WHERE visit_concept_id = 9201) SELECT COUNT(*) AS n FROM ip "
+    "WHERE NOT next_start IS NULL AND DATE_DIFF('DAY', visit_end_date, next_start) <= 30",
 ]
 
 
