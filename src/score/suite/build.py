@@ -41,7 +41,7 @@ from score.execution.settings import ExecutorSettings
 from score.inputs.task_manifest import set_hash
 from score.suite.base_data import read_base
 from score.suite.build_settings import BuildSettings
-from score.suite.confirm import confirm_candidate
+from score.suite.confirm import BuildState, keep_candidate
 from score.suite.distill import Distillation, NeighbourKey
 from score.suite.neighbours import neighbours
 from score.suite.open_variant import OpenVariant, place
@@ -64,11 +64,8 @@ from score.suite.suite_file import (
     VOCABULARY,
     SuiteError,
     Variant,
-    data_sha256,
     manifest_text,
     replace_folder,
-    variant_files,
-    write_duckdb,
     write_tables,
 )
 from score.suite.suite_report import build_report, report_markdown
@@ -189,6 +186,20 @@ def _build(
     drops: dict[str, str] = {}
     differ_on: dict[str, list[str]] = {}  # task dropped -> the variants where it differs
     cache = staging / ".databases"
+    state = BuildState(
+        found,
+        answerable,
+        distillation,
+        gold_failures,
+        variants=variants,
+        drops=drops,
+        differ_on=differ_on,
+        staging=staging,
+        cache=cache,
+        ex_settings=ex_settings,
+        jobs=s.jobs,
+        profile=s.profile,
+    )
     trial = TrialDatabase(
         vocabulary,
         timeout_seconds=ex_settings.timeout_seconds,
@@ -204,46 +215,8 @@ def _build(
         if block.rows is None:
             return
         candidate = f"c{block.last:04d}"  # named for its last block
-        tables = arrow_tables(block.rows, schemas)
-        folder = staging / DATA / candidate
-        write_tables(folder, tables)
-        database = cache / f"{candidate}.duckdb"
-        write_duckdb(database, variant_files(staging, candidate))
-        kept = confirm_candidate(
-            database,
-            candidate,
-            sorted(block.kills),
-            found,
-            answerable,
-            distillation,
-            gold_failures,
-            drops,
-            differ_on,
-            ex_settings,
-            jobs=s.jobs,
-            profile=s.profile,
-        )
-        database.unlink()
-        rows = block.rows
+        keep_candidate(state, arrow_tables(block.rows, schemas), candidate, sorted(block.kills))
         block.reset()
-        if kept is None:
-            shutil.rmtree(folder)
-            return
-        name = f"v{len(variants) + 1:02d}"
-        folder.rename(staging / DATA / name)
-        variants.append(
-            Variant(
-                name,
-                staging / DATA / name,
-                data_sha256(variant_files(staging, name)),
-                kept,
-                {t: len(r) for t, r in sorted(rows.items())},
-            )
-        )
-        distillation.rename(candidate, name)
-        for tid, why in drops.items():
-            drops[tid] = why.replace(f"variant {candidate}:", f"variant {name}:")
-            differ_on[tid] = [name if v == candidate else v for v in differ_on[tid]]
 
     tried = 0
     try:
@@ -295,21 +268,7 @@ def _build(
         for block in blocks:
             if len(distillation.kept) < s.max_databases:
                 close(block)
-        tried += vocabulary_phase(
-            vocabulary,
-            found,
-            answerable,
-            distillation,
-            variants,
-            gold_failures,
-            drops,
-            differ_on,
-            staging,
-            cache,
-            s,
-            ex_settings,
-            progress,
-        )
+        tried += vocabulary_phase(vocabulary, state, s, progress)
     finally:
         trial.close()
     shutil.rmtree(cache, ignore_errors=True)
