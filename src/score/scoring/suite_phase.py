@@ -19,7 +19,7 @@ judged).  :func:`judge_with_suite` then settles every such record:
   first does; and one that, like its gold, names none of the vocabulary tables a
   vocabulary variant changed is not run on it when it holds the first variant's clinical
   rows (as a build makes it): it returns there what it returns on the first, which
-  judges it for both (and counts it matched on both);
+  judges it for both (it matched on both, or its gold failed on both);
 * the others run on the variants in turns (variant-major: with one job, as many
   variants at once as a variant would have lanes (:func:`variant_lanes`), each judged by
   one query process; the next turn's executors are opened, and their golds' cached
@@ -347,7 +347,12 @@ def judge_with_suite(
                     progress(number, len(suite.variants))
     for name, judged in for_twins.items():  # judged for its twins by the first variant
         for i in judged - set(told):
-            matched[i] = matched.get(i, 0) + suite.judges(checks[i][0], name)
+            if not suite.judges(checks[i][0], name):
+                continue
+            if variants[0].name in gold_failed.get(i, ()):  # so it fails on the twin too
+                gold_failed[i].append(name)
+            else:
+                matched[i] = matched.get(i, 0) + 1
     for i, pair in enumerate(checks):
         failed = gold_failed.get(i, [])
         dropped = pair[0] in drops

@@ -535,6 +535,11 @@ def test_a_dropped_task_is_judged_where_its_gold_and_reference_agree(omop_db, tm
     )
 
 
+FAILS_ON_HALF = (
+    "SELECT CAST(CASE WHEN count(*) = 565 THEN 'x' ELSE '1' END AS INTEGER) AS n FROM cdm.person"
+)
+
+
 def test_a_vocabulary_variant_judges_what_reads_the_vocabulary_it_changed(
     omop_db, tmp_path, monkeypatch
 ):
@@ -563,6 +568,8 @@ def test_a_vocabulary_variant_judges_what_reads_the_vocabulary_it_changed(
         ),
         make_task("s-by-class", by_class),
         make_task("s-count", "SELECT count(*) AS n FROM cdm.person"),
+        # its gold fails where half the persons are (v1-even's clinical rows, v2-vocab's too)
+        make_task("s-fails", FAILS_ON_HALF, expect=((1,),)),
     ]
     write_task_file(tmp_path / "tasks.jsonl", tasks)
     with Executor(omop_db) as ex:
@@ -588,6 +595,7 @@ def test_a_vocabulary_variant_judges_what_reads_the_vocabulary_it_changed(
             ("s-class", "en"): class_of_male.replace("concept_class_id", "domain_id AS c", 1),
             ("s-by-class", "en"): by_class.replace("c.concept_class_id", "c.domain_id"),
             ("s-count", "en"): count_answer,
+            ("s-fails", "en"): "SELECT 1 AS n",
         },
     )
     judged: list[set[str]] = []
@@ -608,3 +616,6 @@ def test_a_vocabulary_variant_judges_what_reads_the_vocabulary_it_changed(
     count = records[("s-count", "en")]
     assert count["outcome"] == "correct" and count["suite"]["variants_matched"] == 2
     assert sum(count_answer in texts for texts in judged) == 1  # run on v1-even alone
+    # a gold that fails on v1-even fails on its twin too: left out there, not matched
+    fails = records[("s-fails", "en")]["suite"]
+    assert fails["gold_failed_on"] == ["v1-even", "v2-vocab"] and fails["variants_matched"] == 0
