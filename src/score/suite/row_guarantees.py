@@ -30,7 +30,8 @@ from itertools import product
 
 from sqlglot import exp
 
-from score.cdm.schema import CDM_REQUIRED
+from score.cdm.schema import CDM_COLUMN_TYPES, CDM_REQUIRED
+from score.suite.key_labels import label_parts
 from score.suite.period_day import holds_one_day
 
 #: a column of one of a SELECT's sources: (alias, column name)
@@ -349,7 +350,7 @@ def output_keys(
     by_text = {expr.sql(): name for name, expr in outputs}
     by_ref: dict[Ref, str] = {}
     for name, expr in outputs:
-        ref = _ref(expr, found) if found else None
+        ref = (_ref(expr, found) or _label_ref(select, expr, found)) if found else None
         if ref:
             by_ref.setdefault(ref, name)
     for name, expr in outputs:  # ROW_NUMBER() with its partition keys
@@ -380,6 +381,21 @@ def output_keys(
             if all(names):
                 keys.append(frozenset(names))  # type: ignore[arg-type]
     return _minimal(keys)
+
+
+def _label_ref(select: exp.Select, expr: exp.Expr, found: dict[str, Source]) -> Ref | None:
+    """The integer column a label of ``expr`` carries, if no part of it is ever NULL
+    (:mod:`score.suite.key_labels`)."""
+    parts = label_parts(expr)
+    if parts is None:
+        return None
+    first, rest = parts
+    base = base_column(select, first)
+    if base is None or CDM_COLUMN_TYPES[base[0]].get(base[1]) != "INTEGER":
+        return None
+    if not all(never_null(select, c) for c in (first, *rest)):
+        return None
+    return _ref(first, found)
 
 
 def _alias_named(

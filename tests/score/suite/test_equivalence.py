@@ -137,6 +137,29 @@ def test_join_side(sql, expected):
             "unique_rows",
         ),
         ("SELECT COUNT(*) FROM cdm.person GROUP BY gender_concept_id", 0, None),
+        # a label that begins with a concept's id holds the id (omop-316's gold)
+        (
+            "SELECT CAST(concept_id AS TEXT(20)) || ' - ' || concept_name AS type_label, "
+            "vocabulary_id FROM cdm.concept WHERE domain_id = 'Type Concept'",
+            0,
+            "unique_rows",
+        ),
+        (
+            "SELECT person_id::VARCHAR || ':' || year_of_birth AS l FROM cdm.person",
+            0,
+            "unique_rows",
+        ),
+        # a digit after the id: '1' || '23' is '12' || '3'
+        ("SELECT person_id::VARCHAR || '3' || gender_concept_id AS l FROM cdm.person", 0, None),
+        # a text key's text may hold the separator itself
+        ("SELECT concept_code || ' - ' || concept_name AS l FROM cdm.concept", 0, None),
+        # a part that may be NULL makes the whole label NULL: two persons share it
+        (
+            "SELECT CAST(p.person_id AS TEXT) || ' - ' || p.person_source_value AS l "
+            "FROM cdm.person p",
+            0,
+            None,
+        ),
         ("SELECT person_id, year_of_birth FROM cdm.person", 0, "unique_rows"),
         ("SELECT person_id FROM cdm.observation_period", 0, None),
         (
@@ -346,6 +369,8 @@ GOLDS = [
     "(SELECT person_id FROM cdm.condition_occurrence) ORDER BY p.person_id",
     "SELECT gender_concept_id, COUNT(*) AS n FROM cdm.person GROUP BY gender_concept_id",
     "SELECT COUNT(person_id) FROM cdm.person",
+    "SELECT CAST(concept_id AS TEXT(20)) || ' - ' || concept_name AS type_label, vocabulary_id "
+    "FROM cdm.concept WHERE domain_id = 'Type Concept' ORDER BY concept_id NULLS FIRST",
 ]
 
 
