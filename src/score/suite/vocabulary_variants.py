@@ -13,7 +13,12 @@ release or another site's may differ:
 ``reclassified``  concepts a gold names (by id, code, vocabulary, class or domain) and
                   a few others get another class or domain (one the vocabulary already
                   holds, so every foreign key still finds its row), another standard flag
-                  or validity, and a synonym of their own;
+                  or validity, and a synonym of their own; then the other concepts are
+                  gathered into the :data:`GATHERING` classes that hold the most, but
+                  the first concept of about half the other classes, which stays: a list
+                  of the classes with the most concepts reaches classes of one concept,
+                  among which the classes left with none sort (a join that keeps a class
+                  without concepts counts it once);
 ``thinned``       of each vocabulary, the concepts of about half its classes only, one to
                   three of each class: counts tie, and a class with no concept is listed in
                   ``concept_class`` (the concepts a vocabulary, domain or class row, a
@@ -50,6 +55,8 @@ from score.suite.suite_file import DATA, VOCABULARY, VOCABULARY_TABLES
 
 #: the ways a vocabulary variant differs from the shared vocabulary, tried in turn
 KINDS = ("reclassified", "thinned", "levels")
+#: the classes a reclassified vocabulary gathers the concepts of the others into
+GATHERING = 3
 #: a concept's language for the synonyms the suite adds: English
 ENGLISH = 4180186
 #: the share of the other concepts (beside those a gold names) reclassified
@@ -170,6 +177,7 @@ def vocabulary_variant(
     tables = dict(vocabulary)
     if kind == "reclassified":
         tables.update(_reclassified(vocabulary, named, texts, rng))
+        tables["concept"] = _gathered(tables["concept"], named, rng)
     elif kind == "thinned":
         tables.update(_thinned(vocabulary, named | set(used), rng))
     else:
@@ -284,3 +292,25 @@ def _levels(ancestor: pa.Table, rng: random.Random) -> pa.Table:
         else:
             r["max_levels_of_separation"] = (r["max_levels_of_separation"] or 0) + 1
     return _table(rows, ancestor)
+
+
+def _gathered(concept: pa.Table, named: set[int], rng: random.Random) -> pa.Table:
+    """Every concept in one of the :data:`GATHERING` largest classes, but for the first
+    concept (by id) of about half the other classes, which stays in its class, and the
+    concepts a gold names (``named``), whose class was chosen for them."""
+    rows = _rows(concept)
+    sizes: dict[Any, int] = {}
+    for r in rows:
+        sizes[r["concept_class_id"]] = sizes.get(r["concept_class_id"], 0) + 1
+    ranked = sorted(sizes, key=lambda c: (-sizes[c], str(c)))
+    gathering = ranked[:GATHERING]
+    staying = {
+        min(r["concept_id"] for r in rows if r["concept_class_id"] == c)
+        for c in sorted(ranked[GATHERING:], key=str)
+        if rng.random() < 0.5
+    }
+    staying |= named
+    for r in rows:
+        if r["concept_class_id"] not in gathering and r["concept_id"] not in staying:
+            r["concept_class_id"] = rng.choice(gathering)
+    return _table(rows, concept)
