@@ -21,7 +21,10 @@
    variant's clinical rows with a vocabulary of their own) for the near misses still
    alive whose gold reads a vocabulary table, screened and confirmed the same way, and
    kept only where every reference answer still returns its gold's result.
-5. The suite is written to a folder beside the target and renamed into place whole.
+5. Every near miss killed runs on every kept variant, and the suite keeps the fewest a
+   greedy cover finds that still tell apart all of them (:mod:`score.suite.redundant`):
+   scoring pays for every variant.
+6. The suite is written to a folder beside the target and renamed into place whole.
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ from score.suite.query_runs import (
     today_of,
     told_apart,
 )
+from score.suite.redundant import drop_redundant
 from score.suite.same_golds import same_golds
 from score.suite.suite_file import (
     DATA,
@@ -269,6 +273,20 @@ def _build(
             if len(distillation.kept) < s.max_databases:
                 close(block)
         tried += vocabulary_phase(vocabulary, state, s, progress)
+        # the fewest of them that still tell apart all they do
+        variants[:] = drop_redundant(
+            variants,
+            found,
+            answerable,
+            distillation,
+            drops,
+            differ_on,
+            staging,
+            cache,
+            ex_settings,
+            jobs=s.jobs,
+            profile=s.profile,
+        )
     finally:
         trial.close()
     shutil.rmtree(cache, ignore_errors=True)

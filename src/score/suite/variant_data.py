@@ -6,12 +6,14 @@ each visit table, eras and deaths, each event inside one of its person's observa
 periods (the first, or for some persons either) and after the start of its visit, a
 death at the start of the last period or later, or on the day of one of the person's
 events.  Half the variants hold twins (:mod:`score.suite.twins`): rows that tie where
-a gold breaks a tie.  Rows are stored in a shuffled order, not in id order, and in half
-the variants their ids run in a shuffled order too (not the persons').  Each column takes its values
-from a *palette*: one to three values of its pool (:mod:`score.suite.value_pool`)
-chosen for this variant, so GROUP BY, DISTINCT and joins collide; a nullable column is
-NULL in a share of rows chosen for the variant.  The same pools, schemas and seed give
-the same rows.
+a gold breaks a tie, and half hold pairs (:mod:`score.suite.pairs`): persons with two
+events of the gold's concepts a span it names apart, a day more or less.  Rows are
+stored in a shuffled order, not in id order, and in half the variants their ids run in a
+shuffled order too (not the persons').  Each column takes its values from a
+*palette*: one to three values of its pool (:mod:`score.suite.value_pool`) chosen for
+this variant, so GROUP BY, DISTINCT and joins collide; a nullable column is NULL in a
+share of rows chosen for the variant.  The same pools, schemas and seed give the same
+rows.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import pyarrow as pa
 from score.cdm.schema import CDM_TABLES
 from score.suite.crowd import add_crowd
 from score.suite.focus import READS
+from score.suite.pairs import PAIRS, add_named_pairs
 from score.suite.palette import Palette, clock
 from score.suite.row_ids import next_id, renumber
 from score.suite.twins import TWINS, add_twins
@@ -328,6 +331,20 @@ def variant_rows(
     crowds = tuple((focus or {}).get(PERSONS, ()))
     if crowds and rng.random() < 0.5:  # a gold counts persons: that many on one concept
         _crowd(out, palette, focus or {}, rng.choice(crowds), rng)
+    if rng.random() < PAIRS:  # two events of a person, a span apart or a day off
+        add_named_pairs(
+            out,
+            focus or {},
+            named_spans,
+            [
+                ("visit_occurrence", "visit_start_date", "visit_end_date"),
+                *EVENT_TABLES,
+                *ERA_TABLES,
+            ],
+            lambda t: [c for c, _, _ in _cols(t)],
+            lambda t, r: _fill(t, r, palette),
+            rng,
+        )
     if rng.random() < TWINS:  # rows that tie where the gold breaks a tie
         read = set((focus or {}).get(READS, ()))
         add_twins(
