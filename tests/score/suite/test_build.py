@@ -141,6 +141,36 @@ def test_the_manifest_names_each_variant_and_what_it_was_built_for(built, omop_d
     assert (out / "report.md").read_text(encoding="utf-8").startswith("# Test suite")
 
 
+def test_every_kill_names_a_kept_variant_that_tells_it_apart(built) -> None:
+    """After the last cover (which may drop variants and rename the others), the
+    variants are v01... in order, and each near miss the report credits to one is told
+    apart from its gold on that variant's own data."""
+    from score.suite.suite_file import variant_files, write_duckdb
+
+    out, report = built
+    suite = read_suite(out)
+    names = [v.name for v in suite.variants]
+    assert names == [f"v{n:02d}" for n in range(1, len(names) + 1)]
+    assert sorted(p.name for p in (out / "data").iterdir()) == sorted([*names, "vocabulary"])
+    gold_of = {t["id"]: t["gold_sql"] for t in _tasks()}
+    checked = 0
+    for task in report["tasks"]:
+        for sql, by in task.get("killed_by", {}).items():  # not a gold asked again
+            assert by in names, (task["id"], by)
+            database = out.parent / f"{by}-check.duckdb"
+            if not database.exists():
+                write_duckdb(database, variant_files(out, by))
+            con = duckdb.connect(str(database), read_only=True)
+            try:
+                gold = sorted(con.sql(gold_of[task["id"]]).fetchall(), key=repr)
+                near = sorted(con.sql(sql).fetchall(), key=repr)
+            finally:
+                con.close()
+            assert gold != near, (task["id"], by, sql)
+            checked += 1
+    assert checked
+
+
 def test_the_same_tasks_base_and_seed_give_the_same_bytes(omop_db: Path, tmp_path: Path) -> None:
     tasks = write_task_file(tmp_path / "tasks.jsonl", _tasks()[:1])
     outs = []
