@@ -21,9 +21,10 @@
    variant's clinical rows with a vocabulary of their own) for the near misses still
    alive whose gold reads a vocabulary table, screened and confirmed the same way, and
    kept only where every reference answer still returns its gold's result.
-5. Every near miss killed runs on every kept variant, and the suite keeps the fewest a
-   greedy cover finds that still tell apart all of them (:mod:`score.suite.redundant`):
-   scoring pays for every variant.
+5. The near misses credited to the variants that kill fewest run on every kept
+   variant, and of those variants the suite keeps the fewest a greedy cover finds that
+   still tell apart all of them (:mod:`score.suite.redundant`): scoring pays for every
+   variant.
 6. The suite is written to a folder beside the target and renamed into place whole.
 """
 
