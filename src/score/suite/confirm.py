@@ -20,9 +20,8 @@ import pyarrow as pa
 from score.execution.executor import Executor
 from score.execution.result import QueryResult
 from score.execution.settings import ExecutorSettings
-from score.scoring.variant_order import order_is_open
 from score.suite.distill import Distillation, NeighbourKey
-from score.suite.query_runs import SuiteTask, golds_run, on_executor, today_of, told_apart
+from score.suite.query_runs import SuiteTask, golds_run, on_executor, open_orders, told_apart
 from score.suite.reference_check import references_differ
 from score.suite.same_golds import gold_key
 from score.suite.suite_file import (
@@ -119,15 +118,7 @@ def confirm_candidate(
         if not golds_run(run, items, by_task, candidate, state.gold_failures, distillation):
             return None
         others = [k for k in distillation.wanted() if k not in set(screened)]
-        opened: dict[str, bool] = {}
-
-        def open_order(tid: str) -> bool:
-            if tid not in opened:
-                task = found[tid].task
-                opened[tid] = order_is_open(
-                    task["gold_sql"], len(by_task[tid].columns), ex, today_of(task)
-                )
-            return opened[tid]
+        open_order = open_orders(ex, found, by_task)
 
         differ = references_differ(ex, answerable, by_task, candidate, profile, jobs)
         if differ and refuse_disagreement:

@@ -13,6 +13,7 @@ from typing import Any
 from score.comparison.compare import compare
 from score.execution.executor import Executor, PreparedQuery
 from score.execution.result import QueryError, QueryResult
+from score.scoring.variant_order import order_is_open
 from score.suite.distill import Distillation, NeighbourKey
 from score.suite.neighbours import Neighbour
 from score.suite.trial_database import TrialDatabase
@@ -99,6 +100,24 @@ def on_trial(trial: TrialDatabase) -> Runner:
 
 def on_executor(ex: Executor, jobs: int) -> Runner:
     return lambda queries: run_prepared(ex, queries, jobs)
+
+
+def open_orders(
+    ex: Executor, found: Mapping[str, SuiteTask], by_task: Mapping[str, QueryResult]
+) -> Callable[[str], bool]:
+    """:func:`told_apart`'s ``open_order`` on the database ``ex`` opens: whether a task's
+    gold leaves rows tied on its ORDER BY there (:func:`order_is_open`), asked once per
+    task, and only for a task with a near miss that differs."""
+    opened: dict[str, bool] = {}
+
+    def open_order(tid: str) -> bool:
+        if tid not in opened:
+            task = found[tid].task
+            columns = len(by_task[tid].columns)
+            opened[tid] = order_is_open(task["gold_sql"], columns, ex, today_of(task))
+        return opened[tid]
+
+    return open_order
 
 
 def told_apart(

@@ -25,9 +25,8 @@ from typing import Any
 from score.execution.executor import Executor
 from score.execution.result import QueryResult
 from score.execution.settings import ExecutorSettings
-from score.scoring.variant_order import order_is_open
 from score.suite.distill import Distillation, NeighbourKey
-from score.suite.query_runs import SuiteTask, on_executor, today_of, told_apart
+from score.suite.query_runs import SuiteTask, on_executor, open_orders, told_apart
 from score.suite.same_golds import gold_key
 from score.suite.suite_file import DATA, Variant, data_sha256, variant_files, write_duckdb
 
@@ -183,15 +182,7 @@ def _kills(
             for item, gold in zip(items, run([i.gold_query for i in items]), strict=True):
                 if isinstance(gold, QueryResult):
                     by_task[item.task["id"]] = gold
-            opened: dict[str, bool] = {}
-
-            def open_order(tid: str) -> bool:
-                if tid not in opened:
-                    task = found[tid].task
-                    opened[tid] = order_is_open(
-                        task["gold_sql"], len(by_task[tid].columns), ex, today_of(task)
-                    )
-                return opened[tid]
+            open_order = open_orders(ex, found, by_task)
 
             wrong = {gold_key(t) for t in answerable if variant.name in differ_on.get(t["id"], ())}
             ready = [k for k in keys if k[0] in by_task and gold_key(found[k[0]].task) not in wrong]
