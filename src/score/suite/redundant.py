@@ -79,6 +79,8 @@ def drop_redundant(
     if len(variants) < 2:
         return list(variants)
     killed = _weakest_kills(distillation.killed_by)
+    if not killed:  # no variant may be dropped: none is written and opened to find out
+        return list(variants)
     covers: dict[str, set[Hashable]] = {}
     for index, variant in enumerate(variants):
         kills = _kills(
