@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -244,3 +247,35 @@ def test_a_database_gone_is_the_callers_error_not_a_query_outcome(omop_db: Path)
         assert caught.value.path == "sc://nowhere:1"
         assert ex.execute("SELECT 2 AS n").rows() == [(2,)]
         assert ex.workers_started == 2
+
+
+def _busy(ex: Executor) -> list[Any]:
+    """The query processes handed out for a request and not yet given back."""
+    with ex._pool._lock:
+        return [w for held in ex._pool._lanes.values() for w in held.busy]
+
+
+def test_a_process_killed_while_a_thread_reads_it_is_closed_once(omop_db: Path):
+    """The stop 61 CI failure: a run stopped by SIGTERM ended with ``[io] Bad file
+    descriptor``.  The executor's close kills each query process, among them one a
+    lane's thread is reading; that thread, finding it gone, closes the same pipe, and
+    both closed one descriptor.  Here the reading thread's close is held open between
+    closing the descriptor and marking the pipe closed, the window the two met in, while
+    the supervisor kills the process as the close does."""
+    slow = "SELECT count(*) AS n FROM range(4000000000000)"
+    with Executor(omop_db) as ex:
+        seen: list[object] = []
+        reader = threading.Thread(target=lambda: seen.append(ex.try_execute(slow)))
+        reader.start()
+        deadline = time.monotonic() + 30
+        while not (busy := _busy(ex)) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        (worker,) = busy
+        close_fd = worker._conn._close
+        worker._conn._close = lambda: (close_fd(), time.sleep(0.5))
+        os.kill(worker.process.pid, signal.SIGKILL)  # the reader sees it gone and closes
+        time.sleep(0.2)
+        worker.kill()  # raises nothing: the pipe is closed once
+        reader.join(30)
+        (outcome,) = seen
+        assert isinstance(outcome, QueryError), outcome

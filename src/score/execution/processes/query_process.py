@@ -17,6 +17,7 @@ import multiprocessing
 import os
 import signal
 import tempfile
+import threading
 from multiprocessing import forkserver, popen_forkserver, reduction, spawn
 from multiprocessing.context import ForkServerProcess, set_spawning_popen
 from pathlib import Path
@@ -110,6 +111,7 @@ class Worker:
         self.spec = spec
         ctx = multiprocessing.get_context("forkserver")
         self._conn, child = ctx.Pipe(duplex=True)
+        self._ends = threading.Lock()  # held while the pipe or the output file is closed
         fd, output = tempfile.mkstemp(prefix="sqlgold-query-", suffix=".out")
         self._output = os.fdopen(fd, "rb")  # what the worker prints, read when it dies
         self.peak_rss_kib = 0
@@ -207,10 +209,10 @@ class Worker:
 
     def _lost(self) -> None:
         self._note_rss()
-        self._conn.close()
+        self._close_pipe()
         self.process.join(5)
         said = self.said()
-        self._output.close()
+        self._close_ends()
         raise WorkerDied(self.process.exitcode, said) from None
 
     def rss_kib(self, field: str = "VmHWM") -> int:
@@ -242,8 +244,7 @@ class Worker:
             self.process.kill()
         if wait:
             self.process.join(10)
-        self._conn.close()
-        self._output.close()
+        self._close_ends()
 
     def close(self) -> None:
         """Ask the worker to exit; kill it if it does not."""
@@ -254,5 +255,17 @@ class Worker:
         self.process.join(2)
         if self.process.is_alive():
             self.kill()
-        self._conn.close()
-        self._output.close()
+        self._close_ends()
+
+    def _close_pipe(self) -> None:
+        with self._ends:
+            self._conn.close()
+
+    def _close_ends(self) -> None:
+        """Close the pipe and the output file, once: the pool's close kills a worker that
+        a lane's thread may be reading, and that thread, finding it gone, closes them too
+        (without the lock both could close the same descriptor, and one of them failed
+        with EBADF, the error a run stopped by SIGTERM or Ctrl-C then ended with)."""
+        with self._ends:
+            self._conn.close()
+            self._output.close()
