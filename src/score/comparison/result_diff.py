@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from score.comparison.compare import compare
+from score.comparison.hashing import hashing_for
 from score.comparison.profiles.base import Verdict
 from score.comparison.profiles.column_checks import (
     Engine,
@@ -149,6 +150,20 @@ def diff_results(
     tol = tolerance or DEFAULT_TOLERANCE
     if verdict is None:
         verdict = compare(gold, predicted, "sqlgold", order_matters=order_matters, tolerance=tol)
+    # the string-hash path the comparison took (in-process for small results): the
+    # columns it normalised are reused, and a small diff never starts DuckDB to hash
+    with hashing_for(max(gold.num_rows, predicted.num_rows)):
+        return _diff(gold, predicted, verdict, order_matters, tol, limit)
+
+
+def _diff(
+    gold: QueryResult,
+    predicted: QueryResult,
+    verdict: Verdict,
+    order_matters: bool,
+    tol: Tolerance,
+    limit: int,
+) -> ResultDiff:
     G, P = columns(gold, RULES, 0), columns(predicted, RULES, 1)
     links = _links(G, P, tol, order_matters)
     used = {link.pred for link in links if link.pred is not None}

@@ -44,8 +44,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
-
 from score.errors import SqlgoldError
 
 STAGE = "publish"
@@ -236,4 +234,6 @@ def write_parquet(rows: Sequence[Mapping[str, Any]], features: Any, path: Path) 
 
 def read_rows(path: Path) -> list[dict[str, Any]]:
     """The rows of a Parquet file as Python objects (structs as dicts, lists as lists)."""
+    import pyarrow.parquet as pq  # only a release folder needs it: a task file's run does not
+
     return pq.read_table(path).to_pylist()

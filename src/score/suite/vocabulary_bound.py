@@ -27,16 +27,18 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import duckdb
 import pyarrow as pa
 from sqlglot import exp, parse_one
 from sqlglot.errors import SqlglotError
 
-from score.cdm.duckdb_file import quote, use_cdm_schema
 from score.cdm.schema import CDM_TABLES
 from score.suite.row_guarantees import Source, conjuncts, owner, sources
 from score.suite.suite_file import VOCABULARY_TABLES
+
+if TYPE_CHECKING:
+    import duckdb
 
 #: The CDM's tables a variant generates: a query that names none of them in its text is
 #: parsed to see whether it reads the vocabulary only (one that does is not).
@@ -136,6 +138,10 @@ def like_change(gold_sql: str, neighbour_sql: str) -> tuple[str, str, str, str] 
 
 def _same_rows(con: duckdb.DuckDBPyConnection, change: FilterChange) -> bool:
     """Whether the two filters of ``change`` keep the same rows of the base vocabulary."""
+    import duckdb
+
+    from score.cdm.duckdb_file import quote
+
     table, alias, gold, near = change
     try:
         differ = con.execute(
@@ -169,6 +175,12 @@ def vocabulary_bound(
     filters = {i: filter_change(*pairs[i]) for i, c in changes.items() if c is None}
     if not any(changes.values()) and not any(filters.values()):
         return out
+    # imported here: scoring imports this module for its pure checks, and a run on
+    # PostgreSQL never needs DuckDB in the scoring process (40 ms of its start)
+    import duckdb
+
+    from score.cdm.duckdb_file import quote, use_cdm_schema
+
     con = duckdb.connect(":memory:" if vocabulary else str(base_db), read_only=not vocabulary)
     try:
         if vocabulary:
