@@ -61,6 +61,15 @@ def focus_of(
                 focus[(OWN + key[0], key[1])] = own  # those the gold names, for a palette
     for key, ids in _of_named_domains(con, read, gold.get(("concept", "domain_id"))).items():
         focus.setdefault(key, ids)
+    for key in _joined_to_concepts(gold_sql):
+        if key not in focus and not any(v is not None for v in base.get(key) or ()):
+            # a column the base leaves empty that the gold joins to the concept table
+            # (device_exposure.unit_concept_id = c.concept_id): the concepts the same
+            # column holds in another table, else concept 0, or the join finds no row
+            twins = [v for k in sorted(base) if k[1] == key[1] for v in base[k] if v in known]
+            found = list(dict.fromkeys(twins))[:NAMED_DOMAIN_VALUES] or [0] * (0 in known)
+            if found:
+                focus[key] = found
     unknown = sorted(concepts - known)
     if unknown:  # its own domain is unknown: the main concept column of each table read
         for table in read:
@@ -95,6 +104,35 @@ def _of_named_domains(
             if rows:
                 out[(table, column)] = [r[0] for r in rows]
     return out
+
+
+def _joined_to_concepts(sql: str) -> list[tuple[str, str]]:
+    """The (table, column) pairs of the CDM's clinical tables that ``sql`` joins to the
+    concept table's ``concept_id`` by equality.
+
+    >>> _joined_to_concepts("SELECT c.concept_name FROM cdm.device_exposure de "
+    ...     "JOIN cdm.concept c ON de.unit_concept_id = c.concept_id")
+    [('device_exposure', 'unit_concept_id')]
+    """
+    try:
+        tree = parse_one(sql, read="duckdb")
+    except SqlglotError:
+        return []
+    tables = {t.alias_or_name: t.name for t in tree.find_all(exp.Table) if t.name in CDM_TABLES}
+    found = []
+    for eq in tree.find_all(exp.EQ):
+        for side, other in ((eq.this, eq.expression), (eq.expression, eq.this)):
+            if not (isinstance(side, exp.Column) and isinstance(other, exp.Column)):
+                continue
+            owner = tables.get(side.table)
+            if (
+                tables.get(other.table) == "concept"
+                and other.name == "concept_id"
+                and owner not in (None, "concept", "concept_ancestor")
+                and side.name.endswith("concept_id")
+            ):
+                found.append((owner, side.name))
+    return sorted(set(found))
 
 
 def _tables_read(sql: str) -> list[str]:

@@ -113,11 +113,13 @@ _DATE_ARITHMETIC = (
 )
 
 
-def today_relative(node: exp.Expr, today: dt.date) -> str | None:
+def today_relative(node: exp.Expr, today: dt.date) -> str | int | None:
     """The day a constant relative to today stands for (``CURRENT_DATE - INTERVAL '3'
     MONTHS``, ``DATE_TRUNC('MONTH', now())``), as ``YYYY-MM-DD`` (``YYYY-MM-DD HH:MM:SS``
     where the arithmetic adds a time of day), with ``today`` the day the gold runs with;
-    None for anything else.
+    a whole number where the arithmetic gives one (``EXTRACT(YEAR FROM CURRENT_DATE)``,
+    which a gold compares with ``EXTRACT(YEAR FROM visit_start_datetime)``); None for
+    anything else.
 
     It is computed by an in-memory DuckDB that may read nothing, once the clock calls are
     pinned (:func:`score.execution.fixed_today.pin_today`) and only date arithmetic is
@@ -131,6 +133,8 @@ def today_relative(node: exp.Expr, today: dt.date) -> str | None:
     '2025-12-31'
     >>> today_relative(parse_one("CURRENT_DATE + INTERVAL '3' HOURS"), dt.date(2026, 1, 1))
     '2026-01-01 03:00:00'
+    >>> today_relative(parse_one("EXTRACT(YEAR FROM CURRENT_DATE) - 1"), dt.date(2026, 1, 1))
+    2025
     >>> today_relative(parse_one("x - INTERVAL '3' MONTH"), dt.date(2026, 1, 1))
     """
     if not uses_current_time(node):
@@ -140,6 +144,9 @@ def today_relative(node: exp.Expr, today: dt.date) -> str | None:
         return None
     con = duckdb.connect(config={"enable_external_access": False})
     try:
+        value = con.execute(f"SELECT ({pinned.sql('duckdb')})").fetchone()
+        if value and isinstance(value[0], int) and not isinstance(value[0], bool):
+            return value[0]  # a year, a month: compared with a part of a column's date
         row = con.execute(f"SELECT CAST(({pinned.sql('duckdb')}) AS TIMESTAMP)").fetchone()
     except duckdb.Error:
         return None

@@ -257,6 +257,11 @@ def variant_rows(
                 start = when("visit_occurrence", "visit_start_date")
                 _, period_end = next(p for p in periods if p[0] <= start <= p[1])
                 end = min(start + dt.timedelta(days=rng.choice(spans)), period_end)
+                ends = (focus or {}).get(("visit_occurrence", "visit_end_date"))
+                if ends and rng.random() < 0.5:  # a gold compares the end: a day it names
+                    named_end = _day(rng.choice(list(ends)))
+                    if start <= named_end <= period_end:
+                        end = named_end
                 visit = _fill(
                     "visit_occurrence",
                     {
