@@ -67,7 +67,7 @@ def focus_of(
             # (device_exposure.unit_concept_id = c.concept_id): the concepts the same
             # column holds in another table, else concept 0, or the join finds no row
             twins = [v for k in sorted(base) if k[1] == key[1] for v in base[k] if v in known]
-            found = list(dict.fromkeys(twins))[:NAMED_DOMAIN_VALUES] or [0] * (0 in known)
+            found = list(dict.fromkeys(twins))[:NAMED_DOMAIN_VALUES] or ([0] if 0 in known else [])
             if found:
                 focus[key] = found
     unknown = sorted(concepts - known)
