@@ -11,12 +11,8 @@ import hashlib
 import os
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from importlib.metadata import version
 from pathlib import Path
 from typing import Any
-
-import duckdb
-import sqlglot
 
 from curate.pipeline import CurationOptions, curate_records
 from curate.sources.load import load_sources, source_files
@@ -31,6 +27,7 @@ from score.execution.executor import Executor
 from score.inputs.validated_files import ValidatedFiles
 from score.out_paths import check_output_file, prior_file
 from score.pages.curation_page import curation_page
+from score.versions import installed_versions
 
 
 def benchmark_name(source: str | Path) -> str:
@@ -166,11 +163,7 @@ def curate_to_files(
             "fingerprint": executor.fingerprint,
             **({"engine": executor.engine} if executor.engine != "duckdb" else {}),
         },
-        "versions": {
-            "sqlgold": version("sqlgold"),
-            "sqlglot": sqlglot.__version__,
-            "duckdb": duckdb.__version__,
-        },
+        "versions": installed_versions(),
         "comparator_profile": options.profile,
         "settings": {
             "rules": asdict(options.rules),

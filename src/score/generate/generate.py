@@ -22,7 +22,6 @@ import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +37,7 @@ from score.generate.schema_text import schema_sha256, schema_text
 from score.generate.template import TEMPLATE_SHA256
 from score.inputs.split import split_tasks
 from score.inputs.task_set import Instance, instances, load_tasks
+from score.versions import installed_versions
 
 SPLITS = ("test", "train", "all")
 
@@ -171,16 +171,6 @@ class GenerationOutcome:
     by_status: dict[str, int] = field(default_factory=dict)
 
 
-def _versions() -> dict[str, str | None]:
-    found: dict[str, str | None] = {}
-    for package in ("sqlgold", "openai", "bm25s"):
-        try:
-            found[package] = version(package)
-        except PackageNotFoundError:
-            found[package] = None
-    return found
-
-
 def _tasks_sha256(path: Path) -> str:
     from score.scoring.run import tasks_sha256  # the scorer's own definition of a task set's hash
 
@@ -227,7 +217,7 @@ def run_generation(
         "grounding_sha256": prompter.grounding_sha256,
         "database": executor.db_path,
         "database_fingerprint": executor.fingerprint,
-        "versions": _versions(),
+        "versions": installed_versions(("sqlgold", "openai", "bm25s")),
     }
     files = PredictionFiles(out, meta, resume=resume)
     answered = files.answered()

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +52,7 @@ from score.statistics.alternative_golds import alternative_summary
 from score.statistics.metrics import failure_reasons
 from score.statistics.soft_f1 import soft_f1_summary
 from score.statistics.summary import summarize_runs
+from score.versions import installed_versions
 
 #: What of run.json the priors' summaries depend on, besides the tasks scored: the
 #: database and engine, the executor's settings and the versions of what scores them.
@@ -256,13 +256,7 @@ def run_scoring(
         **({"languages": list(languages)} if options.languages is not None else {}),
         **({"suite": suite_meta(suite)} if suite is not None else {}),
         "settings": settings,
-        "versions": {
-            "sqlgold": version("sqlgold"),
-            # the installed versions, read without importing DuckDB, which a run on
-            # PostgreSQL or Spark never needs in this process (40 ms)
-            "duckdb": version("duckdb"),
-            "sqlglot": version("sqlglot"),
-        },
+        "versions": installed_versions(),
     }
     gold = GoldCache(cache_dir, executor)
     ctx = ScoringContext(executor, gold, options.profile, predictions.run, dialect=dialect)
