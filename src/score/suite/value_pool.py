@@ -143,18 +143,21 @@ def today_relative(node: exp.Expr, today: dt.date) -> str | int | None:
     if not all(isinstance(n, _DATE_ARITHMETIC) for n in pinned.walk()):
         return None
     con = duckdb.connect(config={"enable_external_access": False})
+    text = pinned.sql("duckdb")
     try:
-        value = con.execute(f"SELECT ({pinned.sql('duckdb')})").fetchone()
-        if value and isinstance(value[0], int) and not isinstance(value[0], bool):
-            return value[0]  # a year, a month: compared with a part of a column's date
-        row = con.execute(f"SELECT CAST(({pinned.sql('duckdb')}) AS TIMESTAMP)").fetchone()
+        row = con.execute(f"SELECT ({text}), TRY_CAST(({text}) AS TIMESTAMP)").fetchone()
     except duckdb.Error:
         return None
     finally:
         con.close()
-    if not row or not isinstance(row[0], dt.datetime):
+    if not row:
         return None
-    at = row[0]  # a time of day only where the arithmetic gives one (+ INTERVAL '3' HOURS)
+    value, at = row
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value  # a year, a month: compared with a part of a column's date
+    if not isinstance(at, dt.datetime):
+        return None
+    # a time of day only where the arithmetic gives one (+ INTERVAL '3' HOURS)
     return at.date().isoformat() if at.time() == dt.time(0) else at.isoformat(" ")
 
 
