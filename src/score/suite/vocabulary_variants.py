@@ -300,15 +300,14 @@ def _gathered(concept: pa.Table, named: set[int], rng: random.Random) -> pa.Tabl
     concepts a gold names (``named``), whose class was chosen for them."""
     rows = _rows(concept)
     sizes: dict[Any, int] = {}
+    first: dict[Any, int] = {}  # each class's first concept, by id
     for r in rows:
-        sizes[r["concept_class_id"]] = sizes.get(r["concept_class_id"], 0) + 1
+        c = r["concept_class_id"]
+        sizes[c] = sizes.get(c, 0) + 1
+        first[c] = min(first.get(c, r["concept_id"]), r["concept_id"])
     ranked = sorted(sizes, key=lambda c: (-sizes[c], str(c)))
     gathering = ranked[:GATHERING]
-    staying = {
-        min(r["concept_id"] for r in rows if r["concept_class_id"] == c)
-        for c in sorted(ranked[GATHERING:], key=str)
-        if rng.random() < 0.5
-    }
+    staying = {first[c] for c in sorted(ranked[GATHERING:], key=str) if rng.random() < 0.5}
     staying |= named
     for r in rows:
         if r["concept_class_id"] not in gathering and r["concept_id"] not in staying:
